@@ -1,0 +1,151 @@
+// Package cli is poolc's command line: each command parses its arguments,
+// calls the package that does the work and hands the result to a view that
+// writes to injected streams, so every command's output is testable.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes every command keeps.
+const (
+	// ExitOK means the command did what it was asked and found nothing wrong.
+	ExitOK = 0
+	// ExitError means findings (invalid configuration, unformatted files)
+	// or an error, including bad usage.
+	ExitError = 1
+)
+
+// Stdio is where a command reads and writes.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// command is one poolc subcommand.
+type command struct {
+	name    string
+	args    string // the argument synopsis
+	summary string // one line for the command list
+	help    string // what it does, how to use it, its exit codes
+	flags   func(fs *pflag.FlagSet) func(args []string, io Stdio) int
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// usageError is bad usage of a command: printed with a pointer to --help.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// Main runs poolc with the given arguments (without the program name) and
+// returns the exit code. It is the only place errors are printed.
+func Main(args []string, io Stdio) int {
+	if len(args) == 0 {
+		writeUsage(io.Err)
+		return ExitError
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return run(c, []string{"--help"}, io)
+			}
+			fmt.Fprintf(io.Err, "poolc: unknown command %q\n", args[1])
+			return ExitError
+		}
+		writeUsage(io.Out)
+		return ExitOK
+	case "--version":
+		args[0] = "version"
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(io.Err, "poolc: unknown command %q; run 'poolc --help' for the list\n", args[0])
+		return ExitError
+	}
+	return run(c, args[1:], io)
+}
+
+func run(c *command, args []string, io Stdio) int {
+	fs := pflag.NewFlagSet("poolc "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	fs.SortFlags = false
+	exec := c.flags(fs)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		writeCommandHelp(io.Out, c, fs)
+		return ExitOK
+	case err != nil:
+		fmt.Fprintf(io.Err, "poolc %s: %v\nRun 'poolc %s --help' for usage.\n", c.name, err, c.name)
+		return ExitError
+	}
+	return exec(fs.Args(), io)
+}
+
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, `poolc compiles a fleet described in CUE or HCL (nodes, models, lanes,
+aliases, profiles, pod pools) into a validated pool.
+
+Usage:
+  poolc <command> [flags] [PATH...]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+PATH is a .cue or .hcl file or a directory of them (default: the current
+directory). The files of one pool are in one language and declare one pool.
+
+Exit codes: 0 success, 1 findings or an error.
+Run 'poolc <command> --help' for a command's flags and examples.
+`)
+}
+
+func writeCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: poolc %s [flags] %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.help))
+	if fs.HasFlags() {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	}
+}
+
+// Version is poolc's version: the module version when built by `go
+// install`, else "devel".
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func init() {
+	register(&command{
+		name:    "version",
+		summary: "print poolc's version",
+		help:    "Prints poolc's version.",
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			return func(_ []string, io Stdio) int {
+				fmt.Fprintf(io.Out, "poolc %s\n", Version())
+				return ExitOK
+			}
+		},
+	})
+}

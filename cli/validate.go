@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler"
+)
+
+func init() {
+	register(&command{
+		name:    "validate",
+		args:    "[PATH...]",
+		summary: "check a pool for mistakes and report every finding",
+		help: `Loads the pool and checks it: the schema (field names, types, ranges),
+references (every lane's model and nodes, every alias, one active
+profile), registry and port rules, and the memory budgets of the nodes
+under every profile. Every finding is reported with its file:line:col and
+the numbers that break the rule.
+
+Valid pools print nothing (a one-line summary with -v). Findings go to
+standard error; with --format json one JSON document goes to standard
+output instead, valid or not:
+
+  {"format_version": "1", "valid": false, "pool": "spark-lab",
+   "files": [...], "errors": 1, "warnings": 0,
+   "diagnostics": [{"severity": "error", "code": "unknown-model",
+     "message": "...", "file": "pool.hcl", "line": 12, "column": 17,
+     "path": ["lane", "video", "model"]}]}
+
+Examples:
+  poolc validate examples/spark-lab
+  poolc validate -v pools/
+  poolc validate --format json pools/ | jq '.diagnostics[].message'
+
+Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			format := fs.String("format", "text", "output format: text or json")
+			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
+			return func(args []string, io Stdio) int {
+				v, err := newDiagView(*format, io)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
+					return ExitError
+				}
+				cfg, diags := compiler.Load(args)
+				v.Validation(cfg, diags, *verbose)
+				if diags.HasErrors() {
+					return ExitError
+				}
+				return ExitOK
+			}
+		},
+	})
+}

@@ -1,0 +1,147 @@
+// Package cuefront reads pool files written in CUE into the positioned
+// value tree the schema check and the decoder share.
+//
+// The files of one pool are built as one CUE instance, so they may refer
+// to each other and use CUE's own means (references, comprehensions,
+// builtin packages); the evaluated, concrete result is what poolc reads.
+package cuefront
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/pools"
+)
+
+// Source is one CUE file: its name as the user gave it and its bytes.
+type Source struct {
+	Name string
+	Src  []byte
+}
+
+// Parse builds the files as one instance and reads the result into a
+// tree. CUE's own errors (syntax, conflicts, values left incomplete) come
+// back as diagnostics at the positions CUE gives.
+func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
+	var diags pools.Diagnostics
+	inst := build.NewContext().NewInstance("", nil)
+	for _, f := range files {
+		syn, err := parser.ParseFile(f.Name, f.Src, parser.ParseComments)
+		if err != nil {
+			addCUE(&diags, err)
+			continue
+		}
+		if err := inst.AddSyntax(syn); err != nil {
+			addCUE(&diags, err)
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	v := cuecontext.New().BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		addCUE(&diags, err)
+		return nil, diags
+	}
+	addCUE(&diags, v.Validate(cue.Concrete(true)))
+	return read(v), diags
+}
+
+// addCUE turns each error CUE reports into a diagnostic at its position.
+func addCUE(ds *pools.Diagnostics, err error) {
+	for _, e := range errors.Errors(err) {
+		p := e.Position()
+		if !p.IsValid() {
+			if in := e.InputPositions(); len(in) > 0 {
+				p = in[0]
+			}
+		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		if path := e.Path(); len(path) > 0 {
+			msg = pathText(path) + ": " + msg
+		}
+		ds.ErrorAt("cue", position(p), "%s", msg)
+	}
+}
+
+// pathText shows a CUE error path without the leading pool.NAME, as the
+// schema check's messages do.
+func pathText(path []string) string {
+	if len(path) >= 2 && path[0] == "pool" {
+		path = path[2:]
+	}
+	out := ""
+	for i, p := range path {
+		if i > 0 {
+			out += "."
+		}
+		out += p
+	}
+	return out
+}
+
+func position(p token.Pos) pools.Pos {
+	if !p.IsValid() {
+		return pools.Pos{}
+	}
+	return pools.Pos{File: p.Filename(), Line: p.Line(), Col: p.Column()}
+}
+
+func read(v cue.Value) *tree.Value {
+	p := position(v.Pos())
+	switch v.Kind() {
+	case cue.StructKind:
+		obj := &tree.Value{Kind: tree.Object, Pos: p}
+		it, err := v.Fields()
+		if err != nil {
+			return &tree.Value{Kind: tree.Invalid, Pos: p}
+		}
+		for it.Next() {
+			fv := it.Value()
+			val := read(fv)
+			if src := fv.Source(); src != nil {
+				if f, ok := src.(*ast.Field); ok && f.Value != nil && val.Kind != tree.Object {
+					val.Pos = position(f.Value.Pos())
+				} else if e, ok := src.(ast.Expr); ok && val.Kind != tree.Object {
+					val.Pos = position(e.Pos())
+				}
+			}
+			obj.Fields = append(obj.Fields, &tree.Field{Key: it.Selector().Unquoted(), KeyPos: position(fv.Pos()), Value: val})
+		}
+		return obj
+	case cue.ListKind:
+		list := &tree.Value{Kind: tree.List, Pos: p}
+		it, err := v.List()
+		if err != nil {
+			return &tree.Value{Kind: tree.Invalid, Pos: p}
+		}
+		for it.Next() {
+			list.Items = append(list.Items, read(it.Value()))
+		}
+		return list
+	case cue.StringKind:
+		s, _ := v.String()
+		return &tree.Value{Kind: tree.String, Pos: p, Str: s}
+	case cue.IntKind, cue.FloatKind, cue.NumberKind:
+		f, err := v.Float64()
+		if err != nil {
+			return &tree.Value{Kind: tree.Invalid, Pos: p}
+		}
+		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}
+	case cue.BoolKind:
+		b, _ := v.Bool()
+		return &tree.Value{Kind: tree.Bool, Pos: p, Bool: b}
+	case cue.NullKind:
+		return &tree.Value{Kind: tree.Null, Pos: p}
+	}
+	return &tree.Value{Kind: tree.Invalid, Pos: p}
+}

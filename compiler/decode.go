@@ -1,0 +1,346 @@
+package compiler
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"poolc.dev/poolc/compiler/podspec"
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/pools"
+)
+
+// decode reads a schema-checked tree into the IR. It records where every
+// attribute was written in the returned SourceMap and reports the findings
+// that need more than one field to see: several pools, members that do not
+// parse, aliases claimed twice.
+func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
+	var d decoder
+	d.sm = pools.SourceMap{}
+	poolsObj := doc.Get("pool")
+	if poolsObj == nil || poolsObj.Kind != tree.Object || len(poolsObj.Fields) == 0 {
+		return nil, d.sm, d.diags // the schema check reported it
+	}
+	for _, extra := range poolsObj.Fields[1:] {
+		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)
+	}
+	first := poolsObj.Fields[0]
+	d.record(first.Value, nil)
+	p := d.pool(first.Key, first.Value)
+	return p, d.sm, d.diags
+}
+
+type decoder struct {
+	sm    pools.SourceMap
+	diags pools.Diagnostics
+}
+
+// record notes the position of every attribute under v: a named entry at
+// its name, anything else at its value.
+func (d *decoder) record(v *tree.Value, path pools.Path) {
+	switch v.Kind {
+	case tree.Object:
+		for _, f := range v.Fields {
+			p := append(path[:len(path):len(path)], f.Key)
+			pos := f.Value.Pos
+			if f.Value.Kind == tree.Object && !f.KeyPos.IsZero() {
+				pos = f.KeyPos
+			}
+			if !pos.IsZero() {
+				d.sm.Set(p, pos)
+			}
+			d.record(f.Value, p)
+		}
+	case tree.List:
+		for i, item := range v.Items {
+			p := append(path[:len(path):len(path)], strconv.Itoa(i))
+			d.sm.Set(p, item.Pos)
+			d.record(item, p)
+		}
+	}
+}
+
+func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
+	p := &pools.Pool{Name: name, ActiveProfile: str(v, "active_profile")}
+	p.Guard = guard(v.Get("guard"), pools.Guard{})
+	for _, e := range entries(v, "node") {
+		p.Nodes = append(p.Nodes, pools.Node{
+			Name:        e.Key,
+			Address:     str(e.Value, "address"),
+			MemoryGB:    num(e.Value, "memory_gb"),
+			Labels:      strMap(e.Value.Get("labels")),
+			KubeContext: str(e.Value, "kube_context"),
+			Guard:       guard(e.Value.Get("guard"), p.Guard),
+		})
+	}
+	for _, e := range entries(v, "model") {
+		p.Models = append(p.Models, pools.Model{
+			Name:     e.Key,
+			Path:     str(e.Value, "path"),
+			Source:   str(e.Value, "source"),
+			SizeGB:   num(e.Value, "size_gb"),
+			MemoryGB: num(e.Value, "memory_gb"),
+			Args:     strs(e.Value.Get("args")),
+		})
+	}
+	for _, e := range entries(v, "lane") {
+		p.Lanes = append(p.Lanes, pools.Lane{
+			Name:      e.Key,
+			Model:     str(e.Value, "model"),
+			Residency: pools.Residency(str(e.Value, "residency")),
+			Aliases:   strs(e.Value.Get("aliases")),
+			Placement: strs(e.Value.Get("placement")),
+			Selector:  strMap(e.Value.Get("selector")),
+			Port:      int(num(e.Value, "port")),
+		})
+	}
+	p.Aliases = d.aliases(v, p.Lanes)
+	for _, e := range entries(v, "profile") {
+		pr := pools.Profile{Name: e.Key, Cordon: strs(e.Value.Get("cordon"))}
+		for _, o := range entries(e.Value, "lane") {
+			pr.Lanes = append(pr.Lanes, pools.LaneOverride{
+				Lane:      o.Key,
+				Residency: pools.Residency(str(o.Value, "residency")),
+				Placement: strs(o.Value.Get("placement")),
+				Selector:  strMap(o.Value.Get("selector")),
+			})
+		}
+		p.Profiles = append(p.Profiles, pr)
+	}
+	for _, e := range entries(v, "pod_pool") {
+		pp := pools.PodPool{
+			Name:        e.Key,
+			Image:       str(e.Value, "image"),
+			Namespace:   str(e.Value, "namespace"),
+			PodMemoryGB: num(e.Value, "pod_memory_gb"),
+			Members:     d.members(e.Key, e.Value),
+		}
+		if pp.Namespace == "" {
+			pp.Namespace = e.Key
+		}
+		p.PodPools = append(p.PodPools, pp)
+	}
+	for _, e := range entries(v, "plugin") {
+		cfg, _ := plain(e.Value.Get("config")).(map[string]any)
+		p.Plugins = append(p.Plugins, pools.Plugin{
+			Name:    e.Key,
+			Builtin: boolean(e.Value, "builtin"),
+			Path:    str(e.Value, "path"),
+			SHA256:  str(e.Value, "sha256"),
+			Config:  cfg,
+		})
+	}
+	if st := v.Get("state"); st != nil {
+		p.State = pools.StateBackend{Backend: str(st, "backend"), Path: str(st, "path")}
+	}
+	return p
+}
+
+// aliases resolves each alias to its lane, from its alias block or from the
+// lane that lists it, and reports aliases claimed twice or by no lane.
+func (d *decoder) aliases(v *tree.Value, lanes []pools.Lane) []pools.Alias {
+	byName := map[string]*pools.Alias{}
+	claimedBy := map[string]string{}
+	var out []*pools.Alias
+	for _, e := range entries(v, "alias") {
+		a := &pools.Alias{Name: e.Key, Lane: str(e.Value, "lane"), Fallbacks: strs(e.Value.Get("fallbacks"))}
+		byName[a.Name] = a
+		out = append(out, a)
+	}
+	for _, l := range lanes {
+		for i, name := range l.Aliases {
+			path := pools.Path{"lane", l.Name, "aliases", strconv.Itoa(i)}
+			if other, ok := claimedBy[name]; ok {
+				d.diags.Errorf("alias-conflict", path, "alias %q is listed by lanes %q and %q; an alias routes to one lane", name, other, l.Name)
+				continue
+			}
+			claimedBy[name] = l.Name
+			a, ok := byName[name]
+			switch {
+			case !ok:
+				a = &pools.Alias{Name: name, Lane: l.Name}
+				byName[name] = a
+				out = append(out, a)
+			case a.Lane == "":
+				a.Lane = l.Name
+			case a.Lane != l.Name:
+				d.diags.Errorf("alias-conflict", path, "lane %q lists alias %q, but the alias block routes it to lane %q", l.Name, name, a.Lane)
+			}
+		}
+	}
+	res := make([]pools.Alias, 0, len(out))
+	for _, a := range out {
+		if a.Lane == "" {
+			d.diags.Errorf("alias-unrouted", pools.Path{"alias", a.Name}, "alias %q routes to no lane: set lane = \"NAME\" in the alias or list it in a lane's aliases", a.Name)
+		}
+		res = append(res, *a)
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].Name < res[j].Name })
+	return res
+}
+
+// members reads a pod pool's members from the compact list or the member
+// blocks, in priority order.
+func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
+	blocks := entries(v, "member")
+	list := v.Get("members")
+	switch {
+	case list != nil && len(blocks) > 0:
+		d.diags.Errorf("members-twice", pools.Path{"pod_pool", pool, "members"}, "pod_pool %q: use either members or member blocks, not both", pool)
+		return nil
+	case list == nil && len(blocks) == 0:
+		d.diags.Errorf("no-members", pools.Path{"pod_pool", pool}, "pod_pool %q has no members: set members = \"context[@ssh_host][:capacity][#k3d-registry:port], ...\"", pool)
+		return nil
+	case list == nil:
+		var out []pools.Member
+		for _, b := range blocks {
+			m := pools.Member{Context: b.Key, SSHHost: str(b.Value, "ssh_host"), Capacity: int(num(b.Value, "capacity"))}
+			if r := str(b.Value, "registry"); r != "" {
+				reg, err := podspec.ParseRegistry(r)
+				if err != nil {
+					d.diags.Errorf("bad-member", pools.Path{"pod_pool", pool, "member", b.Key, "registry"}, "pod_pool %q: member %q: %v", pool, b.Key, err)
+				}
+				m.Registry = reg
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	items := []*tree.Value{list}
+	if list.Kind == tree.List {
+		items = list.Items
+		if len(items) == 0 {
+			d.diags.ErrorAt("bad-member", list.Pos, "pod_pool %q: member list is empty", pool)
+		}
+	}
+	var out []pools.Member
+	for _, item := range items {
+		ms, errs := podspec.Parse(item.Str)
+		for _, e := range errs {
+			d.diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)
+		}
+		out = append(out, ms...)
+	}
+	return out
+}
+
+// stringPos is the position of byte off inside a string literal at p
+// (p is the opening quote).
+func stringPos(p pools.Pos, off int) pools.Pos {
+	if p.IsZero() {
+		return p
+	}
+	p.Col += 1 + off
+	return p
+}
+
+func entries(v *tree.Value, key string) []*tree.Field {
+	m := v.Get(key)
+	if m == nil || m.Kind != tree.Object {
+		return nil
+	}
+	out := append([]*tree.Field(nil), m.Fields...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func guard(v *tree.Value, base pools.Guard) pools.Guard {
+	if v == nil {
+		return base
+	}
+	g := base
+	if c := v.Get("ceiling"); c != nil {
+		g.Ceiling = c.Num
+	}
+	if r := v.Get("reserve_gb"); r != nil {
+		g.ReserveGB = r.Num
+	}
+	return g
+}
+
+func str(v *tree.Value, key string) string {
+	if f := v.Get(key); f != nil {
+		return f.Str
+	}
+	return ""
+}
+
+func num(v *tree.Value, key string) float64 {
+	if f := v.Get(key); f != nil {
+		return f.Num
+	}
+	return 0
+}
+
+func boolean(v *tree.Value, key string) bool {
+	if f := v.Get(key); f != nil {
+		return f.Bool
+	}
+	return false
+}
+
+func strs(v *tree.Value) []string {
+	if v == nil {
+		return nil
+	}
+	out := make([]string, len(v.Items))
+	for i, item := range v.Items {
+		out[i] = item.Str
+	}
+	return out
+}
+
+func strMap(v *tree.Value) map[string]string {
+	if v == nil || len(v.Fields) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(v.Fields))
+	for _, f := range v.Fields {
+		out[f.Key] = f.Value.Str
+	}
+	return out
+}
+
+// plain turns a free-form value (plugin config) into Go maps, slices and
+// scalars.
+func plain(v *tree.Value) any {
+	if v == nil {
+		return nil
+	}
+	switch v.Kind {
+	case tree.Object:
+		m := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			m[f.Key] = plain(f.Value)
+		}
+		return m
+	case tree.List:
+		l := make([]any, len(v.Items))
+		for i, item := range v.Items {
+			l[i] = plain(item)
+		}
+		return l
+	case tree.String:
+		return v.Str
+	case tree.Number:
+		return v.Num
+	case tree.Bool:
+		return v.Bool
+	}
+	return nil
+}
+
+// quoteList shows names as "a", "b" and "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	switch len(q) {
+	case 0:
+		return ""
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}

@@ -1,0 +1,240 @@
+// Package hclfront reads pool files written in HCL into the positioned
+// value tree the schema check and the decoder share.
+//
+// Blocks become objects: a block whose schema field is keyed by name
+// (node, lane, ...) takes one label, its name; a plain block (guard, state)
+// takes none. Attribute values are HCL expressions without variables or
+// functions: literals, lists and objects.
+package hclfront
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/schema"
+)
+
+// Parse reads one HCL file into a tree. It reports syntax errors and the
+// block shapes the tree cannot express (a missing label, a duplicate
+// block); everything else is left to the schema check.
+func Parse(filename string, src []byte) (*tree.Value, pools.Diagnostics) {
+	f, hdiags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	var diags pools.Diagnostics
+	addHCL(&diags, hdiags)
+	if hdiags.HasErrors() {
+		return nil, diags
+	}
+	body := f.Body.(*hclsyntax.Body)
+	r := &reader{diags: diags}
+	v := r.body(body, schema.Root())
+	return v, r.diags
+}
+
+type reader struct {
+	diags pools.Diagnostics
+}
+
+func pos(p hcl.Pos, file string) pools.Pos {
+	return pools.Pos{File: file, Line: p.Line, Col: p.Column}
+}
+
+func rangePos(r hcl.Range) pools.Pos { return pos(r.Start, r.Filename) }
+
+func addHCL(ds *pools.Diagnostics, hd hcl.Diagnostics) {
+	for _, d := range hd {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		p := pools.Pos{}
+		if d.Subject != nil {
+			p = rangePos(*d.Subject)
+		}
+		ds.ErrorAt("syntax", p, "%s", msg)
+	}
+}
+
+// body turns a block body into an object; s is the schema of the object,
+// or nil where the schema has nothing to say (an unknown block).
+func (r *reader) body(b *hclsyntax.Body, s *schema.Spec) *tree.Value {
+	obj := &tree.Value{Kind: tree.Object, Pos: rangePos(b.SrcRange)}
+	seen := map[string]pools.Pos{}
+	for _, a := range sortedAttributes(b) {
+		seen[a.Name] = rangePos(a.NameRange)
+		obj.Fields = append(obj.Fields, &tree.Field{Key: a.Name, KeyPos: rangePos(a.NameRange), Value: r.expr(a.Expr)})
+	}
+	for _, blk := range b.Blocks {
+		r.block(obj, blk, s, seen)
+	}
+	return obj
+}
+
+// sortedAttributes returns a body's attributes in source order; hclsyntax
+// keeps them in a map.
+func sortedAttributes(b *hclsyntax.Body) []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(b.Attributes))
+	for _, a := range b.Attributes {
+		out = append(out, a)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].SrcRange.Start.Byte < out[j-1].SrcRange.Start.Byte; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func (r *reader) block(obj *tree.Value, blk *hclsyntax.Block, parent *schema.Spec, seen map[string]pools.Pos) {
+	var fs *schema.Spec
+	if parent != nil && parent.Kinds&schema.KindStruct != 0 {
+		if f := parent.Field(blk.Type); f != nil {
+			fs = f.Spec
+		}
+	}
+	typePos := rangePos(blk.TypeRange)
+	switch {
+	case fs == nil || fs.Kinds == schema.KindAny:
+		// Unknown to the schema or free-form (plugin config): keep every
+		// label as a level of nesting and let the schema check speak.
+		if r.duplicate(blk.Type, typePos, seen) {
+			return
+		}
+		obj.Fields = append(obj.Fields, &tree.Field{Key: blk.Type, KeyPos: typePos, Value: r.nested(blk, blk.Labels, nil)})
+	case fs.Kinds&schema.KindMap != 0:
+		if len(blk.Labels) != 1 {
+			r.diags.ErrorAt("block-labels", typePos, "%s block needs exactly one label, its name: %s \"NAME\" { ... }", blk.Type, blk.Type)
+			return
+		}
+		m := obj.Get(blk.Type)
+		if m == nil {
+			if r.duplicate(blk.Type, typePos, seen) {
+				return
+			}
+			m = &tree.Value{Kind: tree.Object, Pos: typePos}
+			obj.Fields = append(obj.Fields, &tree.Field{Key: blk.Type, KeyPos: typePos, Value: m})
+		}
+		name := blk.Labels[0]
+		namePos := rangePos(blk.LabelRanges[0])
+		for _, f := range m.Fields {
+			if f.Key == name {
+				r.diags.ErrorAt("duplicate", typePos, "%s %q is declared twice; first at %s", blk.Type, name, f.KeyPos)
+				return
+			}
+		}
+		m.Fields = append(m.Fields, &tree.Field{Key: name, KeyPos: namePos, Value: r.body(blk.Body, fs.Elem)})
+	default:
+		if len(blk.Labels) != 0 {
+			r.diags.ErrorAt("block-labels", rangePos(blk.LabelRanges[0]), "%s block takes no label: %s { ... }", blk.Type, blk.Type)
+			return
+		}
+		if r.duplicate(blk.Type, typePos, seen) {
+			return
+		}
+		obj.Fields = append(obj.Fields, &tree.Field{Key: blk.Type, KeyPos: typePos, Value: r.body(blk.Body, fs)})
+	}
+}
+
+func (r *reader) duplicate(name string, p pools.Pos, seen map[string]pools.Pos) bool {
+	if first, ok := seen[name]; ok {
+		r.diags.ErrorAt("duplicate", p, "%s is set twice; first at %s", name, first)
+		return true
+	}
+	seen[name] = p
+	return false
+}
+
+func (r *reader) nested(blk *hclsyntax.Block, labels []string, s *schema.Spec) *tree.Value {
+	if len(labels) == 0 {
+		return r.body(blk.Body, s)
+	}
+	p := rangePos(blk.LabelRanges[len(blk.Labels)-len(labels)])
+	return &tree.Value{Kind: tree.Object, Pos: p, Fields: []*tree.Field{{Key: labels[0], KeyPos: p, Value: r.nested(blk, labels[1:], s)}}}
+}
+
+// expr turns an attribute expression into a value, keeping the position
+// of every list item and object field.
+func (r *reader) expr(e hclsyntax.Expression) *tree.Value {
+	p := rangePos(e.Range())
+	switch e := e.(type) {
+	case *hclsyntax.TupleConsExpr:
+		v := &tree.Value{Kind: tree.List, Pos: p}
+		for _, item := range e.Exprs {
+			v.Items = append(v.Items, r.expr(item))
+		}
+		return v
+	case *hclsyntax.ObjectConsExpr:
+		v := &tree.Value{Kind: tree.Object, Pos: p}
+		seen := map[string]pools.Pos{}
+		for _, item := range e.Items {
+			kv, hd := item.KeyExpr.Value(nil)
+			addHCL(&r.diags, hd)
+			if hd.HasErrors() {
+				continue
+			}
+			kp := rangePos(item.KeyExpr.Range())
+			if kv.IsNull() || !kv.IsKnown() || kv.Type() != cty.String {
+				r.diags.ErrorAt("syntax", kp, "object keys must be names or strings")
+				continue
+			}
+			if r.duplicate(kv.AsString(), kp, seen) {
+				continue
+			}
+			v.Fields = append(v.Fields, &tree.Field{Key: kv.AsString(), KeyPos: kp, Value: r.expr(item.ValueExpr)})
+		}
+		return v
+	}
+	cv, hd := e.Value(nil)
+	addHCL(&r.diags, hd)
+	if hd.HasErrors() {
+		return &tree.Value{Kind: tree.Null, Pos: p}
+	}
+	return r.cty(cv, p)
+}
+
+func (r *reader) cty(cv cty.Value, p pools.Pos) *tree.Value {
+	if cv.IsNull() {
+		return &tree.Value{Kind: tree.Null, Pos: p}
+	}
+	if !cv.IsWhollyKnown() {
+		r.diags.ErrorAt("syntax", p, "value is not known before apply")
+		return &tree.Value{Kind: tree.Null, Pos: p}
+	}
+	t := cv.Type()
+	switch {
+	case t == cty.String:
+		return &tree.Value{Kind: tree.String, Pos: p, Str: cv.AsString()}
+	case t == cty.Number:
+		f, _ := cv.AsBigFloat().Float64()
+		if math.IsInf(f, 0) {
+			r.diags.ErrorAt("syntax", p, "number %s is too large", cv.AsBigFloat().Text('g', 10))
+		}
+		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}
+	case t == cty.Bool:
+		return &tree.Value{Kind: tree.Bool, Pos: p, Bool: cv.True()}
+	case t.IsListType() || t.IsTupleType() || t.IsSetType():
+		v := &tree.Value{Kind: tree.List, Pos: p}
+		for it := cv.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			v.Items = append(v.Items, r.cty(ev, p))
+		}
+		return v
+	case t.IsObjectType() || t.IsMapType():
+		v := &tree.Value{Kind: tree.Object, Pos: p}
+		for it := cv.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			v.Fields = append(v.Fields, &tree.Field{Key: k.AsString(), KeyPos: p, Value: r.cty(ev, p)})
+		}
+		return v
+	}
+	r.diags.ErrorAt("syntax", p, "unsupported value of type %s", fmt.Sprint(t.FriendlyName()))
+	return &tree.Value{Kind: tree.Null, Pos: p}
+}

@@ -1,0 +1,345 @@
+// Package compiler turns pool files into a validated pool: it reads CUE or
+// HCL, checks the result against the embedded schema, decodes it into the
+// IR and runs the validation rules, reporting every finding with its
+// file:line:col.
+package compiler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"unicode/utf8"
+
+	"poolc.dev/poolc/compiler/cuefront"
+	"poolc.dev/poolc/compiler/hclfront"
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/compiler/validate"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/schema"
+)
+
+// Language is the language a configuration is written in.
+type Language string
+
+// The pool languages.
+const (
+	CUE Language = "cue"
+	HCL Language = "hcl"
+)
+
+// MaxFileSize is the largest pool file poolc reads. A generated pool of
+// 1,000 nodes and 10,000 lanes takes about 2 MB; a larger file is almost
+// certainly not a pool file.
+const MaxFileSize = 16 << 20
+
+// Config is a loaded pool: the IR, where each attribute was written, the
+// files it came from and a hash of their contents.
+type Config struct {
+	Pool     *pools.Pool
+	Sources  pools.SourceMap
+	Language Language
+	Files    []string
+	// Hash is the sha256 of the files' names and contents, in hex; a saved
+	// plan records it so a plan for other files is refused.
+	Hash string
+}
+
+// File is one pool file, read.
+type File struct {
+	Name string
+	Src  []byte
+}
+
+// Load reads the pool described by paths (files or directories; a
+// directory contributes its .cue and .hcl files, not its subdirectories),
+// validates it, and returns it with every finding, sorted. The Config is
+// nil when the files could not be read as a pool; otherwise it is returned
+// even when validation found errors, so callers can still show it.
+func Load(paths []string) (*Config, pools.Diagnostics) {
+	files, diags := Read(paths)
+	if diags.HasErrors() {
+		diags.Sort()
+		return nil, diags
+	}
+	cfg, more := Compile(files)
+	diags = append(diags, more...)
+	diags.Sort()
+	return cfg, diags
+}
+
+// Read finds and reads the pool files named by paths, refusing what cannot
+// be a pool file: an unknown extension, a binary or oversized file, and a
+// mix of CUE and HCL.
+func Read(paths []string) ([]File, pools.Diagnostics) {
+	var diags pools.Diagnostics
+	var names []string
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			diags.ErrorAt("read", pools.Pos{File: p}, "%s", cleanErr(err))
+			continue
+		}
+		if !st.IsDir() {
+			if languageOf(p) == "" {
+				diags.ErrorAt("read", pools.Pos{File: p}, "not a pool file: want a .cue or .hcl file")
+				continue
+			}
+			names = append(names, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			diags.ErrorAt("read", pools.Pos{File: p}, "%s", cleanErr(err))
+			continue
+		}
+		found := 0
+		for _, e := range ents {
+			if !e.IsDir() && languageOf(e.Name()) != "" {
+				names = append(names, filepath.Join(p, e.Name()))
+				found++
+			}
+		}
+		if found == 0 {
+			diags.ErrorAt("read", pools.Pos{File: p}, "directory holds no .cue or .hcl files")
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if d := mixed(names); d != nil {
+		return nil, pools.Diagnostics{*d}
+	}
+	var files []File
+	for _, name := range names {
+		src, d := readFile(name)
+		if d != nil {
+			diags = append(diags, *d)
+			continue
+		}
+		files = append(files, File{Name: name, Src: src})
+	}
+	return files, diags
+}
+
+func cleanErr(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func languageOf(name string) Language {
+	switch filepath.Ext(name) {
+	case ".cue":
+		return CUE
+	case ".hcl":
+		return HCL
+	}
+	return ""
+}
+
+func mixed(names []string) *pools.Diagnostic {
+	var firstCUE, firstHCL string
+	for _, n := range names {
+		switch languageOf(n) {
+		case CUE:
+			if firstCUE == "" {
+				firstCUE = n
+			}
+		case HCL:
+			if firstHCL == "" {
+				firstHCL = n
+			}
+		}
+	}
+	if firstCUE == "" || firstHCL == "" {
+		return nil
+	}
+	return &pools.Diagnostic{Code: "mixed-languages", Pos: pools.Pos{File: firstHCL},
+		Message: fmt.Sprintf("mixes HCL and CUE (%s): one pool is written in one language", firstCUE)}
+}
+
+func readFile(name string) ([]byte, *pools.Diagnostic) {
+	bad := func(format string, args ...any) *pools.Diagnostic {
+		return &pools.Diagnostic{Code: "read", Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, bad("%s", cleanErr(err))
+	}
+	if st.Size() > MaxFileSize {
+		return nil, bad("file is %s; poolc reads pool files of at most %s", pools.Num(float64(st.Size())/(1<<20))+" MiB", pools.Num(MaxFileSize/(1<<20))+" MiB")
+	}
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return nil, bad("%s", cleanErr(err))
+	}
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return nil, bad("not a text file: byte %d is NUL", i)
+	}
+	if !utf8.Valid(src) {
+		return nil, bad("not a text file: it is not valid UTF-8")
+	}
+	return src, nil
+}
+
+// Compile compiles pool files already read (all in one language) into a
+// validated pool. It is Load without the file system.
+func Compile(files []File) (*Config, pools.Diagnostics) {
+	if len(files) == 0 {
+		return nil, pools.Diagnostics{{Code: "read", Message: "no pool files given"}}
+	}
+	lang := languageOf(files[0].Name)
+	cfg := &Config{Language: lang, Hash: hash(files)}
+	for _, f := range files {
+		cfg.Files = append(cfg.Files, f.Name)
+	}
+	if allBlank(files) {
+		return nil, pools.Diagnostics{{Code: "empty", Pos: pools.Pos{File: files[0].Name, Line: 1, Col: 1},
+			Message: "file is empty: " + example(lang)}}
+	}
+	doc, diags := parse(lang, files)
+	if doc == nil {
+		return nil, diags
+	}
+	diags = append(diags, schema.Check(doc)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	p, sm, more := decode(doc)
+	diags = append(diags, more...)
+	if p == nil {
+		return nil, diags
+	}
+	cfg.Pool, cfg.Sources = p, sm
+	diags = append(diags, validate.Pool(p)...)
+	sm.Attach(diags)
+	return cfg, diags
+}
+
+func parse(lang Language, files []File) (*tree.Value, pools.Diagnostics) {
+	first := pools.Pos{File: files[0].Name, Line: 1, Col: 1}
+	if lang == CUE {
+		srcs := make([]cuefront.Source, len(files))
+		for i, f := range files {
+			srcs[i] = cuefront.Source{Name: f.Name, Src: f.Src}
+		}
+		doc, diags := cuefront.Parse(srcs)
+		if doc != nil && doc.Pos.IsZero() {
+			doc.Pos = first
+		}
+		return doc, diags
+	}
+	var docs []*tree.Value
+	var diags pools.Diagnostics
+	for _, f := range files {
+		doc, d := hclfront.Parse(f.Name, f.Src)
+		diags = append(diags, d...)
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	doc := mergeFiles(docs, &diags)
+	doc.Pos = first
+	return doc, diags
+}
+
+func example(lang Language) string {
+	if lang == CUE {
+		return `a pool file declares pool: "NAME": { ... }`
+	}
+	return `a pool file declares pool "NAME" { ... }`
+}
+
+func allBlank(files []File) bool {
+	for _, f := range files {
+		if len(bytes.TrimSpace(f.Src)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func hash(files []File) string {
+	sorted := append([]File(nil), files...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	h := sha256.New()
+	for _, f := range sorted {
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(f.Name), len(f.Src))
+		h.Write(f.Src)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// mergeFiles joins the trees of several HCL files into one: pool blocks
+// of the same name merge, their named blocks (node, lane, ...) gather, and
+// anything set in two files is reported.
+func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
+	root := &tree.Value{Kind: tree.Object}
+	for _, doc := range docs {
+		for _, f := range doc.Fields {
+			into := root.Get(f.Key)
+			switch {
+			case into == nil:
+				root.Fields = append(root.Fields, f)
+			case f.Key == "pool" && into.Kind == tree.Object && f.Value.Kind == tree.Object:
+				for _, p := range f.Value.Fields {
+					if have := into.Get(p.Key); have != nil && have.Kind == tree.Object && p.Value.Kind == tree.Object {
+						mergePoolBody(have, p.Value, diags)
+					} else {
+						into.Fields = append(into.Fields, p)
+					}
+				}
+			default:
+				diags.ErrorAt("duplicate", f.KeyPos, "%s is set twice; first at %s", f.Key, fieldPos(root, f.Key))
+			}
+		}
+	}
+	return root
+}
+
+// mergePoolBody adds the body of one file's pool block to another's.
+func mergePoolBody(into, from *tree.Value, diags *pools.Diagnostics) {
+	for _, f := range from.Fields {
+		have := into.Get(f.Key)
+		switch {
+		case have == nil:
+			into.Fields = append(into.Fields, f)
+		case named(f.Key) && have.Kind == tree.Object && f.Value.Kind == tree.Object:
+			for _, e := range f.Value.Fields {
+				if have.Get(e.Key) != nil {
+					diags.ErrorAt("duplicate", e.KeyPos, "%s %q is declared twice; first at %s", f.Key, e.Key, fieldPos(have, e.Key))
+					continue
+				}
+				have.Fields = append(have.Fields, e)
+			}
+		default:
+			diags.ErrorAt("duplicate", f.KeyPos, "%s is set twice; first at %s", f.Key, fieldPos(into, f.Key))
+		}
+	}
+}
+
+// named reports whether a pool field holds entries keyed by name.
+func named(key string) bool {
+	f := schema.Root().Field("pool").Spec.Elem.Field(key)
+	return f != nil && f.Spec.Kinds&schema.KindMap != 0
+}
+
+func fieldPos(obj *tree.Value, key string) pools.Pos {
+	for _, f := range obj.Fields {
+		if f.Key == key {
+			return f.KeyPos
+		}
+	}
+	return pools.Pos{}
+}

@@ -1,0 +1,89 @@
+// Package tree is the positioned value tree both front ends produce before
+// the schema check: objects, lists and scalars, each with the file:line:col
+// it was written at. HCL blocks and CUE structs become the same objects, so
+// the schema check and the decoder see one shape whatever the language.
+package tree
+
+import (
+	"strconv"
+
+	"poolc.dev/poolc/pools"
+)
+
+// Kind is the kind of a Value.
+type Kind uint8
+
+// The kinds of values.
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	List
+	Object
+	// Invalid marks a value its front end already reported as broken; the
+	// schema check passes over it without another message.
+	Invalid
+)
+
+// String names the kind as messages do ("a number", "a list").
+func (k Kind) String() string {
+	switch k {
+	case Bool:
+		return "a bool"
+	case Number:
+		return "a number"
+	case String:
+		return "a string"
+	case List:
+		return "a list"
+	case Object:
+		return "a block"
+	}
+	return "null"
+}
+
+// Value is one node of the tree. Only the fields of its Kind are set.
+type Value struct {
+	Kind   Kind
+	Pos    pools.Pos
+	Str    string
+	Num    float64
+	Bool   bool
+	Items  []*Value
+	Fields []*Field
+}
+
+// Field is one key of an object, in the order written.
+type Field struct {
+	Key    string
+	KeyPos pools.Pos
+	Value  *Value
+}
+
+// Get returns the field with the key, or nil.
+func (v *Value) Get(key string) *Value {
+	if v == nil {
+		return nil
+	}
+	for _, f := range v.Fields {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return nil
+}
+
+// Describe shows a value in a message: strings quoted, numbers plain,
+// composite values by kind.
+func (v *Value) Describe() string {
+	switch v.Kind {
+	case String:
+		return strconv.Quote(v.Str)
+	case Number:
+		return strconv.FormatFloat(v.Num, 'f', -1, 64)
+	case Bool:
+		return strconv.FormatBool(v.Bool)
+	}
+	return v.Kind.String()
+}

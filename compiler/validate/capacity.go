@@ -1,0 +1,157 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// capacity checks memory under the active profile, then under each other
+// profile for findings the active one does not already show:
+//   - every lane fits alone on at least one of its candidate nodes;
+//   - the keep-warm lanes pinned to a node (it is their only candidate) fit
+//     its budget together;
+//   - every other lane can load beside the keep-warm lanes pinned to at
+//     least one of its candidates.
+func (v *validator) capacity() {
+	order := []string{v.p.ActiveProfile}
+	for _, pr := range v.p.Profiles {
+		if pr.Name != v.p.ActiveProfile {
+			order = append(order, pr.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for i, profile := range order {
+		if i > 0 && v.p.Profile(profile) == nil {
+			continue
+		}
+		for _, d := range v.capacityUnder(v.p.Under(profile)) {
+			if seen[d.Message] {
+				continue
+			}
+			seen[d.Message] = true
+			if i > 0 {
+				d.Message += fmt.Sprintf(" (under profile %q)", profile)
+			}
+			v.diags = append(v.diags, d)
+		}
+	}
+}
+
+func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
+	var out pools.Diagnostics
+	pinned := map[string][]pools.Lane{} // keep-warm lanes whose only candidate is the node
+	fits := map[string][]string{}       // lane -> candidates it fits on alone
+	for _, l := range view.Lanes {
+		m := v.p.Model(l.Model)
+		if m == nil {
+			continue // reported as a reference error
+		}
+		path := pools.Path{"lane", l.Name}
+		all := v.p.Candidates(l)
+		var cands, cordoned []string
+		for _, n := range all {
+			if view.Cordoned[n] {
+				cordoned = append(cordoned, n)
+			} else {
+				cands = append(cands, n)
+			}
+		}
+		if len(cands) == 0 {
+			if len(cordoned) > 0 {
+				sev := pools.Warning
+				if l.Residency == pools.KeepWarm {
+					sev = pools.Error
+				}
+				out = append(out, pools.Diagnostic{Severity: sev, Code: "no-node", Path: path,
+					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), isAre(len(cordoned)))})
+			}
+			continue
+		}
+		for _, n := range cands {
+			if m.MemoryGB <= v.p.Node(n).Budget()+epsilon {
+				fits[l.Name] = append(fits[l.Name], n)
+			}
+		}
+		if len(fits[l.Name]) == 0 {
+			parts := make([]string, len(cands))
+			for i, n := range cands {
+				parts[i] = n + " " + budgetText(*v.p.Node(n))
+			}
+			out.Errorf("too-large", path, "lane %q needs %s, more than the budget of every node it may run on: %s", l.Name, pools.GB(m.MemoryGB), strings.Join(parts, "; "))
+			continue
+		}
+		if l.Residency == pools.KeepWarm && len(cands) == 1 {
+			pinned[cands[0]] = append(pinned[cands[0]], l)
+		}
+	}
+	for _, n := range v.p.Nodes {
+		lanes := pinned[n.Name]
+		if total := v.sum(lanes); total > n.Budget()+epsilon {
+			out.Errorf("over-budget", pools.Path{"node", n.Name}, "%s: keep-warm lanes %s need %s together: %s", n.Name, v.laneList(lanes), pools.GB(total), budgetText(n))
+		}
+	}
+	for _, l := range view.Lanes {
+		if l.Residency == pools.KeepWarm || len(fits[l.Name]) == 0 {
+			continue
+		}
+		need := v.p.Model(l.Model).MemoryGB
+		var clauses []string
+		loadable := false
+		for _, name := range fits[l.Name] {
+			n := *v.p.Node(name)
+			held := v.sum(pinned[name])
+			if need <= n.Budget()-held+epsilon {
+				loadable = true
+				break
+			}
+			clauses = append(clauses, fmt.Sprintf("%s: beside keep-warm lanes %s: %s, %s pinned, %s free",
+				name, v.laneList(pinned[name]), budgetText(n), pools.GB(held), pools.GB(n.Budget()-held)))
+		}
+		if loadable {
+			continue
+		}
+		if len(clauses) == 1 {
+			out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s: %s (%s, %s) can never load %s", fits[l.Name][0], l.Name, pools.GB(need), l.Residency, strings.TrimPrefix(clauses[0], fits[l.Name][0]+": "))
+			continue
+		}
+		out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s (%s, %s) can never load on any of its nodes: %s", l.Name, pools.GB(need), l.Residency, strings.Join(clauses, "; "))
+	}
+	return out
+}
+
+// epsilon absorbs float rounding in GB sums (0.1 + 0.2 > 0.3).
+const epsilon = 1e-9
+
+func (v *validator) sum(lanes []pools.Lane) float64 {
+	total := 0.0
+	for _, l := range lanes {
+		total += v.p.Model(l.Model).MemoryGB
+	}
+	return total
+}
+
+// laneList shows lanes with their memory: "cognition (30 GB) and embeddings (12 GB)".
+func (v *validator) laneList(lanes []pools.Lane) string {
+	parts := make([]string, len(lanes))
+	for i, l := range lanes {
+		parts[i] = fmt.Sprintf("%s (%s)", l.Name, pools.GB(v.p.Model(l.Model).MemoryGB))
+	}
+	return names(parts)
+}
+
+// budgetText explains a node's budget: which side of the guard binds.
+func budgetText(n pools.Node) string {
+	if n.MemoryGB*(1-n.Guard.Ceiling) >= n.Guard.ReserveGB {
+		return fmt.Sprintf("budget %s (%s x %.2f)", pools.GB(n.Budget()), pools.GB(n.MemoryGB), n.Guard.Ceiling)
+	}
+	return fmt.Sprintf("budget %s (%s - %s reserve)", pools.GB(n.Budget()), pools.GB(n.MemoryGB), pools.GB(n.Guard.ReserveGB))
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}

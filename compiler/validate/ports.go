@@ -1,0 +1,192 @@
+package validate
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// podPools checks that each cluster context is a member of one pod pool
+// only, once.
+func (v *validator) podPools() {
+	where := map[string]string{}
+	for _, pp := range v.p.PodPools {
+		for i, m := range pp.Members {
+			path := v.memberPath(pp, i)
+			if other, ok := where[m.Context]; ok {
+				if other == pp.Name {
+					v.errorf("duplicate-member", path, "pod_pool %q: context %q is listed twice", pp.Name, m.Context)
+				} else {
+					v.errorf("duplicate-member", path, "pod_pool %q: context %q is already a member of pod_pool %q", pp.Name, m.Context, other)
+				}
+				continue
+			}
+			where[m.Context] = pp.Name
+		}
+	}
+}
+
+// memberPath is where member i of a pod pool was written: its block, or
+// the members attribute for the compact form.
+func (v *validator) memberPath(pp pools.PodPool, i int) pools.Path {
+	return pools.Path{"pod_pool", pp.Name, "member", pp.Members[i].Context}
+}
+
+// listener is something that listens on a port of a host.
+type listener struct {
+	what string // as shown in messages
+	key  string // registries of the same name share one listener
+	path pools.Path
+}
+
+// ports checks that no two lanes that can run on one node share a port,
+// and that no two registries, or a registry and a lane, share a port of
+// one SSH host.
+func (v *validator) ports() {
+	p := v.p
+	onNode := map[string]map[int][]string{} // node -> port -> lanes that may run there
+	for _, profile := range v.profileNames() {
+		for _, l := range p.Under(profile).Lanes {
+			for _, n := range p.Candidates(l) {
+				if onNode[n] == nil {
+					onNode[n] = map[int][]string{}
+				}
+				if !contains(onNode[n][l.Port], l.Name) {
+					onNode[n][l.Port] = append(onNode[n][l.Port], l.Name)
+				}
+			}
+		}
+	}
+	reported := map[string]bool{}
+	for _, n := range p.Nodes {
+		for _, port := range sortedPorts(onNode[n.Name]) {
+			lanes := append([]string(nil), onNode[n.Name][port]...)
+			sort.Strings(lanes)
+			for _, l := range lanes[1:] {
+				pair := lanes[0] + "\x00" + l
+				if reported[pair] {
+					continue
+				}
+				reported[pair] = true
+				v.errorf("port-clash", pools.Path{"lane", l, "port"}, "lane %q: port %d is also the port of lane %q, and both may run on node %q", l, port, lanes[0], n.Name)
+			}
+		}
+	}
+
+	hosts := map[string]map[int][]listener{}
+	add := func(host string, port int, l listener) {
+		if hosts[host] == nil {
+			hosts[host] = map[int][]listener{}
+		}
+		for _, have := range hosts[host][port] {
+			if have.key == l.key {
+				return
+			}
+		}
+		hosts[host][port] = append(hosts[host][port], l)
+	}
+	for _, pp := range p.PodPools {
+		for i, m := range pp.Members {
+			if m.Registry.IsZero() {
+				continue
+			}
+			add(v.hostOf(m.SSHHost), m.Registry.Port, listener{
+				what: fmt.Sprintf("registry %s (pod_pool %q member %q)", m.Registry.Name, pp.Name, m.Context),
+				key:  "registry " + m.Registry.Name,
+				path: v.memberPath(pp, i),
+			})
+		}
+	}
+	for _, n := range p.Nodes {
+		host := v.hostOf(n.Name)
+		for _, port := range sortedPorts(onNode[n.Name]) {
+			if len(hosts[host][port]) == 0 {
+				continue // only registries conflict with lanes here; lane pairs are checked above
+			}
+			for _, l := range onNode[n.Name][port] {
+				add(host, port, listener{what: fmt.Sprintf("lane %q", l), key: "lane " + l, path: pools.Path{"lane", l, "port"}})
+			}
+		}
+	}
+	for _, host := range sortedHosts(hosts) {
+		for _, port := range sortedPorts(hosts[host]) {
+			ls := hosts[host][port]
+			for _, l := range ls[1:] {
+				if strings.HasPrefix(l.key, "lane ") && strings.HasPrefix(ls[0].key, "lane ") {
+					continue
+				}
+				v.errorf("port-clash", l.path, "port %d of host %s is used by both %s and %s", port, hostText(host), ls[0].what, l.what)
+			}
+		}
+	}
+}
+
+// hostOf returns the SSH host a name refers to: a node's address host when
+// the name is a node, else the name itself; "" is the machine running poolc.
+func (v *validator) hostOf(name string) string {
+	if n := v.p.Node(name); n != nil {
+		name = n.Address
+	} else {
+		for _, n := range v.p.Nodes {
+			if hostPart(n.Address) == hostPart(name) {
+				name = n.Address
+			}
+		}
+	}
+	return strings.ToLower(hostPart(name))
+}
+
+func hostPart(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+func hostText(h string) string {
+	if h == "" {
+		return "localhost (members without ssh_host)"
+	}
+	return h
+}
+
+func (v *validator) profileNames() []string {
+	out := []string{""}
+	for _, pr := range v.p.Profiles {
+		out = append(out, pr.Name)
+	}
+	return out
+}
+
+func sortedPorts[T any](m map[int]T) []int {
+	out := make([]int, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func sortedHosts[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for h := range m {
+		out = append(out, h)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,172 @@
+package pools
+
+import "math"
+
+// Pool is one fleet: machines, the models and lanes they serve, public
+// aliases, profiles, pod pools, actuator plugins and the state backend.
+// Named elements are sorted by name; lists whose order carries meaning
+// (placement candidates, fallbacks, pod-pool members) keep the order written.
+type Pool struct {
+	Name          string
+	Guard         Guard
+	Nodes         []Node
+	Models        []Model
+	Lanes         []Lane
+	Aliases       []Alias
+	Profiles      []Profile
+	ActiveProfile string
+	PodPools      []PodPool
+	Plugins       []Plugin
+	State         StateBackend
+}
+
+// Guard is the memory guard: a load aborts when use would pass Ceiling (a
+// fraction of total memory) or free memory would drop under ReserveGB.
+type Guard struct {
+	Ceiling   float64
+	ReserveGB float64
+}
+
+// Node is one machine. Guard is the effective guard: the pool's guard with
+// the node's overrides applied.
+type Node struct {
+	Name        string
+	Address     string
+	MemoryGB    float64
+	Labels      map[string]string
+	KubeContext string
+	Guard       Guard
+}
+
+// Budget is what admission may place on the node, in GB:
+// total - max(reserve, total*(1-ceiling)), never below 0.
+func (n Node) Budget() float64 {
+	return math.Max(0, n.MemoryGB-n.Held())
+}
+
+// Held is the memory, in GB, the guard keeps free on the node:
+// max(reserve, total*(1-ceiling)).
+func (n Node) Held() float64 {
+	return math.Max(n.Guard.ReserveGB, n.MemoryGB*(1-n.Guard.Ceiling))
+}
+
+// Model is one weights file as it sits on a node.
+type Model struct {
+	Name     string
+	Path     string
+	Source   string
+	SizeGB   float64
+	MemoryGB float64
+	Args     []string
+}
+
+// Residency says when a lane is loaded and whether it may be evicted.
+type Residency string
+
+// The residencies, from most to least sticky.
+const (
+	// KeepWarm lanes are always loaded and never evicted.
+	KeepWarm Residency = "keep-warm"
+	// Preferred lanes are restored when idle room exists and evicted before keep-warm ones.
+	Preferred Residency = "preferred"
+	// OnDemand lanes load on first request and are evicted least recently used first.
+	OnDemand Residency = "on-demand"
+)
+
+// Lane is one llama-server process of one model. Placement lists candidate
+// nodes in priority order; Selector, when set, matches nodes by labels and
+// the matching nodes are candidates in name order.
+type Lane struct {
+	Name      string
+	Model     string
+	Residency Residency
+	Aliases   []string
+	Placement []string
+	Selector  map[string]string
+	Port      int
+}
+
+// Cloud is the fallback that sends a request to a hosted model; it may only
+// end a fallback list.
+const Cloud = "cloud"
+
+// Alias is a public model name routed to one lane, with fallbacks tried in
+// order when the lane cannot serve. Lane is the effective lane: from the
+// alias block or from the lane that lists the alias.
+type Alias struct {
+	Name      string
+	Lane      string
+	Fallbacks []string
+}
+
+// Profile is a named overlay of the fleet: nodes it cordons and lane
+// overrides. Exactly one profile of a pool that has profiles is active.
+type Profile struct {
+	Name   string
+	Cordon []string
+	Lanes  []LaneOverride
+}
+
+// LaneOverride replaces a lane's residency, placement or selector while its
+// profile is active; empty fields leave the lane as declared.
+type LaneOverride struct {
+	Lane      string
+	Residency Residency
+	Placement []string
+	Selector  map[string]string
+}
+
+// PodPool is a priority-ordered set of k3d/Kubernetes clusters that run Jobs.
+type PodPool struct {
+	Name        string
+	Image       string
+	Namespace   string
+	PodMemoryGB float64
+	Members     []Member
+}
+
+// DefaultCapacity is the number of concurrent Jobs a member runs when its
+// capacity is not given.
+const DefaultCapacity = 2
+
+// Member is one cluster of a pod pool, in priority order.
+type Member struct {
+	Context  string
+	SSHHost  string
+	Capacity int
+	Registry Registry
+}
+
+// Registry is a k3d image registry, reached as Name:Port. The zero value
+// means the member has no registry.
+type Registry struct {
+	Name string
+	Port int
+}
+
+// IsZero reports whether no registry is set.
+func (r Registry) IsZero() bool { return r.Name == "" && r.Port == 0 }
+
+// String returns NAME:PORT, or "" for no registry.
+func (r Registry) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	return r.Name + ":" + itoa(r.Port)
+}
+
+// Plugin declares an actuator plugin: built into poolc or a binary found by
+// Path, optionally pinned by SHA256, with Config passed to it as is.
+type Plugin struct {
+	Name    string
+	Builtin bool
+	Path    string
+	SHA256  string
+	Config  map[string]any
+}
+
+// StateBackend says where poolc keeps the current state of the pool.
+type StateBackend struct {
+	Backend string
+	Path    string
+}

@@ -1,0 +1,99 @@
+package schema
+
+import (
+	"regexp"
+	"strconv"
+)
+
+// Kinds is a set of value kinds a Spec accepts.
+type Kinds uint8
+
+// The kinds a Spec may accept. Int is a Number that must be whole.
+const (
+	KindBool Kinds = 1 << iota
+	KindNumber
+	KindString
+	KindList
+	KindStruct // fixed fields, closed
+	KindMap    // any keys matching Key, each value an Elem
+	KindAny    // an open struct or top: anything goes
+
+	KindInt = KindNumber // with Spec.Int set
+)
+
+// Spec is the Go reading of one CUE constraint of the schema: what kinds
+// of value it accepts and the rules each kind must follow. It is built once
+// from the embedded .cue files and never written by hand.
+type Spec struct {
+	Kinds Kinds
+	// Name is the definition this spec came from ("#Lane"), if any.
+	Name string
+	// Doc is the definition's or field's doc comment, first sentence.
+	Doc string
+
+	// Int requires a whole number.
+	Int bool
+	// Min and Max bound numbers; nil means unbounded.
+	Min, Max *Bound
+	// Enum lists the only values allowed (strings or numbers), in schema order.
+	Enum []Literal
+	// Patterns are regular expressions strings must match.
+	Patterns []*regexp.Regexp
+	// NotEqual lists strings that are not allowed.
+	NotEqual []string
+	// Default is the value used when an optional field is absent.
+	Default *Literal
+
+	// Fields are the fields of a KindStruct, in schema order.
+	Fields []*Field
+	// Key constrains the keys of a KindMap; Elem is the value of each key of
+	// a KindMap and each item of a KindList.
+	Key, Elem *Spec
+}
+
+// Field is one field of a struct spec.
+type Field struct {
+	Name     string
+	Required bool
+	Doc      string
+	Spec     *Spec
+}
+
+// Bound is one end of a numeric range.
+type Bound struct {
+	Value     float64
+	Inclusive bool
+}
+
+// Literal is a concrete scalar of the schema: an enumeration member or a
+// default.
+type Literal struct {
+	Kind Kinds // KindString, KindNumber or KindBool
+	Str  string
+	Num  float64
+	Bool bool
+}
+
+// String shows the literal as CUE and HCL both write it.
+func (l Literal) String() string {
+	switch l.Kind {
+	case KindString:
+		return strconv.Quote(l.Str)
+	case KindBool:
+		return strconv.FormatBool(l.Bool)
+	}
+	return strconv.FormatFloat(l.Num, 'f', -1, 64)
+}
+
+// Field returns the named field of a struct spec, or nil.
+func (s *Spec) Field(name string) *Field {
+	for _, f := range s.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Accepts reports whether the spec accepts values of kind k.
+func (s *Spec) Accepts(k Kinds) bool { return s.Kinds&k != 0 || s.Kinds&KindAny != 0 }
