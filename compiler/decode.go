@@ -215,11 +215,14 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 	}
 	var out []pools.Member
 	for _, item := range items {
-		ms, errs := podspec.Parse(item.Str)
+		entries, errs := podspec.Parse(item.Str)
 		for _, e := range errs {
 			d.diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)
 		}
-		out = append(out, ms...)
+		for _, e := range entries {
+			d.sm.Set(pools.Path{"pod_pool", pool, "member", e.Context}, stringPos(item.Pos, e.Offset))
+			out = append(out, e.Member)
+		}
 	}
 	return out
 }

@@ -27,13 +27,20 @@ type Error struct {
 
 func (e Error) Error() string { return e.Msg }
 
+// Entry is one member read from a list, with the byte offset where it
+// starts in the list.
+type Entry struct {
+	pools.Member
+	Offset int
+}
+
 // Parse reads a member list. It reports every problem it finds, not only
 // the first, and returns the members it could read.
-func Parse(list string) ([]pools.Member, []Error) {
+func Parse(list string) ([]Entry, []Error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, []Error{{0, "member list is empty: want context[@ssh_host][:capacity][#k3d-registry:port], ..."}}
 	}
-	var members []pools.Member
+	var members []Entry
 	var errs []Error
 	off := 0
 	for i, raw := range strings.Split(list, ",") {
@@ -43,7 +50,7 @@ func Parse(list string) ([]pools.Member, []Error) {
 		m, e := parseMember(entry, start, i+1)
 		errs = append(errs, e...)
 		if len(e) == 0 {
-			members = append(members, m)
+			members = append(members, Entry{m, start})
 		}
 	}
 	return members, errs
@@ -117,6 +124,15 @@ func isName(s string) bool {
 		}
 	}
 	return true
+}
+
+// Members returns the members of the entries.
+func Members(entries []Entry) []pools.Member {
+	out := make([]pools.Member, len(entries))
+	for i, e := range entries {
+		out[i] = e.Member
+	}
+	return out
 }
 
 // Format writes members back in the compact form, the inverse of Parse.

@@ -9,10 +9,14 @@ import (
 )
 
 func TestParseReadsEveryPart(t *testing.T) {
-	got, errs := Parse("pool-node-b@node-b:8#k3d-elanous-registry:5051, pool-node-c@node-c:2#k3d-elanous-registry:5052,k3d-elanous-h1:1,plain")
+	entries, errs := Parse("pool-node-b@node-b:8#k3d-elanous-registry:5051, pool-node-c@node-c:2#k3d-elanous-registry:5052,k3d-elanous-h1:1,plain")
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
+	if offs := []int{entries[0].Offset, entries[1].Offset, entries[2].Offset}; !reflect.DeepEqual(offs, []int{0, 48, 95}) {
+		t.Errorf("offsets = %v", offs)
+	}
+	got := Members(entries)
 	want := []pools.Member{
 		{Context: "pool-node-b", SSHHost: "node-b", Capacity: 8, Registry: pools.Registry{Name: "k3d-elanous-registry", Port: 5051}},
 		{Context: "pool-node-c", SSHHost: "node-c", Capacity: 2, Registry: pools.Registry{Name: "k3d-elanous-registry", Port: 5052}},
@@ -55,7 +59,7 @@ func TestFormatIsTheInverseOfParse(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	if got := Format(m); got != in {
+	if got := Format(Members(m)); got != in {
 		t.Fatalf("Format = %q, want %q", got, in)
 	}
 }
@@ -72,8 +76,8 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		if len(errs) == 0 {
-			again, errs2 := Parse(Format(members))
-			if len(errs2) != 0 || !reflect.DeepEqual(again, members) {
+			again, errs2 := Parse(Format(Members(members)))
+			if len(errs2) != 0 || !reflect.DeepEqual(Members(again), Members(members)) {
 				t.Fatalf("round trip of %q: %+v / %v", s, again, errs2)
 			}
 		}
