@@ -1,0 +1,83 @@
+package compiler
+
+import (
+	"reflect"
+	"testing"
+
+	"poolc.dev/poolc/pools"
+)
+
+// The example pool is written twice, in HCL and in CUE; both must load to
+// the same IR and validate without findings.
+func TestSparkLabIsTheSameInBothLanguages(t *testing.T) {
+	hcl := mustLoad(t, "../examples/spark-lab")
+	cue := mustLoad(t, "../examples/spark-lab/cue")
+	if !reflect.DeepEqual(hcl, cue) {
+		t.Fatalf("the HCL and CUE examples differ:\nHCL: %+v\nCUE: %+v", hcl, cue)
+	}
+	if hcl.Name != "spark-lab" || len(hcl.Nodes) != 4 || len(hcl.Lanes) != 9 || len(hcl.PodPools[0].Members) != 3 {
+		t.Errorf("unexpected shape: %d nodes, %d lanes", len(hcl.Nodes), len(hcl.Lanes))
+	}
+}
+
+func TestDefaultsComeFromTheSchema(t *testing.T) {
+	p := mustLoad(t, "../examples/spark-lab")
+	mac := p.Node("mac-studio")
+	if mac.Guard != (pools.Guard{Ceiling: 0.90, ReserveGB: 16}) {
+		t.Errorf("mac-studio guard = %+v, want the pool ceiling and its own reserve", mac.Guard)
+	}
+	if got := p.PodPools[0].Members[2]; got.Capacity != 1 || got.Context != "k3d-elanous-h1" {
+		t.Errorf("third member = %+v", got)
+	}
+	cfg, diags := Compile([]File{{Name: "p.hcl", Src: []byte(`pool "p" {
+  node "n" {
+    address   = "n.lan"
+    memory_gb = 64
+  }
+  model "m" {
+    path      = "/m.gguf"
+    size_gb   = 1
+    memory_gb = 2
+  }
+  lane "l" {
+    model     = "m"
+    placement = ["n"]
+    port      = 8080
+  }
+  pod_pool "jobs" {
+    image = "img"
+    member "ctx" {}
+  }
+}`)}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	p = cfg.Pool
+	if p.Guard != (pools.Guard{Ceiling: 0.90, ReserveGB: 8}) {
+		t.Errorf("pool guard = %+v, want the schema defaults", p.Guard)
+	}
+	if p.Lanes[0].Residency != pools.OnDemand {
+		t.Errorf("residency = %q, want on-demand", p.Lanes[0].Residency)
+	}
+	if m := p.PodPools[0].Members[0]; m.Capacity != pools.DefaultCapacity {
+		t.Errorf("member capacity = %d, want %d", m.Capacity, pools.DefaultCapacity)
+	}
+	if p.PodPools[0].Namespace != "jobs" {
+		t.Errorf("namespace = %q, want the pod pool's name", p.PodPools[0].Namespace)
+	}
+	if p.State != (pools.StateBackend{Backend: "file", Path: "poolc.state.json"}) {
+		t.Errorf("state = %+v", p.State)
+	}
+	if p.Node("n").Budget() != 56 {
+		t.Errorf("budget = %v, want 56 (64 - 8 reserve)", p.Node("n").Budget())
+	}
+}
+
+func mustLoad(t *testing.T, path string) *pools.Pool {
+	t.Helper()
+	cfg, diags := Load([]string{path})
+	if len(diags) > 0 {
+		t.Fatalf("%s: %v", path, diags.Err())
+	}
+	return cfg.Pool
+}
