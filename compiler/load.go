@@ -75,6 +75,29 @@ func Load(paths []string) (*Config, pools.Diagnostics) {
 // be a pool file: an unknown extension, a binary or oversized file, and a
 // mix of CUE and HCL.
 func Read(paths []string) ([]File, pools.Diagnostics) {
+	names, diags := Discover(paths)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if d := mixed(names); d != nil {
+		return nil, pools.Diagnostics{*d}
+	}
+	var files []File
+	for _, name := range names {
+		f, d := ReadFile(name)
+		if d != nil {
+			diags = append(diags, *d)
+			continue
+		}
+		files = append(files, f)
+	}
+	return files, diags
+}
+
+// Discover lists the pool files named by paths: each file as given (it
+// must end in .cue or .hcl) and the .cue and .hcl files of each directory,
+// not of its subdirectories. No paths means the current directory.
+func Discover(paths []string) ([]string, pools.Diagnostics) {
 	var diags pools.Diagnostics
 	var names []string
 	if len(paths) == 0 {
@@ -87,7 +110,7 @@ func Read(paths []string) ([]File, pools.Diagnostics) {
 			continue
 		}
 		if !st.IsDir() {
-			if languageOf(p) == "" {
+			if LanguageOf(p) == "" {
 				diags.ErrorAt("read", pools.Pos{File: p}, "not a pool file: want a .cue or .hcl file")
 				continue
 			}
@@ -101,7 +124,7 @@ func Read(paths []string) ([]File, pools.Diagnostics) {
 		}
 		found := 0
 		for _, e := range ents {
-			if !e.IsDir() && languageOf(e.Name()) != "" {
+			if !e.IsDir() && LanguageOf(e.Name()) != "" {
 				names = append(names, filepath.Join(p, e.Name()))
 				found++
 			}
@@ -110,22 +133,7 @@ func Read(paths []string) ([]File, pools.Diagnostics) {
 			diags.ErrorAt("read", pools.Pos{File: p}, "directory holds no .cue or .hcl files")
 		}
 	}
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	if d := mixed(names); d != nil {
-		return nil, pools.Diagnostics{*d}
-	}
-	var files []File
-	for _, name := range names {
-		src, d := readFile(name)
-		if d != nil {
-			diags = append(diags, *d)
-			continue
-		}
-		files = append(files, File{Name: name, Src: src})
-	}
-	return files, diags
+	return names, diags
 }
 
 func cleanErr(err error) string {
@@ -135,7 +143,8 @@ func cleanErr(err error) string {
 	return err.Error()
 }
 
-func languageOf(name string) Language {
+// LanguageOf tells a pool file's language by its extension, or "".
+func LanguageOf(name string) Language {
 	switch filepath.Ext(name) {
 	case ".cue":
 		return CUE
@@ -148,7 +157,7 @@ func languageOf(name string) Language {
 func mixed(names []string) *pools.Diagnostic {
 	var firstCUE, firstHCL string
 	for _, n := range names {
-		switch languageOf(n) {
+		switch LanguageOf(n) {
 		case CUE:
 			if firstCUE == "" {
 				firstCUE = n
@@ -166,28 +175,38 @@ func mixed(names []string) *pools.Diagnostic {
 		Message: fmt.Sprintf("mixes HCL and CUE (%s): one pool is written in one language", firstCUE)}
 }
 
-func readFile(name string) ([]byte, *pools.Diagnostic) {
-	bad := func(format string, args ...any) *pools.Diagnostic {
-		return &pools.Diagnostic{Code: "read", Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
+// ReadFile reads one pool file, refusing a file too large or not text.
+func ReadFile(name string) (File, *pools.Diagnostic) {
+	bad := func(format string, args ...any) (File, *pools.Diagnostic) {
+		return File{}, &pools.Diagnostic{Code: "read", Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
 	}
 	st, err := os.Stat(name)
 	if err != nil {
-		return nil, bad("%s", cleanErr(err))
+		return bad("%s", cleanErr(err))
 	}
 	if st.Size() > MaxFileSize {
-		return nil, bad("file is %s; poolc reads pool files of at most %s", pools.Num(float64(st.Size())/(1<<20))+" MiB", pools.Num(MaxFileSize/(1<<20))+" MiB")
+		return bad("file is %s; poolc reads pool files of at most %s", pools.Num(float64(st.Size())/(1<<20))+" MiB", pools.Num(MaxFileSize/(1<<20))+" MiB")
 	}
 	src, err := os.ReadFile(name)
 	if err != nil {
-		return nil, bad("%s", cleanErr(err))
+		return bad("%s", cleanErr(err))
 	}
 	if i := bytes.IndexByte(src, 0); i >= 0 {
-		return nil, bad("not a text file: byte %d is NUL", i)
+		return bad("not a text file: byte %d is NUL", i)
 	}
 	if !utf8.Valid(src) {
-		return nil, bad("not a text file: it is not valid UTF-8")
+		return bad("not a text file: it is not valid UTF-8")
 	}
-	return src, nil
+	return File{Name: name, Src: src}, nil
+}
+
+// Format returns a pool file in its language's canonical layout, or the
+// syntax errors that prevent formatting it.
+func Format(f File) ([]byte, pools.Diagnostics) {
+	if LanguageOf(f.Name) == CUE {
+		return cuefront.Format(f.Name, f.Src)
+	}
+	return hclfront.Format(f.Name, f.Src)
 }
 
 // Compile compiles pool files already read (all in one language) into a
@@ -196,7 +215,7 @@ func Compile(files []File) (*Config, pools.Diagnostics) {
 	if len(files) == 0 {
 		return nil, pools.Diagnostics{{Code: "read", Message: "no pool files given"}}
 	}
-	lang := languageOf(files[0].Name)
+	lang := LanguageOf(files[0].Name)
 	cfg := &Config{Language: lang, Hash: hash(files)}
 	for _, f := range files {
 		cfg.Files = append(cfg.Files, f.Name)
