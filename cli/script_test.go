@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var updateScripts = flag.Bool("update-scripts", false, "rewrite the expected output in testdata/script/*.txtar")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"poolc": func() { os.Exit(Main(os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})) },
+	})
+}
+
+// TestScripts runs the command-line scenarios in testdata/script: each is
+// a txtar archive of files and the poolc commands to run on them, with
+// their expected output and exit status.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *updateScripts,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// mkfile NAME MB PATTERN writes a file of MB mebibytes made of PATTERN repeated.
+			"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: mkfile NAME MB PATTERN")
+				}
+				mb, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				pattern := []byte(args[2] + "\n")
+				data := make([]byte, 0, mb<<20+len(pattern))
+				for len(data) < mb<<20 {
+					data = append(data, pattern...)
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+			},
+			// mkbinary NAME writes a file of bytes that are not text.
+			"mkbinary": func(ts *testscript.TestScript, neg bool, args []string) {
+				data := make([]byte, 4096)
+				for i := range data {
+					data[i] = byte(i * 7)
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o755))
+			},
+		},
+	})
+}
