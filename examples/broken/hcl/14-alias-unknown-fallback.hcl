@@ -1,0 +1,33 @@
+# Mistake: alias "chat" falls back to "cognition-3", but only
+# "cognition-1" and "cognition-2" are declared.
+# poolc reports that the fallback is not a declared lane and names a
+# near miss.
+pool "lab" {
+  node "spark-01" {
+    address   = "spark-01.lan"
+    memory_gb = 128
+  }
+
+  model "qwen3-27b" {
+    path      = "/models/qwen3-27b-q4.gguf"
+    size_gb   = 17
+    memory_gb = 30
+  }
+
+  lane "cognition-1" {
+    model     = "qwen3-27b"
+    residency = "keep-warm"
+    placement = ["spark-01"]
+    port      = 8081
+  }
+  lane "cognition-2" {
+    model     = "qwen3-27b"
+    placement = ["spark-01"]
+    port      = 8082
+  }
+
+  alias "chat" {
+    lane      = "cognition-1"
+    fallbacks = ["cognition-3", "cloud"]
+  }
+}
