@@ -171,7 +171,7 @@ func (d *decoder) aliases(v *tree.Value, lanes []pools.Lane) []pools.Alias {
 	res := make([]pools.Alias, 0, len(out))
 	for _, a := range out {
 		if a.Lane == "" {
-			d.diags.Errorf("alias-unrouted", pools.Path{"alias", a.Name}, "alias %q routes to no lane: set lane = \"NAME\" in the alias or list it in a lane's aliases", a.Name)
+			d.diags.Errorf("alias-unrouted", pools.Path{"alias", a.Name}, "alias %q routes to no lane: name its lane in the alias, or list the alias in a lane's aliases", a.Name)
 		}
 		res = append(res, *a)
 	}
@@ -194,6 +194,7 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 	case list == nil:
 		var out []pools.Member
 		for _, b := range blocks {
+			d.sm.Set(pools.MemberPath(pool, len(out)), b.KeyPos)
 			m := pools.Member{Context: b.Key, SSHHost: str(b.Value, "ssh_host"), Capacity: int(num(b.Value, "capacity"))}
 			if r := str(b.Value, "registry"); r != "" {
 				reg, err := podspec.ParseRegistry(r)
@@ -210,7 +211,7 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 	if list.Kind == tree.List {
 		items = list.Items
 		if len(items) == 0 {
-			d.diags.ErrorAt("bad-member", list.Pos, "pod_pool %q: member list is empty", pool)
+			d.diags.ErrorAt("bad-member", list.Pos, "pod_pool %q: member list is empty: want context[@ssh_host][:capacity][#k3d-registry:port], ...", pool)
 		}
 	}
 	var out []pools.Member
@@ -220,7 +221,7 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 			d.diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)
 		}
 		for _, e := range entries {
-			d.sm.Set(pools.Path{"pod_pool", pool, "member", e.Context}, stringPos(item.Pos, e.Offset))
+			d.sm.Set(pools.MemberPath(pool, len(out)), stringPos(item.Pos, e.Offset))
 			out = append(out, e.Member)
 		}
 	}

@@ -57,8 +57,8 @@ type File struct {
 // Load reads the pool described by paths (files or directories; a
 // directory contributes its .cue and .hcl files, not its subdirectories),
 // validates it, and returns it with every finding, sorted. The Config is
-// nil when the files could not be read as a pool; otherwise it is returned
-// even when validation found errors, so callers can still show it.
+// nil only when the files could not be read; its Pool is nil when they do
+// not make a pool, and set (perhaps invalid) otherwise.
 func Load(paths []string) (*Config, pools.Diagnostics) {
 	files, diags := Read(paths)
 	if diags.HasErrors() {
@@ -221,21 +221,21 @@ func Compile(files []File) (*Config, pools.Diagnostics) {
 		cfg.Files = append(cfg.Files, f.Name)
 	}
 	if allBlank(files) {
-		return nil, pools.Diagnostics{{Code: "empty", Pos: pools.Pos{File: files[0].Name, Line: 1, Col: 1},
+		return cfg, pools.Diagnostics{{Code: "empty", Pos: pools.Pos{File: files[0].Name, Line: 1, Col: 1},
 			Message: "file is empty: " + example(lang)}}
 	}
 	doc, diags := parse(lang, files)
 	if doc == nil {
-		return nil, diags
+		return cfg, diags
 	}
 	diags = append(diags, schema.Check(doc)...)
 	if diags.HasErrors() {
-		return nil, diags
+		return cfg, diags
 	}
 	p, sm, more := decode(doc)
 	diags = append(diags, more...)
 	if p == nil {
-		return nil, diags
+		return cfg, diags
 	}
 	cfg.Pool, cfg.Sources = p, sm
 	diags = append(diags, validate.Pool(p)...)

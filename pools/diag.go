@@ -3,6 +3,7 @@ package pools
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -148,6 +149,12 @@ type SourceMap map[string]Pos
 
 // Set records the position of a path.
 func (m SourceMap) Set(p Path, pos Pos) { m[p.key()] = pos }
+
+// MemberPath is where member i of a pod pool was written, in either the
+// compact list or a member block.
+func MemberPath(podPool string, i int) Path {
+	return Path{"pod_pool", podPool, "members", strconv.Itoa(i)}
+}
 
 // key joins the path with a separator no name can contain, since names
 // may contain dots.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strconv"
 	"strings"
 
 	"poolc.dev/poolc/pools"
@@ -16,7 +15,7 @@ func (v *validator) podPools() {
 	where := map[string]string{}
 	for _, pp := range v.p.PodPools {
 		for i, m := range pp.Members {
-			path := v.memberPath(pp, i)
+			path := pools.MemberPath(pp.Name, i)
 			if other, ok := where[m.Context]; ok {
 				if other == pp.Name {
 					v.errorf("duplicate-member", path, "pod_pool %q: context %q is listed twice", pp.Name, m.Context)
@@ -28,12 +27,6 @@ func (v *validator) podPools() {
 			where[m.Context] = pp.Name
 		}
 	}
-}
-
-// memberPath is where member i of a pod pool was written: its block, or
-// the members attribute for the compact form.
-func (v *validator) memberPath(pp pools.PodPool, i int) pools.Path {
-	return pools.Path{"pod_pool", pp.Name, "member", pp.Members[i].Context}
 }
 
 // listener is something that listens on a port of a host.
@@ -97,7 +90,7 @@ func (v *validator) ports() {
 			add(v.hostOf(m.SSHHost), m.Registry.Port, listener{
 				what: fmt.Sprintf("registry %s (pod_pool %q member %q)", m.Registry.Name, pp.Name, m.Context),
 				key:  "registry " + m.Registry.Name,
-				path: v.memberPath(pp, i),
+				path: pools.MemberPath(pp.Name, i),
 			})
 		}
 	}
@@ -188,5 +181,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-var _ = strconv.Itoa

@@ -68,7 +68,7 @@ func (v *validator) placement(path pools.Path, who string, placement []string, s
 		v.errorf("placement", path, "%s: set placement or selector, not both", who)
 		return
 	case required && len(placement) == 0 && selector == nil:
-		v.errorf("placement", path, "%s has no placement: list candidate nodes (placement = [...]) or match node labels (selector = {...})", who)
+		v.errorf("placement", path, "%s has no placement: list candidate nodes in placement, or match node labels with selector", who)
 		return
 	}
 	seen := map[string]bool{}
@@ -76,7 +76,7 @@ func (v *validator) placement(path pools.Path, who string, placement []string, s
 		at := append(path[:len(path):len(path)], "placement", strconv.Itoa(i))
 		switch {
 		case v.p.Node(n) == nil:
-			v.errorf("unknown-node", at, "%s: placement names node %q, which is not declared%s", who, n, didYouMean(n, v.nodeNames()))
+			v.errorf("unknown-node", at, "%s: placement names node %q, which is not declared%s", who, n, didYouMean(n, v.nodeNames(), placement...))
 		case seen[n]:
 			v.errorf("placement", at, "%s: placement lists node %q twice", who, n)
 		}
@@ -120,7 +120,7 @@ func (v *validator) aliases() {
 				v.errorf("fallback", at, "alias %q: %q must be the last fallback", a.Name, pools.Cloud)
 			case f == pools.Cloud:
 			case v.p.Lane(f) == nil:
-				v.errorf("unknown-lane", at, "alias %q: fallback %q is not a declared lane%s", a.Name, f, didYouMean(f, v.laneNames()))
+				v.errorf("unknown-lane", at, "alias %q: fallback %q is not a declared lane%s", a.Name, f, didYouMean(f, v.laneNames(), append([]string{a.Lane}, a.Fallbacks...)...))
 			case f == a.Lane:
 				v.errorf("fallback", at, "alias %q: fallback %q is the alias's own lane", a.Name, f)
 			case seen[f]:
@@ -139,7 +139,7 @@ func (v *validator) profiles() {
 	}
 	switch {
 	case len(p.Profiles) > 0 && p.ActiveProfile == "":
-		v.errorf("active-profile", nil, "profiles %s are declared but none is active: set active_profile to one of them", strings.Join(names, ", "))
+		v.errorf("active-profile", pools.Path{"profile"}, "profiles %s are declared but none is active: set active_profile to one of them", quoted(names))
 	case len(p.Profiles) == 0 && p.ActiveProfile != "":
 		v.errorf("active-profile", pools.Path{"active_profile"}, "active_profile is %q, but no profile is declared", p.ActiveProfile)
 	case p.ActiveProfile != "" && p.Profile(p.ActiveProfile) == nil:
@@ -148,7 +148,7 @@ func (v *validator) profiles() {
 	for _, pr := range p.Profiles {
 		for i, n := range pr.Cordon {
 			if p.Node(n) == nil {
-				v.errorf("unknown-node", pools.Path{"profile", pr.Name, "cordon", strconv.Itoa(i)}, "profile %q: cordon names node %q, which is not declared%s", pr.Name, n, didYouMean(n, v.nodeNames()))
+				v.errorf("unknown-node", pools.Path{"profile", pr.Name, "cordon", strconv.Itoa(i)}, "profile %q: cordon names node %q, which is not declared%s", pr.Name, n, didYouMean(n, v.nodeNames(), pr.Cordon...))
 			}
 		}
 		for _, o := range pr.Lanes {
@@ -164,9 +164,10 @@ func (v *validator) profiles() {
 }
 
 // didYouMean returns "; did you mean X?" for a near miss, or a short list of
-// what is declared.
-func didYouMean(name string, declared []string) string {
-	if best := suggest.Nearest(name, declared); best != "" {
+// what is declared. It never proposes a name in listed: the names the same
+// list already holds.
+func didYouMean(name string, declared []string, listed ...string) string {
+	if best := suggest.Nearest(name, without(declared, listed)); best != "" {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	switch {
@@ -176,6 +177,26 @@ func didYouMean(name string, declared []string) string {
 		return "; declared: " + strings.Join(declared[:6], ", ") + ", ..."
 	}
 	return "; declared: " + strings.Join(declared, ", ")
+}
+
+// without returns the names not in exclude.
+func without(names, exclude []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !contains(exclude, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// quoted shows names as "a", "b" and "c".
+func quoted(list []string) string {
+	q := make([]string, len(list))
+	for i, n := range list {
+		q[i] = strconv.Quote(n)
+	}
+	return names(q)
 }
 
 func selectorText(sel map[string]string) string {
