@@ -1,6 +1,9 @@
 package pools
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Pool is one fleet: machines, the models and lanes they serve, public
 // aliases, profiles, pod pools, actuator plugins and the state backend.
@@ -169,4 +172,13 @@ type Plugin struct {
 type StateBackend struct {
 	Backend string
 	Path    string
+}
+
+// BudgetText explains the node's budget and which side of the guard sets
+// it: "budget 115.2 GB (128 GB x 0.90)" or "budget 56 GB (64 GB - 8 GB reserve)".
+func (n Node) BudgetText() string {
+	if n.MemoryGB*(1-n.Guard.Ceiling) >= n.Guard.ReserveGB {
+		return "budget " + GB(n.Budget()) + " (" + GB(n.MemoryGB) + " x " + strconv.FormatFloat(n.Guard.Ceiling, 'f', 2, 64) + ")"
+	}
+	return "budget " + GB(n.Budget()) + " (" + GB(n.MemoryGB) + " - " + GB(n.Guard.ReserveGB) + " reserve)"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/pools"
 )
 
@@ -13,7 +14,10 @@ import (
 //   - the keep-warm lanes pinned to a node (it is their only candidate) fit
 //     its budget together;
 //   - every other lane can load beside the keep-warm lanes pinned to at
-//     least one of its candidates.
+//     least one of its candidates;
+//   - with every node up, the placer finds a node for every lane (an
+//     error for a keep-warm lane, a warning for the others, whose aliases
+//     fall back).
 func (v *validator) capacity() {
 	order := []string{v.p.ActiveProfile}
 	for _, pr := range v.p.Profiles {
@@ -26,7 +30,9 @@ func (v *validator) capacity() {
 		if i > 0 && v.p.Profile(profile) == nil {
 			continue
 		}
-		for _, d := range v.capacityUnder(v.p.Under(profile)) {
+		found := v.capacityUnder(v.p.Under(profile))
+		found = append(found, v.unplaceable(profile, found)...)
+		for _, d := range found {
 			if seen[d.Message] {
 				continue
 			}
@@ -77,7 +83,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 		if len(fits[l.Name]) == 0 {
 			parts := make([]string, len(cands))
 			for i, n := range cands {
-				parts[i] = n + " " + budgetText(*v.p.Node(n))
+				parts[i] = n + " " + v.p.Node(n).BudgetText()
 			}
 			out.Errorf("too-large", path, "lane %q needs %s, more than the budget of every node it may run on: %s", l.Name, pools.GB(m.MemoryGB), strings.Join(parts, "; "))
 			continue
@@ -89,7 +95,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 	for _, n := range v.p.Nodes {
 		lanes := pinned[n.Name]
 		if total := v.sum(lanes); total > n.Budget()+epsilon {
-			out.Errorf("over-budget", pools.Path{"node", n.Name}, "%s: keep-warm lanes %s need %s together: %s", n.Name, v.laneList(lanes), pools.GB(total), budgetText(n))
+			out.Errorf("over-budget", pools.Path{"node", n.Name}, "%s: keep-warm lanes %s need %s together: %s", n.Name, v.laneList(lanes), pools.GB(total), n.BudgetText())
 		}
 	}
 	for _, l := range view.Lanes {
@@ -107,7 +113,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 				break
 			}
 			clauses = append(clauses, fmt.Sprintf("%s: beside keep-warm lanes %s: %s, %s pinned, %s free",
-				name, v.laneList(pinned[name]), budgetText(n), pools.GB(held), pools.GB(n.Budget()-held)))
+				name, v.laneList(pinned[name]), n.BudgetText(), pools.GB(held), pools.GB(n.Budget()-held)))
 		}
 		if loadable {
 			continue
@@ -117,6 +123,32 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			continue
 		}
 		out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s (%s, %s) can never load on any of its nodes: %s", l.Name, pools.GB(need), l.Residency, strings.Join(clauses, "; "))
+	}
+	return out
+}
+
+// unplaceable reports the lanes the placer cannot place under a profile
+// with every node up. It stays quiet when the rules above found a problem:
+// theirs is the sharper explanation, and placement follows from it.
+func (v *validator) unplaceable(profile string, explained pools.Diagnostics) pools.Diagnostics {
+	if explained.HasErrors() {
+		return nil
+	}
+	var out pools.Diagnostics
+	for _, u := range place.Place(place.Input{Pool: v.p, Profile: profile}).Unplaced {
+		if len(u.Excluded) == 0 {
+			continue // no candidate at all: a placement finding says so
+		}
+		sev := pools.Warning
+		if u.Residency == pools.KeepWarm {
+			sev = pools.Error
+		}
+		parts := make([]string, len(u.Excluded))
+		for i, e := range u.Excluded {
+			parts[i] = e.Node + " " + e.Why
+		}
+		out = append(out, pools.Diagnostic{Severity: sev, Code: "unplaceable", Path: pools.Path{"lane", u.Lane},
+			Message: fmt.Sprintf("lane %q (%s, %s) cannot be placed: %s", u.Lane, pools.GB(u.MemoryGB), u.Residency, strings.Join(parts, "; "))})
 	}
 	return out
 }
@@ -139,14 +171,6 @@ func (v *validator) laneList(lanes []pools.Lane) string {
 		parts[i] = fmt.Sprintf("%s (%s)", l.Name, pools.GB(v.p.Model(l.Model).MemoryGB))
 	}
 	return names(parts)
-}
-
-// budgetText explains a node's budget: which side of the guard binds.
-func budgetText(n pools.Node) string {
-	if n.MemoryGB*(1-n.Guard.Ceiling) >= n.Guard.ReserveGB {
-		return fmt.Sprintf("budget %s (%s x %.2f)", pools.GB(n.Budget()), pools.GB(n.MemoryGB), n.Guard.Ceiling)
-	}
-	return fmt.Sprintf("budget %s (%s - %s reserve)", pools.GB(n.Budget()), pools.GB(n.MemoryGB), pools.GB(n.Guard.ReserveGB))
 }
 
 func isAre(n int) string {

@@ -154,6 +154,9 @@ pool "spark-lab" {
   profile "pair-taken" {
     # spark-node-01 and spark-node-02 are lent to another team.
     cordon = ["spark-node-01", "spark-node-02"]
+    lane "cognition" {
+      placement = ["mac-studio"] # leave spark-node-03 room for image and video
+    }
     lane "image" {
       residency = "on-demand" # no room to keep it loaded on one node
     }

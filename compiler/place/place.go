@@ -1,0 +1,174 @@
+// Package place assigns lanes to nodes and so computes the desired fleet.
+//
+// Each lane goes to the first candidate node (placement order, or the
+// nodes its selector matches in name order) that is up, not cordoned by
+// the active profile, and has room; keep-warm lanes are placed first, then
+// preferred, then on-demand, each group in name order, so the result is a
+// pure function of its input. Room follows admission: keep-warm and
+// preferred lanes hold their memory, so each must fit beside the lanes of
+// both kinds already placed; an on-demand lane loads by evicting preferred
+// and on-demand lanes, so it must fit beside the keep-warm lanes only.
+package place
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// Input is what placement depends on.
+type Input struct {
+	Pool *pools.Pool
+	// Profile is the profile in force; "" means the pool's active profile.
+	Profile string
+	// Down lists nodes known to be down (from the current state, or assumed
+	// for a what-if).
+	Down map[string]bool
+}
+
+// Result is the desired fleet and how it came to be.
+type Result struct {
+	// Desired is the fleet placement wants. Its Prefetched list holds the
+	// weights its lanes need; the planner adds those already on the nodes.
+	Desired pools.Fleet
+	// Why says, for each placed lane, why it is on its node and not on an
+	// earlier candidate (empty when its first candidate took it).
+	Why map[string][]pools.Exclusion
+	// Unplaced lists lanes no node could take, with every exclusion.
+	Unplaced []pools.Unplaced
+	// Unserved lists aliases with no placed lane and no cloud fallback.
+	Unserved []pools.Unserved
+}
+
+// Place computes the desired fleet.
+func Place(in Input) Result {
+	p := in.Pool
+	profile := in.Profile
+	if profile == "" {
+		profile = p.ActiveProfile
+	}
+	view := p.Under(profile)
+	res := Result{Why: map[string][]pools.Exclusion{}}
+	for _, n := range p.Nodes {
+		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name]})
+	}
+
+	held := map[string]float64{}     // keep-warm and preferred memory per node
+	keepWarm := map[string][]string{} // keep-warm lanes per node, for messages
+	kwHeld := map[string]float64{}
+	lanes := append([]pools.Lane(nil), view.Lanes...)
+	sort.SliceStable(lanes, func(i, j int) bool { return rank(lanes[i].Residency) < rank(lanes[j].Residency) })
+	placed := map[string]string{}
+	prefetched := map[pools.Prefetch]bool{}
+	for _, l := range lanes {
+		m := p.Model(l.Model)
+		if m == nil {
+			continue
+		}
+		var excluded []pools.Exclusion
+		chosen := ""
+		for _, name := range p.Candidates(l) {
+			n := p.Node(name)
+			why := ""
+			switch {
+			case view.Cordoned[name]:
+				why = fmt.Sprintf("is cordoned by profile %s", profile)
+			case in.Down[name]:
+				why = "is down"
+			case l.Residency == pools.OnDemand && kwHeld[name]+m.MemoryGB > n.Budget()+epsilon:
+				why = fmt.Sprintf("has %s free of its %s beside keep-warm lanes %s; needs %s",
+					pools.GB(n.Budget()-kwHeld[name]), n.BudgetText(), andList(keepWarm[name]), pools.GB(m.MemoryGB))
+				if len(keepWarm[name]) == 0 {
+					why = fmt.Sprintf("has a %s; needs %s", n.BudgetText(), pools.GB(m.MemoryGB))
+				}
+			case l.Residency != pools.OnDemand && held[name]+m.MemoryGB > n.Budget()+epsilon:
+				why = fmt.Sprintf("has %s free of its %s; needs %s", pools.GB(n.Budget()-held[name]), n.BudgetText(), pools.GB(m.MemoryGB))
+			}
+			if why != "" {
+				excluded = append(excluded, pools.Exclusion{Node: name, Why: why})
+				continue
+			}
+			chosen = name
+			break
+		}
+		if chosen == "" {
+			res.Unplaced = append(res.Unplaced, pools.Unplaced{Lane: l.Name, Residency: l.Residency, MemoryGB: m.MemoryGB, Excluded: excluded})
+			continue
+		}
+		placed[l.Name] = chosen
+		if len(excluded) > 0 {
+			res.Why[l.Name] = excluded
+		}
+		if l.Residency != pools.OnDemand {
+			held[chosen] += m.MemoryGB
+		}
+		if l.Residency == pools.KeepWarm {
+			kwHeld[chosen] += m.MemoryGB
+			keepWarm[chosen] = append(keepWarm[chosen], l.Name)
+		}
+		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
+			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
+			Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
+		})
+		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, SizeGB: m.SizeGB}); !prefetched[pf] {
+			prefetched[pf] = true
+			res.Desired.Prefetched = append(res.Desired.Prefetched, pf)
+		}
+	}
+	sort.Slice(res.Unplaced, func(i, j int) bool { return res.Unplaced[i].Lane < res.Unplaced[j].Lane })
+
+	for _, a := range p.Aliases {
+		route, ok := routeFor(a, placed)
+		if !ok {
+			res.Unserved = append(res.Unserved, pools.Unserved{Alias: a.Name, Why: fmt.Sprintf("lane %s and its fallbacks are not placed", a.Lane)})
+			continue
+		}
+		res.Desired.Routes = append(res.Desired.Routes, route)
+	}
+	for _, pp := range p.PodPools {
+		for i, m := range pp.Members {
+			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
+				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost,
+				Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image,
+			})
+		}
+	}
+	res.Desired.Normalize()
+	return res
+}
+
+// routeFor routes an alias to its lane, else to the first placed fallback.
+func routeFor(a pools.Alias, placed map[string]string) (pools.Route, bool) {
+	for _, lane := range append([]string{a.Lane}, a.Fallbacks...) {
+		if lane == pools.Cloud {
+			return pools.Route{Alias: a.Name, Lane: pools.Cloud}, true
+		}
+		if node, ok := placed[lane]; ok {
+			return pools.Route{Alias: a.Name, Lane: lane, Node: node}, true
+		}
+	}
+	return pools.Route{}, false
+}
+
+// andList shows names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func rank(r pools.Residency) int {
+	switch r {
+	case pools.KeepWarm:
+		return 0
+	case pools.Preferred:
+		return 1
+	}
+	return 2
+}
+
+// epsilon absorbs float rounding in GB sums.
+const epsilon = 1e-9

@@ -1,0 +1,219 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"poolc.dev/poolc/pools"
+)
+
+// memory adds the edges that keep every node within its budget in every
+// order. Per node, the steps that add reserved memory are split in two:
+// those that fit beside the current lanes even if they all run first (A),
+// and the rest (B). Every B step waits for a set S of steps that free
+// memory, chosen so that once S is done everything fits:
+// base + A + B - S <= budget. Before S is done only A can have run, and
+// base + A <= budget. Steps that free memory without waiting on a new
+// process (residency downgrades, removals) are chosen first.
+func (b *builder) memory() {
+	base := map[string]float64{}
+	for _, l := range b.cur.Lanes {
+		base[l.Node] += l.Reserved()
+	}
+	inc, dec := map[string][]*pools.Step{}, map[string][]*pools.Step{}
+	for _, s := range b.steps {
+		switch d := s.Estimate.MemoryGB; {
+		case s.Node == "" || d == 0:
+		case d > 0:
+			inc[s.Node] = append(inc[s.Node], s)
+		default:
+			dec[s.Node] = append(dec[s.Node], s)
+		}
+	}
+	for _, n := range b.in.Pool.Nodes {
+		ups := inc[n.Name]
+		if len(ups) == 0 || b.des.IsDown(n.Name) {
+			continue
+		}
+		budget := n.Budget()
+		sort.Slice(ups, func(i, j int) bool { return ups[i].ID < ups[j].ID })
+		total, fitsFirst := 0.0, 0
+		for i, s := range ups {
+			total += s.Estimate.MemoryGB
+			if base[n.Name]+total <= budget+epsilon && fitsFirst == i {
+				fitsFirst = i + 1
+			}
+		}
+		if fitsFirst == len(ups) {
+			continue
+		}
+		need := base[n.Name] + total - budget
+		frees := dec[n.Name]
+		sort.Slice(frees, func(i, j int) bool {
+			a, c := frees[i], frees[j]
+			if pa, pc := b.freePreference(a), b.freePreference(c); pa != pc {
+				return pa < pc
+			}
+			if a.Estimate.MemoryGB != c.Estimate.MemoryGB {
+				return a.Estimate.MemoryGB < c.Estimate.MemoryGB // larger frees first
+			}
+			return a.ID < c.ID
+		})
+		var chosen []string
+		freed := 0.0
+		for _, s := range frees {
+			if freed >= need-epsilon {
+				break
+			}
+			chosen = append(chosen, s.ID)
+			freed -= s.Estimate.MemoryGB
+		}
+		for _, s := range ups[fitsFirst:] {
+			dependOn(s, chosen...)
+		}
+	}
+}
+
+// epsilon absorbs float rounding in GB sums.
+const epsilon = 1e-9
+
+// freePreference ranks steps that free memory: residency downgrades, then
+// stops that wait on no new process, then stops of lanes that move.
+func (b *builder) freePreference(s *pools.Step) int {
+	switch {
+	case s.Kind == pools.StepResidency:
+		return 0
+	case b.makeBeforeBreak[laneID(pools.StepDrain, *s.Lane)] == "":
+		return 1
+	}
+	return 2
+}
+
+// cycle returns the IDs of a dependency cycle, or nil when the steps form
+// a DAG.
+func (b *builder) cycle() []string {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var found []string
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		state[id] = open
+		stack = append(stack, id)
+		for _, dep := range b.byID[id].DependsOn {
+			switch state[dep] {
+			case open:
+				i := slices.Index(stack, dep)
+				found = slices.Clone(stack[i:])
+				return true
+			case unseen:
+				if visit(dep) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[id] = done
+		return false
+	}
+	for _, s := range b.steps {
+		if state[s.ID] == unseen && visit(s.ID) {
+			return found
+		}
+	}
+	return nil
+}
+
+// moveIn picks, among the make-before-break edges of a cycle, the lane to
+// break first: the one whose name sorts first.
+func (b *builder) moveIn(cycle []string) string {
+	best := ""
+	for _, id := range cycle {
+		if lane, ok := b.makeBeforeBreak[id]; ok && (best == "" || lane < best) {
+			best = lane
+		}
+	}
+	return best
+}
+
+// finish orders the steps (a topological order, ties broken by kind and
+// ID so equal inputs give byte-equal plans) and computes the fleet after.
+func (b *builder) finish() (*pools.Plan, error) {
+	rank := map[pools.StepKind]int{}
+	for i, k := range pools.StepKinds {
+		rank[k] = i
+	}
+	for _, s := range b.steps {
+		for _, dep := range s.DependsOn {
+			if b.byID[dep] == nil {
+				return nil, fmt.Errorf("plan: step %s depends on unknown step %s", s.ID, dep)
+			}
+		}
+		sort.Strings(s.DependsOn)
+	}
+	waiting := map[string]int{}
+	dependents := map[string][]string{}
+	for _, s := range b.steps {
+		waiting[s.ID] = len(s.DependsOn)
+		for _, dep := range s.DependsOn {
+			dependents[dep] = append(dependents[dep], s.ID)
+		}
+	}
+	less := func(x, y string) bool {
+		a, c := b.byID[x], b.byID[y]
+		if rank[a.Kind] != rank[c.Kind] {
+			return rank[a.Kind] < rank[c.Kind]
+		}
+		return a.ID < c.ID
+	}
+	var ready []string
+	for _, s := range b.steps {
+		if waiting[s.ID] == 0 {
+			ready = append(ready, s.ID)
+		}
+	}
+	plan := &pools.Plan{
+		FormatVersion: pools.PlanFormatVersion, Pool: b.in.Pool.Name, Profile: b.in.Profile,
+		PlannedAt: b.in.Now.UTC(), Steps: []pools.Step{},
+		Interruptions: b.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
+	}
+	for len(ready) > 0 {
+		sort.Slice(ready, func(i, j int) bool { return less(ready[i], ready[j]) })
+		id := ready[0]
+		ready = ready[1:]
+		plan.Steps = append(plan.Steps, *b.byID[id])
+		for _, next := range dependents[id] {
+			if waiting[next]--; waiting[next] == 0 {
+				ready = append(ready, next)
+			}
+		}
+	}
+	if len(plan.Steps) != len(b.steps) {
+		return nil, fmt.Errorf("plan: steps form a cycle")
+	}
+	plan.Before = b.cur.Clone()
+	after := b.cur.Clone()
+	for _, s := range plan.Steps {
+		if err := after.Apply(s); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	after.Nodes = slices.Clone(b.des.Nodes)
+	after.Normalize()
+	plan.After = after
+	if plan.Interruptions == nil {
+		plan.Interruptions = []pools.Interruption{}
+	}
+	if plan.Unplaced == nil {
+		plan.Unplaced = []pools.Unplaced{}
+	}
+	if plan.Unserved == nil {
+		plan.Unserved = []pools.Unserved{}
+	}
+	return plan, nil
+}

@@ -1,0 +1,518 @@
+// Package plan diffs the desired fleet against the current one into a
+// step plan: a DAG of steps that is safe in every order a runner may pick.
+//
+// Diff is a pure function of its Input, the clock included. The rules:
+//   - make-before-break: a lane that moves is prefetched and started on
+//     its new node, its aliases flip to it, and only then is the old
+//     process drained and stopped;
+//   - memory is tracked per node through the DAG: a step that needs memory
+//     a stop or residency downgrade frees depends on enough of those, so
+//     no topological order passes a node's budget;
+//   - where the old process must go first (the gating would make a cycle,
+//     or the lane is replaced on the same node), its aliases move to an
+//     interim (a stable lane of the same model, else a declared fallback)
+//     and back; with no interim the plan reports the interruption;
+//   - a step that fails makes its dependents skip, so an alias is never
+//     flipped to a lane that did not start.
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"poolc.dev/poolc/compiler/place"
+	"poolc.dev/poolc/pools"
+)
+
+// Estimates used for step durations. They are deliberately simple; the
+// simulator models the same quantities in detail.
+const (
+	// PrefetchGBps is the rate weights copy to a node (a 10 GbE link).
+	PrefetchGBps = 1.0
+	// LoadGBps is the rate a model loads from local disk into memory.
+	LoadGBps = 2.0
+	// StartSeconds is a lane's start-up beyond loading its weights.
+	StartSeconds = 5.0
+	// DrainSeconds is how long a drain waits for requests in flight.
+	DrainSeconds = 10.0
+	// StopSeconds is how long stopping a process takes.
+	StopSeconds = 2.0
+	// RouteSeconds is how long a gateway takes to flip an alias.
+	RouteSeconds = 1.0
+	// MemberSeconds is how long setting up or tearing down a member takes.
+	MemberSeconds = 5.0
+	// ImageSyncSeconds is the estimate for copying an image's missing layers.
+	ImageSyncSeconds = 30.0
+)
+
+// Input is everything a plan depends on.
+type Input struct {
+	Pool *pools.Pool
+	// Profile is the profile in force ("" for the pool's active one).
+	Profile string
+	// Placement is the desired fleet and why each lane is where it is.
+	Placement place.Result
+	// Current is the fleet as it is now.
+	Current pools.Fleet
+	// Now stamps the plan.
+	Now time.Time
+}
+
+// Diff computes the plan that takes Current to Placement.Desired.
+func Diff(in Input) (*pools.Plan, error) {
+	if in.Profile == "" {
+		in.Profile = in.Pool.ActiveProfile
+	}
+	cur := in.Current.Clone()
+	des := in.Placement.Desired.Clone()
+	breakFirst := map[string]bool{} // lanes whose old process goes first
+	for {
+		b := newBuilder(in, cur, des, breakFirst)
+		b.build()
+		cycle := b.cycle()
+		if cycle == nil {
+			return b.finish()
+		}
+		lane := b.moveIn(cycle)
+		if lane == "" {
+			return nil, fmt.Errorf("plan: cannot order steps %s without a cycle", strings.Join(cycle, " -> "))
+		}
+		breakFirst[lane] = true
+	}
+}
+
+type builder struct {
+	in         Input
+	cur, des   pools.Fleet
+	breakFirst map[string]bool
+	steps      []*pools.Step
+	byID       map[string]*pools.Step
+	// makeBeforeBreak marks the drain steps that wait for their lane's new
+	// process; they are where a cycle can be broken.
+	makeBeforeBreak map[string]string // drain step ID -> lane
+	interruptions   []pools.Interruption
+	// gone lists processes the plan stops, by lane and node.
+	gone map[[2]string]bool
+}
+
+func newBuilder(in Input, cur, des pools.Fleet, breakFirst map[string]bool) *builder {
+	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst,
+		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[[2]string]bool{}}
+}
+
+func (b *builder) add(s pools.Step) *pools.Step {
+	if have, ok := b.byID[s.ID]; ok {
+		return have
+	}
+	if s.DependsOn == nil {
+		s.DependsOn = []string{}
+	}
+	p := &s
+	b.steps = append(b.steps, p)
+	b.byID[s.ID] = p
+	return p
+}
+
+func dependOn(s *pools.Step, ids ...string) {
+	for _, id := range ids {
+		if id != "" && id != s.ID && !slices.Contains(s.DependsOn, id) {
+			s.DependsOn = append(s.DependsOn, id)
+		}
+	}
+}
+
+func laneID(kind pools.StepKind, l pools.LaneState) string {
+	return fmt.Sprintf("%s:%s@%s", kind, l.Name, l.Node)
+}
+
+func routeID(alias string) string { return "route:" + alias }
+
+func interimID(alias string) string { return "route:" + alias + "~interim" }
+
+// build lays out every step and its ordering edges, memory included.
+func (b *builder) build() {
+	b.prefetches()
+	for _, name := range b.laneNames() {
+		b.lane(name)
+	}
+	b.routes()
+	b.members()
+	b.memory()
+}
+
+func (b *builder) laneNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range []pools.Fleet{b.cur, b.des} {
+		for _, l := range f.Lanes {
+			if !seen[l.Name] {
+				seen[l.Name] = true
+				names = append(names, l.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (b *builder) prefetches() {
+	for _, p := range b.des.Prefetched {
+		if b.cur.HasPrefetched(p.Node, p.Model) {
+			continue
+		}
+		pf := p
+		b.add(pools.Step{
+			ID: prefetchID(p.Model, p.Node), Kind: pools.StepPrefetch,
+			Target: p.Model, Node: p.Node, Prefetch: &pf,
+			Reason:   fmt.Sprintf("because %s on %s", b.lanesOf(p), p.Node),
+			Estimate: pools.Estimate{Seconds: p.SizeGB / PrefetchGBps, TransferGB: p.SizeGB},
+		})
+	}
+}
+
+// lanesOf names the desired lanes that serve a prefetched model on its node.
+func (b *builder) lanesOf(p pools.Prefetch) string {
+	var names []string
+	for _, l := range b.des.Lanes {
+		if l.Node == p.Node && l.Model == p.Model {
+			names = append(names, l.Name)
+		}
+	}
+	if len(names) == 1 {
+		return "lane " + names[0] + " needs its weights"
+	}
+	return "lanes " + strings.Join(names, ", ") + " need their weights"
+}
+
+func sameProcess(a, b pools.LaneState) bool {
+	return a.Model == b.Model && a.Port == b.Port && slices.Equal(a.Args, b.Args)
+}
+
+// lane lays out the steps of one lane: start the desired process where
+// none fits, change residency in place, and drain and stop every other.
+func (b *builder) lane(name string) {
+	var d *pools.LaneState
+	if i := b.des.Instances(name); len(i) > 0 {
+		d = &i[0]
+	}
+	var start *pools.Step
+	var keep *pools.LaneState
+	for _, c := range b.cur.Instances(name) {
+		if d != nil && c.Node == d.Node && sameProcess(c, *d) {
+			c := c
+			keep = &c
+		}
+	}
+	replaced := false
+	if d != nil {
+		switch {
+		case keep == nil:
+			reason := b.startReason(*d)
+			for _, c := range b.cur.Instances(name) {
+				if c.Node == d.Node {
+					replaced = true
+					reason = fmt.Sprintf("because lane %s changes in place: %s", name, processChange(c, *d))
+				}
+			}
+			start = b.startStep(*d, reason)
+		case keep.Residency != d.Residency:
+			from := keep.Residency
+			up := d.Reserved() - keep.Reserved()
+			if !keep.Loaded && d.Residency != pools.OnDemand {
+				up = d.MemoryGB
+			}
+			s := b.add(pools.Step{
+				ID: fmt.Sprintf("residency:%s@%s", name, d.Node), Kind: pools.StepResidency, Target: name, Node: d.Node,
+				Lane: cloneLane(*d), From: from, Reason: b.residencyReason(name, from, d.Residency),
+				Estimate: pools.Estimate{Seconds: 1, MemoryGB: up},
+			})
+			if up > 0 {
+				s.Estimate.Seconds = StartSeconds + b.sizeOf(d.Model)/LoadGBps
+			}
+		case d.Residency != pools.OnDemand && !keep.Loaded:
+			start = b.startStep(*d, fmt.Sprintf("because lane %s is %s but not loaded", name, d.Residency))
+		}
+	}
+	for _, c := range b.cur.Instances(name) {
+		if keep != nil && c.Node == keep.Node {
+			continue
+		}
+		b.retire(c, d, start, replaced && c.Node == d.Node)
+	}
+}
+
+func cloneLane(l pools.LaneState) *pools.LaneState {
+	l.Args = slices.Clone(l.Args)
+	return &l
+}
+
+func (b *builder) sizeOf(model string) float64 {
+	if m := b.in.Pool.Model(model); m != nil {
+		return m.SizeGB
+	}
+	return 0
+}
+
+func (b *builder) startStep(d pools.LaneState, reason string) *pools.Step {
+	s := b.add(pools.Step{
+		ID: laneID(pools.StepStart, d), Kind: pools.StepStart, Target: d.Name, Node: d.Node,
+		Lane: cloneLane(d), Reason: reason,
+		Estimate: pools.Estimate{Seconds: StartSeconds, MemoryGB: d.Reserved()},
+	})
+	if d.Residency != pools.OnDemand {
+		s.Estimate.Seconds += b.sizeOf(d.Model) / LoadGBps
+	}
+	if pf := b.byID[prefetchID(d.Model, d.Node)]; pf != nil {
+		dependOn(s, pf.ID)
+	}
+	return s
+}
+
+func prefetchID(model, node string) string { return fmt.Sprintf("prefetch:%s@%s", model, node) }
+
+// retire drains and stops the process c of a lane whose desired process
+// is d (nil when the lane goes away) started by start (nil when none is).
+func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Step, inPlace bool) {
+	b.gone[[2]string{c.Name, c.Node}] = true
+	reason := b.retireReason(c, d)
+	drain := b.add(pools.Step{
+		ID: laneID(pools.StepDrain, c), Kind: pools.StepDrain, Target: c.Name, Node: c.Node,
+		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: DrainSeconds},
+	})
+	stop := b.add(pools.Step{
+		ID: laneID(pools.StepStop, c), Kind: pools.StepStop, Target: c.Name, Node: c.Node,
+		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: StopSeconds, MemoryGB: -c.Reserved()},
+	})
+	dependOn(stop, drain.ID)
+	if start == nil {
+		return
+	}
+	switch {
+	case inPlace:
+		// The new process takes the old one's place: it starts once the old is gone.
+		dependOn(start, stop.ID)
+		b.breakFirst[c.Name] = true
+	case b.breakFirst[c.Name]:
+		// Break first, but with the weights already in place.
+		if pf := b.byID[prefetchID(start.Lane.Model, start.Lane.Node)]; pf != nil {
+			dependOn(drain, pf.ID)
+		}
+	default:
+		dependOn(drain, start.ID)
+		b.makeBeforeBreak[drain.ID] = c.Name
+	}
+}
+
+// routes lays out a route step for every alias whose route changes, an
+// interim route and back for aliases whose lane must break first, and
+// records the interruptions where no interim exists.
+func (b *builder) routes() {
+	aliases := map[string]bool{}
+	for _, f := range []pools.Fleet{b.cur, b.des} {
+		for _, r := range f.Routes {
+			aliases[r.Alias] = true
+		}
+	}
+	names := make([]string, 0, len(aliases))
+	for a := range aliases {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for _, alias := range names {
+		cr, dr := b.cur.Route(alias), b.des.Route(alias)
+		var interim *pools.Step
+		if cr != nil && b.gone[[2]string{cr.Lane, cr.Node}] && b.breakFirst[cr.Lane] {
+			interim = b.interim(alias, *cr)
+		}
+		changed := cr == nil || dr == nil || *cr != *dr
+		if !changed && interim == nil {
+			continue
+		}
+		target := pools.Route{Alias: alias}
+		if dr != nil {
+			target = *dr
+		}
+		s := b.add(pools.Step{
+			ID: routeID(alias), Kind: pools.StepRoute, Target: alias, Node: target.Node,
+			Route: &target, Reason: b.routeReason(cr, dr), Estimate: pools.Estimate{Seconds: RouteSeconds},
+		})
+		if dr != nil && dr.Lane != pools.Cloud {
+			if st := b.byID[laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node})]; st != nil {
+				dependOn(s, st.ID)
+			}
+		}
+		if interim != nil {
+			dependOn(s, interim.ID)
+		}
+		if cr != nil && b.gone[[2]string{cr.Lane, cr.Node}] {
+			drain := b.byID[laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node})]
+			switch {
+			case interim != nil:
+				dependOn(drain, interim.ID)
+			case b.breakFirst[cr.Lane] && dr != nil && dr.Lane == cr.Lane:
+				b.interrupt(alias, *cr, *dr)
+			default:
+				dependOn(drain, s.ID)
+			}
+		}
+	}
+}
+
+// interim routes an alias, while its lane breaks first, to a lane that
+// stays up through the plan: one serving the same model, else the first
+// such declared fallback (cloud included).
+func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
+	stable := func(name string) *pools.LaneState {
+		for _, l := range b.cur.Instances(name) {
+			if !b.gone[[2]string{l.Name, l.Node}] && b.des.Lane(l.Name, l.Node) != nil {
+				l := l
+				return &l
+			}
+		}
+		return nil
+	}
+	var to *pools.Route
+	var why string
+	for _, l := range b.cur.Lanes {
+		if l.Name != cr.Lane && l.Model == b.modelOf(cr) && stable(l.Name) != nil {
+			to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node}, "it serves the same model"
+			break
+		}
+	}
+	if to == nil {
+		for _, a := range b.in.Pool.Aliases {
+			if a.Name != alias {
+				continue
+			}
+			for _, f := range a.Fallbacks {
+				if f == pools.Cloud {
+					to, why = &pools.Route{Alias: alias, Lane: pools.Cloud}, "it is a declared fallback"
+					break
+				}
+				if l := stable(f); l != nil {
+					to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node}, "it is a declared fallback"
+					break
+				}
+			}
+		}
+	}
+	if to == nil {
+		return nil
+	}
+	return b.add(pools.Step{
+		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Node: to.Node, Route: to,
+		Reason:   fmt.Sprintf("because lane %s must stop before it can start again; %s serves %s meanwhile: %s", cr.Lane, routeText(*to), alias, why),
+		Estimate: pools.Estimate{Seconds: RouteSeconds},
+	})
+}
+
+func (b *builder) modelOf(r pools.Route) string {
+	if l := b.cur.Lane(r.Lane, r.Node); l != nil {
+		return l.Model
+	}
+	return ""
+}
+
+func (b *builder) interrupt(alias string, cr, dr pools.Route) {
+	seconds := DrainSeconds + StopSeconds + StartSeconds
+	if l := b.des.Lane(dr.Lane, dr.Node); l != nil {
+		seconds += b.sizeOf(l.Model) / LoadGBps
+	}
+	b.interruptions = append(b.interruptions, pools.Interruption{
+		Alias: alias, Lane: cr.Lane, Seconds: seconds,
+		Reason: fmt.Sprintf("lane %s must stop on %s before %s can start, and no lane of the same model or declared fallback can serve %s meanwhile", cr.Lane, cr.Node, routeText(dr), alias),
+	})
+}
+
+func routeText(r pools.Route) string {
+	if r.Lane == pools.Cloud || r.Node == "" {
+		return r.Lane
+	}
+	return r.Lane + "@" + r.Node
+}
+
+func (b *builder) members() {
+	keys := map[string]bool{}
+	for _, f := range []pools.Fleet{b.cur, b.des} {
+		for _, m := range f.Members {
+			keys[m.Key()] = true
+		}
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	find := func(f pools.Fleet, key string) *pools.MemberState {
+		for i := range f.Members {
+			if f.Members[i].Key() == key {
+				return &f.Members[i]
+			}
+		}
+		return nil
+	}
+	for _, key := range names {
+		c, d := find(b.cur, key), find(b.des, key)
+		switch {
+		case d == nil:
+			m := *c
+			b.add(pools.Step{ID: "member-remove:" + key, Kind: pools.StepMemberRemove, Target: key, Member: &m,
+				Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
+				Estimate: pools.Estimate{Seconds: MemberSeconds}})
+		case c == nil || *c != *d:
+			m := *d
+			var ensure *pools.Step
+			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || c.Image != d.Image)
+			if c == nil || !sameExceptImage(*c, *d) || d.Registry == "" {
+				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
+					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
+			}
+			if needsSync {
+				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &m,
+					Reason:   fmt.Sprintf("because registry %s of %s needs image %s", d.Registry, d.Context, d.Image),
+					Estimate: pools.Estimate{Seconds: ImageSyncSeconds}})
+				if ensure != nil {
+					dependOn(sync, ensure.ID)
+				}
+			}
+		}
+	}
+}
+
+func sameExceptImage(a, b pools.MemberState) bool {
+	a.Image, b.Image = "", ""
+	return a == b
+}
+
+func memberReason(c *pools.MemberState, d pools.MemberState) string {
+	if c == nil {
+		return fmt.Sprintf("because %s joins pod_pool %s", d.Context, d.PodPool)
+	}
+	var changes []string
+	if c.Capacity != d.Capacity {
+		changes = append(changes, fmt.Sprintf("capacity %d → %d", c.Capacity, d.Capacity))
+	}
+	if c.Registry != d.Registry {
+		changes = append(changes, fmt.Sprintf("registry %s → %s", orNone(c.Registry), orNone(d.Registry)))
+	}
+	if c.Priority != d.Priority {
+		changes = append(changes, fmt.Sprintf("priority %d → %d", c.Priority, d.Priority))
+	}
+	if c.SSHHost != d.SSHHost {
+		changes = append(changes, fmt.Sprintf("ssh host %s → %s", orNone(c.SSHHost), orNone(d.SSHHost)))
+	}
+	if c.Image != d.Image {
+		changes = append(changes, fmt.Sprintf("image %s → %s", orNone(c.Image), orNone(d.Image)))
+	}
+	return fmt.Sprintf("because member %s of pod_pool %s changes: %s", d.Context, d.PodPool, strings.Join(changes, ", "))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

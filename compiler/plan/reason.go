@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// startReason says why a lane's process starts where it does.
+func (b *builder) startReason(d pools.LaneState) string {
+	old := b.cur.Instances(d.Name)
+	if len(old) == 0 {
+		why := b.excludedText(d.Name)
+		if why != "" {
+			return fmt.Sprintf("because lane %s is not running; it goes to %s: %s", d.Name, d.Node, why)
+		}
+		return fmt.Sprintf("because lane %s is not running", d.Name)
+	}
+	return b.moveReason(old[0].Node, d)
+}
+
+// moveReason says why a lane leaves the node it is on for d.Node.
+func (b *builder) moveReason(from string, d pools.LaneState) string {
+	head := fmt.Sprintf("because lane %s moves from %s to %s", d.Name, from, d.Node)
+	for _, e := range b.in.Placement.Why[d.Name] {
+		if e.Node == from {
+			return fmt.Sprintf("%s: %s %s", head, from, e.Why)
+		}
+	}
+	lane := b.in.Pool.Lane(d.Name)
+	if lane != nil {
+		view := b.in.Pool.Under(b.in.Profile)
+		for _, l := range view.Lanes {
+			if l.Name == d.Name && !slices.Contains(b.in.Pool.Candidates(l), from) {
+				return fmt.Sprintf("%s: %s is no longer a candidate in its placement", head, from)
+			}
+		}
+	}
+	return fmt.Sprintf("%s: %s comes first in its placement and has room", head, d.Node)
+}
+
+// retireReason says why a lane's process on c.Node stops.
+func (b *builder) retireReason(c pools.LaneState, d *pools.LaneState) string {
+	switch {
+	case d == nil:
+		for _, u := range b.in.Placement.Unplaced {
+			if u.Lane == c.Name {
+				return fmt.Sprintf("because lane %s cannot be placed: %s", c.Name, exclusionText(u.Excluded))
+			}
+		}
+		return fmt.Sprintf("because lane %s is no longer in the configuration", c.Name)
+	case d.Node == c.Node:
+		return fmt.Sprintf("because lane %s changes in place: %s", c.Name, processChange(c, *d))
+	}
+	return b.moveReason(c.Node, *d)
+}
+
+func (b *builder) excludedText(lane string) string {
+	return exclusionText(b.in.Placement.Why[lane])
+}
+
+func exclusionText(ex []pools.Exclusion) string {
+	parts := make([]string, len(ex))
+	for i, e := range ex {
+		parts[i] = e.Node + " " + e.Why
+	}
+	return strings.Join(parts, "; ")
+}
+
+func processChange(c, d pools.LaneState) string {
+	var parts []string
+	if c.Model != d.Model {
+		parts = append(parts, fmt.Sprintf("model %s → %s", c.Model, d.Model))
+	}
+	if c.Port != d.Port {
+		parts = append(parts, fmt.Sprintf("port %d → %d", c.Port, d.Port))
+	}
+	if !slices.Equal(c.Args, d.Args) {
+		parts = append(parts, fmt.Sprintf("args [%s] → [%s]", strings.Join(c.Args, " "), strings.Join(d.Args, " ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (b *builder) residencyReason(lane string, from, to pools.Residency) string {
+	if pr := b.in.Pool.Profile(b.in.Profile); pr != nil {
+		for _, o := range pr.Lanes {
+			if o.Lane == lane && o.Residency == to {
+				return fmt.Sprintf("because profile %s makes lane %s %s (was %s)", pr.Name, lane, to, from)
+			}
+		}
+	}
+	return fmt.Sprintf("because lane %s is now %s (was %s)", lane, to, from)
+}
+
+func (b *builder) routeReason(cr, dr *pools.Route) string {
+	switch {
+	case dr == nil:
+		for _, u := range b.in.Placement.Unserved {
+			if u.Alias == cr.Alias {
+				return fmt.Sprintf("because alias %s has no lane left: %s", cr.Alias, u.Why)
+			}
+		}
+		return fmt.Sprintf("because alias %s is no longer declared", cr.Alias)
+	case cr == nil:
+		return fmt.Sprintf("because alias %s is not routed yet", dr.Alias)
+	case *cr == *dr:
+		return fmt.Sprintf("because lane %s is back on %s", dr.Lane, dr.Node)
+	case cr.Lane == dr.Lane:
+		return fmt.Sprintf("because lane %s moves from %s to %s", dr.Lane, cr.Node, dr.Node)
+	}
+	return fmt.Sprintf("because alias %s now goes to %s (was %s)", dr.Alias, routeText(*dr), routeText(*cr))
+}

@@ -1,0 +1,114 @@
+package pools
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Apply changes the fleet as a successful step would. It is the reference
+// meaning of each step kind: the planner checks its plans with it, and
+// actuators that stand in for hardware record their effects with it. The
+// fleet must be normalized (sorted); Apply keeps it so.
+func (f *Fleet) Apply(s Step) error {
+	switch s.Kind {
+	case StepPrefetch:
+		i, found := slices.BinarySearchFunc(f.Prefetched, *s.Prefetch, comparePrefetch)
+		if !found {
+			f.Prefetched = slices.Insert(f.Prefetched, i, *s.Prefetch)
+		}
+	case StepStart:
+		l := *s.Lane
+		l.Loaded = l.Residency != OnDemand
+		f.putLane(l)
+	case StepResidency:
+		l := f.Lane(s.Lane.Name, s.Lane.Node)
+		if l == nil {
+			return fmt.Errorf("%s: lane %s is not running on %s", s.ID, s.Lane.Name, s.Lane.Node)
+		}
+		l.Residency = s.Lane.Residency
+		l.Loaded = l.Loaded || l.Residency != OnDemand
+	case StepRoute:
+		i := sort.Search(len(f.Routes), func(i int) bool { return f.Routes[i].Alias >= s.Route.Alias })
+		found := i < len(f.Routes) && f.Routes[i].Alias == s.Route.Alias
+		switch {
+		case s.Route.Lane == "" && found:
+			f.Routes = slices.Delete(f.Routes, i, i+1)
+		case s.Route.Lane == "":
+		case found:
+			f.Routes[i] = *s.Route
+		default:
+			f.Routes = slices.Insert(f.Routes, i, *s.Route)
+		}
+	case StepDrain:
+		if f.Lane(s.Lane.Name, s.Lane.Node) == nil {
+			return fmt.Errorf("%s: lane %s is not running on %s", s.ID, s.Lane.Name, s.Lane.Node)
+		}
+	case StepStop:
+		i := f.laneIndex(s.Lane.Name, s.Lane.Node)
+		if i < len(f.Lanes) && f.Lanes[i].Name == s.Lane.Name && f.Lanes[i].Node == s.Lane.Node {
+			f.Lanes = slices.Delete(f.Lanes, i, i+1)
+		}
+	case StepMemberEnsure, StepImageSync:
+		i, found := f.member(s.Member.Key())
+		if found {
+			f.Members[i] = *s.Member
+		} else {
+			f.Members = slices.Insert(f.Members, i, *s.Member)
+		}
+	case StepMemberRemove:
+		if i, found := f.member(s.Member.Key()); found {
+			f.Members = slices.Delete(f.Members, i, i+1)
+		}
+	default:
+		return fmt.Errorf("%s: unknown step kind %q", s.ID, s.Kind)
+	}
+	return nil
+}
+
+func (f *Fleet) putLane(l LaneState) {
+	i := f.laneIndex(l.Name, l.Node)
+	if i < len(f.Lanes) && f.Lanes[i].Name == l.Name && f.Lanes[i].Node == l.Node {
+		f.Lanes[i] = l
+		return
+	}
+	f.Lanes = slices.Insert(f.Lanes, i, l)
+}
+
+func (f *Fleet) member(key string) (int, bool) {
+	i := sort.Search(len(f.Members), func(i int) bool { return f.Members[i].Key() >= key })
+	return i, i < len(f.Members) && f.Members[i].Key() == key
+}
+
+func comparePrefetch(a, b Prefetch) int {
+	if a.Node != b.Node {
+		if a.Node < b.Node {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Model < b.Model:
+		return -1
+	case a.Model > b.Model:
+		return 1
+	}
+	return 0
+}
+
+// Clone returns a deep copy of the fleet.
+func (f Fleet) Clone() Fleet {
+	c := Fleet{
+		Nodes:      slices.Clone(f.Nodes),
+		Lanes:      make([]LaneState, len(f.Lanes)),
+		Routes:     slices.Clone(f.Routes),
+		Prefetched: slices.Clone(f.Prefetched),
+		Members:    slices.Clone(f.Members),
+	}
+	for i, l := range f.Lanes {
+		l.Args = slices.Clone(l.Args)
+		c.Lanes[i] = l
+	}
+	c.Normalize()
+	return c
+}

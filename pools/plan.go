@@ -1,0 +1,185 @@
+package pools
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PlanFormatVersion is the version of the plan document (JSON output and
+// saved plan files).
+const PlanFormatVersion = 1
+
+// StepKind is the action a step takes. Each kind documents what its step's
+// fields mean; Fleet.Apply is the reference for its effect on state.
+type StepKind string
+
+// The step kinds, in the order a summary lists them.
+const (
+	// StepPrefetch copies Prefetch.Model's weights to Prefetch.Node.
+	StepPrefetch StepKind = "prefetch"
+	// StepStart starts Lane on Lane.Node: loads it when its residency is
+	// keep-warm or preferred, registers it for on-demand loading otherwise.
+	StepStart StepKind = "start"
+	// StepResidency changes Lane's residency from From to Lane.Residency in
+	// place; an upgrade from on-demand loads the model.
+	StepResidency StepKind = "residency"
+	// StepRoute points Route.Alias at Route.Lane (on Route.Node); a nil
+	// Route.Lane ("") removes the alias from the gateway.
+	StepRoute StepKind = "route"
+	// StepDrain stops Lane (on Lane.Node) taking new requests and waits for
+	// the requests in flight.
+	StepDrain StepKind = "drain"
+	// StepStop stops Lane on Lane.Node and frees its memory.
+	StepStop StepKind = "stop"
+	// StepMemberEnsure creates or updates Member's namespace, quota for its
+	// capacity, limit range and registry wiring.
+	StepMemberEnsure StepKind = "member-ensure"
+	// StepImageSync copies Member.Image to Member's registry, missing
+	// layers only.
+	StepImageSync StepKind = "image-sync"
+	// StepMemberRemove tears down what member-ensure set up for Member.
+	StepMemberRemove StepKind = "member-remove"
+)
+
+// StepKinds lists every kind in summary order.
+var StepKinds = []StepKind{StepPrefetch, StepStart, StepResidency, StepRoute, StepDrain, StepStop, StepMemberEnsure, StepImageSync, StepMemberRemove}
+
+// Symbol is the mark a step of this kind gets in a text plan: + adds,
+// ~ changes, - takes away.
+func (k StepKind) Symbol() string {
+	switch k {
+	case StepPrefetch, StepStart, StepMemberEnsure, StepImageSync:
+		return "+"
+	case StepResidency, StepRoute:
+		return "~"
+	}
+	return "-"
+}
+
+// Breaks reports whether the step takes something away from service.
+func (k StepKind) Breaks() bool { return k == StepDrain || k == StepStop || k == StepMemberRemove }
+
+// Step is one action of a plan. ID is unique in the plan and stable for
+// the same inputs; DependsOn lists the IDs that must succeed first. Only
+// the detail field of its Kind is set (see StepKind).
+type Step struct {
+	ID        string       `json:"id"`
+	Kind      StepKind     `json:"kind"`
+	Target    string       `json:"target"`
+	Node      string       `json:"node,omitempty"`
+	DependsOn []string     `json:"depends_on"`
+	Reason    string       `json:"reason"`
+	Estimate  Estimate     `json:"estimate"`
+	Lane      *LaneState   `json:"lane,omitempty"`
+	From      Residency    `json:"from,omitempty"`
+	Route     *Route       `json:"route,omitempty"`
+	Prefetch  *Prefetch    `json:"prefetch,omitempty"`
+	Member    *MemberState `json:"member,omitempty"`
+}
+
+// Estimate is what a step is expected to cost: seconds of work, GB moved
+// over the network, and the change in reserved memory on its node.
+type Estimate struct {
+	Seconds    float64 `json:"seconds"`
+	TransferGB float64 `json:"transfer_gb,omitempty"`
+	MemoryGB   float64 `json:"memory_gb,omitempty"`
+}
+
+// Interruption is a time an alias cannot be served during the plan: its
+// lane must stop before it can start again and there is no interim.
+type Interruption struct {
+	Alias   string  `json:"alias"`
+	Lane    string  `json:"lane"`
+	Seconds float64 `json:"seconds"`
+	Reason  string  `json:"reason"`
+}
+
+// Exclusion says why a candidate node was passed over. Why reads as a
+// predicate of the node: "is cordoned by profile pair-taken", "is down",
+// "has 48.3 GB free of its budget ...; needs 70 GB".
+type Exclusion struct {
+	Node string `json:"node"`
+	Why  string `json:"why"`
+}
+
+// Unplaced is a lane the placer could not put on any node, with every
+// candidate and why it was excluded, as a scheduler's dry run shows it.
+type Unplaced struct {
+	Lane      string      `json:"lane"`
+	Residency Residency   `json:"residency"`
+	MemoryGB  float64     `json:"memory_gb"`
+	Excluded  []Exclusion `json:"excluded"`
+}
+
+// Unserved is an alias with no route at all: neither its lane nor any
+// fallback is placed.
+type Unserved struct {
+	Alias string `json:"alias"`
+	Why   string `json:"why"`
+}
+
+// Plan is the ordered set of steps that takes the current fleet (Before)
+// to the desired one (After), with what it cannot do without interrupting
+// service and what it cannot place.
+type Plan struct {
+	FormatVersion int            `json:"format_version"`
+	Pool          string         `json:"pool"`
+	Profile       string         `json:"profile,omitempty"`
+	PlannedAt     time.Time      `json:"planned_at"`
+	Steps         []Step         `json:"steps"`
+	Interruptions []Interruption `json:"interruptions"`
+	Unplaced      []Unplaced     `json:"unplaced"`
+	Unserved      []Unserved     `json:"unserved"`
+	Before        Fleet          `json:"before"`
+	After         Fleet          `json:"after"`
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return len(p.Steps) == 0 }
+
+// Step returns the step with the ID, or nil.
+func (p *Plan) Step(id string) *Step {
+	for i := range p.Steps {
+		if p.Steps[i].ID == id {
+			return &p.Steps[i]
+		}
+	}
+	return nil
+}
+
+// TransferGB is the total of weights and images the plan copies.
+func (p *Plan) TransferGB() float64 {
+	total := 0.0
+	for _, s := range p.Steps {
+		total += s.Estimate.TransferGB
+	}
+	return total
+}
+
+// Summary is the one-line account of a plan:
+// "Plan: 2 prefetch, 2 start, 3 route, 1 drain, 1 stop · moves 34.4 GB · interruptions: none".
+func (p *Plan) Summary() string {
+	if p.Empty() {
+		return "No changes. The fleet matches the configuration."
+	}
+	counts := map[StepKind]int{}
+	for _, s := range p.Steps {
+		counts[s.Kind]++
+	}
+	var parts []string
+	for _, k := range StepKinds {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	interruptions := "none"
+	if n := len(p.Interruptions); n > 0 {
+		names := make([]string, n)
+		for i, in := range p.Interruptions {
+			names[i] = fmt.Sprintf("%s ~%ss", in.Alias, Num(in.Seconds))
+		}
+		interruptions = strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("Plan: %s · moves %s · interruptions: %s", strings.Join(parts, ", "), GB(p.TransferGB()), interruptions)
+}

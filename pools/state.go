@@ -1,0 +1,283 @@
+package pools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// StateFormatVersion is the version of the state document this poolc
+// reads and writes. A newer document is refused rather than misread.
+const StateFormatVersion = 1
+
+// State is the current state of a pool as poolc last saw it: the fleet,
+// plus the lineage (a random ID fixed when the state is first created) and
+// the serial (incremented on every write). A saved plan records both, so a
+// plan made against another state is refused.
+type State struct {
+	FormatVersion int    `json:"format_version"`
+	Lineage       string `json:"lineage"`
+	Serial        int64  `json:"serial"`
+	Pool          string `json:"pool"`
+	Fleet
+}
+
+// Fleet is what runs: the desired state (from placement) and the current
+// state (from the state store and the actuators' observations) have this
+// one shape, and the planner diffs two of them. Every list is sorted by
+// its key, so equal fleets marshal to equal bytes.
+type Fleet struct {
+	Nodes      []NodeState   `json:"nodes"`
+	Lanes      []LaneState   `json:"lanes"`
+	Routes     []Route       `json:"routes"`
+	Prefetched []Prefetch    `json:"prefetched"`
+	Members    []MemberState `json:"members"`
+}
+
+// NodeState is a node as last observed. Down nodes hold no lanes that
+// count: the placer skips them.
+type NodeState struct {
+	Name string `json:"name"`
+	Down bool   `json:"down,omitempty"`
+}
+
+// LaneState is one lane process on one node. A lane has one process in a
+// desired fleet; while it moves, the current fleet holds two, one per
+// node. Loaded says whether the model is in memory; keep-warm and
+// preferred lanes are loaded, an on-demand lane is registered on its node
+// and loads on first request.
+type LaneState struct {
+	Name      string    `json:"name"`
+	Node      string    `json:"node"`
+	Model     string    `json:"model"`
+	Port      int       `json:"port"`
+	Residency Residency `json:"residency"`
+	Args      []string  `json:"args,omitempty"`
+	MemoryGB  float64   `json:"memory_gb"`
+	Loaded    bool      `json:"loaded"`
+}
+
+// Reserved is the memory, in GB, the lane holds that admission cannot
+// evict: a loaded keep-warm or preferred lane's memory, else 0.
+func (l LaneState) Reserved() float64 {
+	if l.Loaded && l.Residency != OnDemand {
+		return l.MemoryGB
+	}
+	return 0
+}
+
+// Route sends an alias to a lane on a node, or to the hosted fallback
+// (Lane "cloud", no node).
+type Route struct {
+	Alias string `json:"alias"`
+	Lane  string `json:"lane"`
+	Node  string `json:"node,omitempty"`
+}
+
+// Prefetch records that a model's weights are on a node.
+type Prefetch struct {
+	Node   string  `json:"node"`
+	Model  string  `json:"model"`
+	SizeGB float64 `json:"size_gb"`
+}
+
+// MemberState is one cluster of a pod pool as set up: its capacity and
+// registry, and the image its registry holds.
+type MemberState struct {
+	PodPool  string `json:"pod_pool"`
+	Context  string `json:"context"`
+	Priority int    `json:"priority"`
+	SSHHost  string `json:"ssh_host,omitempty"`
+	Capacity int    `json:"capacity"`
+	Registry string `json:"registry,omitempty"`
+	Image    string `json:"image,omitempty"`
+}
+
+// Key identifies the member across pod pools.
+func (m MemberState) Key() string { return m.PodPool + "/" + m.Context }
+
+// Lane returns the process of the named lane on the node, or nil.
+func (f *Fleet) Lane(name, node string) *LaneState {
+	i := f.laneIndex(name, node)
+	if i < len(f.Lanes) && f.Lanes[i].Name == name && f.Lanes[i].Node == node {
+		return &f.Lanes[i]
+	}
+	return nil
+}
+
+// Instances returns the processes of the named lane, on any node.
+func (f *Fleet) Instances(name string) []LaneState {
+	i := f.laneIndex(name, "")
+	j := i
+	for j < len(f.Lanes) && f.Lanes[j].Name == name {
+		j++
+	}
+	return f.Lanes[i:j]
+}
+
+func (f *Fleet) laneIndex(name, node string) int {
+	return sort.Search(len(f.Lanes), func(i int) bool {
+		l := f.Lanes[i]
+		return l.Name > name || (l.Name == name && l.Node >= node)
+	})
+}
+
+// Route returns the route of an alias, or nil.
+func (f *Fleet) Route(alias string) *Route {
+	i := sort.Search(len(f.Routes), func(i int) bool { return f.Routes[i].Alias >= alias })
+	if i < len(f.Routes) && f.Routes[i].Alias == alias {
+		return &f.Routes[i]
+	}
+	return nil
+}
+
+// IsDown reports whether the state knows the node to be down.
+func (f *Fleet) IsDown(node string) bool {
+	for _, n := range f.Nodes {
+		if n.Name == node {
+			return n.Down
+		}
+	}
+	return false
+}
+
+// HasPrefetched reports whether a model's weights are on a node.
+func (f *Fleet) HasPrefetched(node, model string) bool {
+	for _, p := range f.Prefetched {
+		if p.Node == node && p.Model == model {
+			return true
+		}
+	}
+	return false
+}
+
+// Normalize sorts every list by its key and turns nil lists into empty
+// ones, so equal fleets compare and marshal equal.
+func (f *Fleet) Normalize() {
+	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
+	sort.Slice(f.Lanes, func(i, j int) bool {
+		a, b := f.Lanes[i], f.Lanes[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Node < b.Node
+	})
+	sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Alias < f.Routes[j].Alias })
+	sort.Slice(f.Prefetched, func(i, j int) bool {
+		a, b := f.Prefetched[i], f.Prefetched[j]
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		return a.Model < b.Model
+	})
+	sort.Slice(f.Members, func(i, j int) bool { return f.Members[i].Key() < f.Members[j].Key() })
+	if f.Nodes == nil {
+		f.Nodes = []NodeState{}
+	}
+	if f.Lanes == nil {
+		f.Lanes = []LaneState{}
+	}
+	if f.Routes == nil {
+		f.Routes = []Route{}
+	}
+	if f.Prefetched == nil {
+		f.Prefetched = []Prefetch{}
+	}
+	if f.Members == nil {
+		f.Members = []MemberState{}
+	}
+}
+
+// ParseState reads a state document. It refuses documents of a newer
+// format version, and reports a syntax error with its line and column.
+func ParseState(name string, data []byte) (*State, error) {
+	var probe struct {
+		FormatVersion *int `json:"format_version"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonError(name, data, err)
+	}
+	switch {
+	case probe.FormatVersion == nil:
+		return nil, fmt.Errorf("%s: not a poolc state file: it has no format_version", name)
+	case *probe.FormatVersion > StateFormatVersion:
+		return nil, fmt.Errorf("%s: state format_version %d is newer than this poolc reads (%d): upgrade poolc", name, *probe.FormatVersion, StateFormatVersion)
+	case *probe.FormatVersion < 1:
+		return nil, fmt.Errorf("%s: state format_version %d is not valid", name, *probe.FormatVersion)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var s State
+	if err := dec.Decode(&s); err != nil {
+		return nil, jsonError(name, data, err)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s.Normalize()
+	return &s, nil
+}
+
+// check refuses states no poolc would write: duplicate keys, lanes
+// without a node, routes to lanes that do not exist.
+func (s *State) check() error {
+	lanes := map[[2]string]bool{}
+	for _, l := range s.Lanes {
+		if l.Name == "" || l.Node == "" {
+			return fmt.Errorf("lane %q has no name or node", l.Name)
+		}
+		if lanes[[2]string{l.Name, l.Node}] {
+			return fmt.Errorf("lane %q appears twice on node %q", l.Name, l.Node)
+		}
+		lanes[[2]string{l.Name, l.Node}] = true
+	}
+	aliases := map[string]bool{}
+	for _, r := range s.Routes {
+		if aliases[r.Alias] {
+			return fmt.Errorf("alias %q is routed twice", r.Alias)
+		}
+		aliases[r.Alias] = true
+		if r.Lane != Cloud && !lanes[[2]string{r.Lane, r.Node}] {
+			return fmt.Errorf("alias %q routes to lane %q on node %q, which the state does not hold", r.Alias, r.Lane, r.Node)
+		}
+	}
+	return nil
+}
+
+// jsonError adds the line and column of a JSON syntax or type error.
+func jsonError(name string, data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	line, col := 1, 1
+	for _, b := range data[:min(int(off), len(data))] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
+}
+
+// Marshal writes the state as indented JSON, the form the file store keeps.
+func (s *State) Marshal() ([]byte, error) {
+	s.FormatVersion = StateFormatVersion
+	s.Normalize()
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
