@@ -55,7 +55,7 @@ func Place(in Input) Result {
 		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name]})
 	}
 
-	held := map[string]float64{}     // keep-warm and preferred memory per node
+	held := map[string]float64{}      // keep-warm and preferred memory per node
 	keepWarm := map[string][]string{} // keep-warm lanes per node, for messages
 	kwHeld := map[string]float64{}
 	lanes := append([]pools.Lane(nil), view.Lanes...)
