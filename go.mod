@@ -28,4 +28,5 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )

@@ -322,42 +322,59 @@ func (b *builder) routes() {
 	}
 	sort.Strings(names)
 	for _, alias := range names {
-		cr, dr := b.cur.Route(alias), b.des.Route(alias)
-		var interim *pools.Step
-		if cr != nil && b.gone[[2]string{cr.Lane, cr.Node}] && b.breakFirst[cr.Lane] {
-			interim = b.interim(alias, *cr)
-		}
-		changed := cr == nil || dr == nil || *cr != *dr
-		if !changed && interim == nil {
-			continue
-		}
+		b.route(alias, b.cur.Route(alias), b.des.Route(alias))
+	}
+}
+
+// route lays out the steps of one alias moving from route cr to dr (either
+// may be nil).
+func (b *builder) route(alias string, cr, dr *pools.Route) {
+	leaving := cr != nil && b.gone[[2]string{cr.Lane, cr.Node}]
+	changed := cr == nil || dr == nil || *cr != *dr
+	if !changed && !leaving {
+		return
+	}
+	var start *pools.Step // the start the new route waits for, if any
+	if dr != nil && dr.Lane != pools.Cloud {
+		start = b.byID[laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node})]
+	}
+	var interim *pools.Step
+	if leaving && b.breakFirst[cr.Lane] && start != nil {
+		interim = b.interim(alias, *cr)
+	}
+	var s *pools.Step
+	if changed || interim != nil {
 		target := pools.Route{Alias: alias}
 		if dr != nil {
 			target = *dr
 		}
-		s := b.add(pools.Step{
+		s = b.add(pools.Step{
 			ID: routeID(alias), Kind: pools.StepRoute, Target: alias, Node: target.Node,
 			Route: &target, Reason: b.routeReason(cr, dr), Estimate: pools.Estimate{Seconds: RouteSeconds},
 		})
-		if dr != nil && dr.Lane != pools.Cloud {
-			if st := b.byID[laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node})]; st != nil {
-				dependOn(s, st.ID)
-			}
+		if start != nil {
+			dependOn(s, start.ID)
 		}
 		if interim != nil {
 			dependOn(s, interim.ID)
 		}
-		if cr != nil && b.gone[[2]string{cr.Lane, cr.Node}] {
-			drain := b.byID[laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node})]
-			switch {
-			case interim != nil:
-				dependOn(drain, interim.ID)
-			case b.breakFirst[cr.Lane] && dr != nil && dr.Lane == cr.Lane:
-				b.interrupt(alias, *cr, *dr)
-			default:
-				dependOn(drain, s.ID)
-			}
-		}
+	}
+	if !leaving {
+		return
+	}
+	drain := b.byID[laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node})]
+	switch {
+	case interim != nil:
+		dependOn(drain, interim.ID)
+	case !b.breakFirst[cr.Lane]:
+		// Make before break: the old process drains once the alias has moved.
+		dependOn(drain, s.ID)
+		b.makeBeforeBreak[drain.ID] = cr.Lane
+	case start == nil && s != nil:
+		// The new route waits for nothing: flipping first costs nothing.
+		dependOn(drain, s.ID)
+	default:
+		b.interrupt(alias, *cr, *dr)
 	}
 }
 
