@@ -183,3 +183,19 @@ func (p *Plan) Summary() string {
 	}
 	return fmt.Sprintf("Plan: %s · moves %s · interruptions: %s", strings.Join(parts, ", "), GB(p.TransferGB()), interruptions)
 }
+
+// SavedPlanFormatVersion is the version of saved plan files.
+const SavedPlanFormatVersion = 1
+
+// SavedPlan is a plan written to a file by `poolc plan --out`, bound to
+// what it was made from: a saved plan is refused when the configuration's
+// hash, or the state's lineage or serial, no longer match.
+type SavedPlan struct {
+	FormatVersion int      `json:"format_version"`
+	PoolcVersion  string   `json:"poolc_version"`
+	ConfigHash    string   `json:"config_hash"`
+	ConfigFiles   []string `json:"config_files"`
+	StateLineage  string   `json:"state_lineage"`
+	StateSerial   int64    `json:"state_serial"`
+	Plan          *Plan    `json:"plan"`
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/pools"
+)
+
+// ExitChanges is what plan --detailed-exitcode returns when the plan has
+// changes.
+const ExitChanges = 2
+
+// now is the clock plans are stamped with. SOURCE_DATE_EPOCH (seconds
+// since 1970), the reproducible-builds convention, pins it so that the same
+// inputs give byte-identical output.
+func now() time.Time {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return time.Unix(sec, 0).UTC()
+		}
+	}
+	return time.Now().UTC()
+}
+
+func init() {
+	register(&command{
+		name:    "plan",
+		args:    "[PATH...]",
+		summary: "show the steps that take the fleet to the configuration",
+		help: `Loads and validates the pool, reads the current state, places every lane
+on the first live, uncordoned candidate node with room, and prints the
+ordered, make-before-break step plan that takes the fleet there: each step
+with its reason and the steps it waits for, the lanes that cannot be
+placed, interruptions, and a diff of the state before and after.
+
+The current state comes from the pool's state file (state { path = ... },
+beside the first configuration file; --state to choose another). No state
+file means an empty fleet: the plan is a full bring-up. With --base the
+plan goes from the configuration at --base to this one instead, with no
+state at all: what a pull request changes.
+
+Examples:
+  poolc plan examples/spark-lab
+  poolc plan --base ../main/pools pools/ --format markdown > comment.md
+  poolc plan --assume-down spark-node-01 pools/     # what if it dies?
+  poolc plan --out plan.json pools/ && poolc show plan.json
+
+Exit codes: 0 success, 1 an error or an invalid configuration; with
+--detailed-exitcode 0 no changes, 1 error, 2 changes.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			statePath := fs.String("state", "", "state file to plan from (default: the pool's own)")
+			base := fs.StringArray("base", nil, "plan from the configuration at this path instead of from the state (repeatable)")
+			assumeDown := fs.StringArray("assume-down", nil, "treat this node as down (repeatable)")
+			out := fs.String("out", "", "also save the plan to this file, for poolc show and apply")
+			format := fs.String("format", "text", "output format: text, json or markdown")
+			detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
+			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
+			return func(args []string, io Stdio) int {
+				if err := checkFormat(*format); err != nil {
+					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+					return ExitError
+				}
+				req := compiler.PlanRequest{Paths: args, StatePath: *statePath, AssumeDown: *assumeDown, Now: now()}
+				if len(*base) > 0 {
+					req.BasePaths = *base
+				}
+				outcome, diags, err := compiler.Plan(req)
+				if diags.HasErrors() || err != nil {
+					writeDiagnostics(io, diags)
+					if err != nil {
+						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+					}
+					return ExitError
+				}
+				writeDiagnostics(io, diags) // warnings
+				if *out != "" {
+					if err := savePlan(*out, outcome); err != nil {
+						fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
+						return ExitError
+					}
+				}
+				if err := writePlan(io, outcome.Plan, *format, useColor(io.Out, *noColor)); err != nil {
+					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+					return ExitError
+				}
+				if *detailed && !outcome.Plan.Empty() {
+					return ExitChanges
+				}
+				return ExitOK
+			}
+		},
+	})
+	register(&command{
+		name:    "show",
+		args:    "PLANFILE",
+		summary: "render a saved plan",
+		help: `Renders a plan saved by 'poolc plan --out' in any format, for example to
+post the plan a CI job made as a pull-request comment.
+
+Examples:
+  poolc show plan.json
+  poolc show --format markdown plan.json
+
+Exit codes: 0 success, 1 the file is not a readable plan.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			format := fs.String("format", "text", "output format: text, json or markdown")
+			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
+			return func(args []string, io Stdio) int {
+				if len(args) != 1 {
+					fmt.Fprintf(io.Err, "poolc show: want one PLANFILE, got %d arguments\nRun 'poolc show --help' for usage.\n", len(args))
+					return ExitError
+				}
+				if err := checkFormat(*format); err != nil {
+					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
+					return ExitError
+				}
+				saved, err := readSavedPlan(args[0])
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
+					return ExitError
+				}
+				if err := writePlan(io, saved.Plan, *format, useColor(io.Out, *noColor)); err != nil {
+					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
+					return ExitError
+				}
+				return ExitOK
+			}
+		},
+	})
+}
+
+func checkFormat(format string) error {
+	switch format {
+	case "text", "json", "markdown":
+		return nil
+	}
+	return fmt.Errorf("unknown --format %q: want text, json or markdown", format)
+}
+
+func writePlan(io Stdio, p *pools.Plan, format string, color bool) error {
+	switch format {
+	case "json":
+		return render.JSON(io.Out, p, Version())
+	case "markdown":
+		render.Markdown(io.Out, p)
+		return nil
+	}
+	render.Text(io.Out, p, render.TextOptions{Color: color})
+	return nil
+}
+
+// useColor reports whether text output gets colors: only on a terminal,
+// and never with --no-color or NO_COLOR set.
+func useColor(w io.Writer, noColor bool) bool {
+	if noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func savePlan(path string, o *compiler.PlanOutcome) error {
+	saved := pools.SavedPlan{
+		FormatVersion: pools.SavedPlanFormatVersion, PoolcVersion: Version(),
+		ConfigHash: o.Config.Hash, ConfigFiles: o.Config.Files,
+		StateLineage: o.State.Lineage, StateSerial: o.State.Serial, Plan: o.Plan,
+	}
+	data, err := json.MarshalIndent(saved, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
+}
+
+func readSavedPlan(path string) (*pools.SavedPlan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var saved pools.SavedPlan
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return nil, fmt.Errorf("%s is not a saved plan: %v", path, err)
+	}
+	switch {
+	case saved.FormatVersion > pools.SavedPlanFormatVersion:
+		return nil, fmt.Errorf("%s: saved plan format_version %d is newer than this poolc reads (%d): upgrade poolc", path, saved.FormatVersion, pools.SavedPlanFormatVersion)
+	case saved.FormatVersion < 1 || saved.Plan == nil:
+		return nil, fmt.Errorf("%s is not a saved plan: no format_version or plan", path)
+	}
+	return &saved, nil
+}

@@ -1,0 +1,159 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"poolc.dev/poolc/pools"
+)
+
+// StateText is the canonical text of a fleet: one line per node, lane
+// process, route, weights file and pod-pool member, in a fixed order, so
+// two fleets differ in text exactly where they differ in substance.
+func StateText(f pools.Fleet) string {
+	var b strings.Builder
+	for _, n := range f.Nodes {
+		fmt.Fprintf(&b, "node %s", n.Name)
+		if n.Down {
+			b.WriteString(" down")
+		}
+		b.WriteByte('\n')
+	}
+	for _, l := range f.Lanes {
+		state := "registered"
+		if l.Loaded {
+			state = "loaded"
+		}
+		fmt.Fprintf(&b, "lane %s@%s model=%s port=%d %s %s %s", l.Name, l.Node, l.Model, l.Port, l.Residency, pools.GB(l.MemoryGB), state)
+		if len(l.Args) > 0 {
+			fmt.Fprintf(&b, " args=%q", strings.Join(l.Args, " "))
+		}
+		b.WriteByte('\n')
+	}
+	for _, r := range f.Routes {
+		fmt.Fprintf(&b, "route %s -> %s\n", r.Alias, routeText(r))
+	}
+	for _, p := range f.Prefetched {
+		fmt.Fprintf(&b, "weights %s@%s %s\n", p.Model, p.Node, pools.GB(p.SizeGB))
+	}
+	for _, m := range f.Members {
+		fmt.Fprintf(&b, "member %s priority=%d capacity=%d", m.Key(), m.Priority, m.Capacity)
+		if m.SSHHost != "" {
+			fmt.Fprintf(&b, " ssh=%s", m.SSHHost)
+		}
+		if m.Registry != "" {
+			fmt.Fprintf(&b, " registry=%s", m.Registry)
+		}
+		if m.Image != "" {
+			fmt.Fprintf(&b, " image=%s", m.Image)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func routeText(r pools.Route) string {
+	if r.Node == "" {
+		return r.Lane
+	}
+	return r.Lane + "@" + r.Node
+}
+
+// UnifiedDiff returns a unified diff of two texts with three lines of
+// context, headed "--- from" and "+++ to", or "" when they are equal.
+func UnifiedDiff(from, to, a, b string) string {
+	if a == b {
+		return ""
+	}
+	dmp := diffmatchpatch.New()
+	ca, cb, lines := dmp.DiffLinesToChars(a, b)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+
+	type line struct {
+		op   byte // ' ', '-', '+'
+		text string
+	}
+	var all []line
+	for _, d := range diffs {
+		op := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = '-'
+		case diffmatchpatch.DiffInsert:
+			op = '+'
+		}
+		for _, t := range strings.SplitAfter(d.Text, "\n") {
+			if t != "" {
+				all = append(all, line{op, strings.TrimSuffix(t, "\n")})
+			}
+		}
+	}
+	const context = 3
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+	aLine, bLine := 1, 1 // line numbers at all[i]
+	for i := 0; i < len(all); {
+		if all[i].op == ' ' {
+			aLine++
+			bLine++
+			i++
+			continue
+		}
+		// A hunk: back up to context lines before the change, then extend
+		// while changes are less than 2*context lines apart.
+		start := max(0, i-context)
+		for j := start; j < i; j++ {
+			aLine--
+			bLine--
+		}
+		end := i
+		for end < len(all) {
+			if all[end].op != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(all) && all[run].op == ' ' {
+				run++
+			}
+			if run == len(all) || run-end > 2*context {
+				end = min(len(all), end+context)
+				break
+			}
+			end = run
+		}
+		aCount, bCount := 0, 0
+		for _, l := range all[start:end] {
+			if l.op != '+' {
+				aCount++
+			}
+			if l.op != '-' {
+				bCount++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aLine, aCount), hunkRange(bLine, bCount))
+		for _, l := range all[start:end] {
+			out.WriteByte(l.op)
+			out.WriteString(l.text)
+			out.WriteByte('\n')
+		}
+		aLine += aCount
+		bLine += bCount
+		i = end
+	}
+	return out.String()
+}
+
+// hunkRange writes a hunk's start,count as unified diffs do: an empty
+// range starts one line before.
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start-1)
+	case 1:
+		return fmt.Sprintf("%d", start)
+	}
+	return fmt.Sprintf("%d,%d", start, count)
+}

@@ -1,0 +1,95 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// TextOptions shape the text rendering.
+type TextOptions struct {
+	// Color adds ANSI colors: green for steps that add, yellow for steps
+	// that change, red for steps that take away.
+	Color bool
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiRed    = "\x1b[31m"
+	ansiDim    = "\x1b[2m"
+)
+
+// Text writes the plan for people: the steps in order with their symbol,
+// reason and dependencies, then interruptions, lanes that cannot be
+// placed, unserved aliases, the state diff, and the summary line last.
+func Text(w io.Writer, p *pools.Plan, opt TextOptions) {
+	paint := func(code, s string) string {
+		if !opt.Color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	header := fmt.Sprintf("Plan for pool %s", p.Pool)
+	if p.Profile != "" {
+		header += fmt.Sprintf(" (profile %s)", p.Profile)
+	}
+	fmt.Fprintln(w, paint(ansiBold, header))
+	if !p.Empty() {
+		fmt.Fprintln(w)
+		for _, s := range p.Steps {
+			sym := s.Kind.Symbol()
+			color := ansiGreen
+			switch sym {
+			case "~":
+				color = ansiYellow
+			case "-":
+				color = ansiRed
+			}
+			fmt.Fprintf(w, "  %s %s\n", paint(color, sym), Title(p, s))
+			fmt.Fprintf(w, "      %s\n", s.Reason)
+			if len(s.DependsOn) > 0 {
+				fmt.Fprintf(w, "      %s\n", paint(ansiDim, "after "+strings.Join(s.DependsOn, ", ")))
+			}
+		}
+	}
+	if len(p.Interruptions) > 0 {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold+ansiRed, "Interruptions (apply refuses them without --allow-interruption):"))
+		for _, in := range p.Interruptions {
+			fmt.Fprintf(w, "  ! %s unserved for about %ss: %s\n", in.Alias, pools.Num(in.Seconds), in.Reason)
+		}
+	}
+	if len(p.Unplaced) > 0 {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold, "Cannot place:"))
+		for _, u := range p.Unplaced {
+			for _, l := range Unplaced(u) {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
+	}
+	if len(p.Unserved) > 0 {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold, "Unserved aliases:"))
+		for _, u := range p.Unserved {
+			fmt.Fprintf(w, "  %s: %s\n", u.Alias, u.Why)
+		}
+	}
+	if d := UnifiedDiff("current", "planned", StateText(p.Before), StateText(p.After)); d != "" {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold, "State diff:"))
+		for _, line := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+			switch {
+			case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "@@"):
+				line = paint(ansiDim, line)
+			case strings.HasPrefix(line, "+"):
+				line = paint(ansiGreen, line)
+			case strings.HasPrefix(line, "-"):
+				line = paint(ansiRed, line)
+			}
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", paint(ansiBold, p.Summary()))
+}
