@@ -253,7 +253,7 @@ func jsonError(name string, data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off = se.Offset - 1 // the offset is just past the offending byte
 	case errors.As(err, &te):
 		off = te.Offset
 	}
