@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"sort"
@@ -144,10 +145,6 @@ func (b *builder) moveIn(cycle []string) string {
 // finish orders the steps (a topological order, ties broken by kind and
 // ID so equal inputs give byte-equal plans) and computes the fleet after.
 func (b *builder) finish() (*pools.Plan, error) {
-	rank := map[pools.StepKind]int{}
-	for i, k := range pools.StepKinds {
-		rank[k] = i
-	}
 	for _, s := range b.steps {
 		for _, dep := range s.DependsOn {
 			if b.byID[dep] == nil {
@@ -164,17 +161,14 @@ func (b *builder) finish() (*pools.Plan, error) {
 			dependents[dep] = append(dependents[dep], s.ID)
 		}
 	}
-	less := func(x, y string) bool {
-		a, c := b.byID[x], b.byID[y]
-		if rank[a.Kind] != rank[c.Kind] {
-			return rank[a.Kind] < rank[c.Kind]
-		}
-		return a.ID < c.ID
+	rank := map[pools.StepKind]int{}
+	for i, k := range pools.StepKinds {
+		rank[k] = i
 	}
-	var ready []string
+	ready := &readyQueue{rank: rank}
 	for _, s := range b.steps {
 		if waiting[s.ID] == 0 {
-			ready = append(ready, s.ID)
+			heap.Push(ready, s)
 		}
 	}
 	plan := &pools.Plan{
@@ -182,14 +176,12 @@ func (b *builder) finish() (*pools.Plan, error) {
 		PlannedAt: b.in.Now.UTC(), Steps: []pools.Step{},
 		Interruptions: b.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
 	}
-	for len(ready) > 0 {
-		sort.Slice(ready, func(i, j int) bool { return less(ready[i], ready[j]) })
-		id := ready[0]
-		ready = ready[1:]
-		plan.Steps = append(plan.Steps, *b.byID[id])
-		for _, next := range dependents[id] {
+	for ready.Len() > 0 {
+		s := heap.Pop(ready).(*pools.Step)
+		plan.Steps = append(plan.Steps, *s)
+		for _, next := range dependents[s.ID] {
 			if waiting[next]--; waiting[next] == 0 {
-				ready = append(ready, next)
+				heap.Push(ready, b.byID[next])
 			}
 		}
 	}
@@ -216,4 +208,27 @@ func (b *builder) finish() (*pools.Plan, error) {
 		plan.Unserved = []pools.Unserved{}
 	}
 	return plan, nil
+}
+
+// readyQueue holds the steps whose dependencies are done, the next to
+// take first: by kind in summary order, then by ID.
+type readyQueue struct {
+	rank  map[pools.StepKind]int
+	steps []*pools.Step
+}
+
+func (q *readyQueue) Len() int { return len(q.steps) }
+func (q *readyQueue) Less(i, j int) bool {
+	a, c := q.steps[i], q.steps[j]
+	if q.rank[a.Kind] != q.rank[c.Kind] {
+		return q.rank[a.Kind] < q.rank[c.Kind]
+	}
+	return a.ID < c.ID
+}
+func (q *readyQueue) Swap(i, j int) { q.steps[i], q.steps[j] = q.steps[j], q.steps[i] }
+func (q *readyQueue) Push(x any)    { q.steps = append(q.steps, x.(*pools.Step)) }
+func (q *readyQueue) Pop() any {
+	last := q.steps[len(q.steps)-1]
+	q.steps = q.steps[:len(q.steps)-1]
+	return last
 }
