@@ -1,0 +1,153 @@
+// Package sdk is what a third party needs to write a poolc actuator plugin
+// in Go: implement Actuator and call Serve from main.
+//
+//	type webhook struct{ ... }
+//
+//	func (w *webhook) Describe(ctx context.Context, req sdk.DescribeRequest) sdk.DescribeResponse { ... }
+//	func (w *webhook) Configure(ctx context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse { ... }
+//	func (w *webhook) Observe(ctx context.Context, req sdk.ObserveRequest) sdk.ObserveResponse { ... }
+//	func (w *webhook) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse { ... }
+//
+//	func main() { sdk.Serve(&webhook{}) }
+//
+// Every call takes a context and a request struct and returns a response
+// struct with diagnostics, so fields can be added without breaking a
+// signature. The wire protocol (gRPC, served with go-plugin) is described
+// in docs/PLUGINS.md for plugins in other languages.
+package sdk
+
+import (
+	"context"
+
+	"poolc.dev/poolc/pools"
+)
+
+// ProtocolVersion is the version of the actuator protocol. It changes only
+// on breaking changes; poolc refuses a plugin that speaks another.
+const ProtocolVersion = 1
+
+// Actuator observes and changes the part of a fleet it manages, one step
+// at a time, for the step kinds it declares.
+type Actuator interface {
+	// Describe says who the plugin is and what it handles. It is called
+	// before Configure and must not depend on configuration.
+	Describe(ctx context.Context, req DescribeRequest) DescribeResponse
+	// Configure hands the plugin its configuration (the config block of
+	// its plugin declaration).
+	Configure(ctx context.Context, req ConfigureRequest) ConfigureResponse
+	// Observe returns the current state of what the plugin manages, so
+	// poolc plans from the world as it is.
+	Observe(ctx context.Context, req ObserveRequest) ObserveResponse
+	// Apply carries out one step, reporting progress as it goes. It must
+	// return when ctx is cancelled, undoing what it can.
+	Apply(ctx context.Context, req ApplyRequest, progress ProgressFunc) ApplyResponse
+}
+
+// Step and Fleet are poolc's own types: a step of a plan and the state of
+// a fleet, with the JSON forms documented in docs/PLUGINS.md.
+type (
+	Step     = pools.Step
+	StepKind = pools.StepKind
+	Fleet    = pools.Fleet
+)
+
+// Severity says whether a diagnostic is an error or a warning.
+type Severity int
+
+// The severities.
+const (
+	Error Severity = iota
+	Warning
+)
+
+// Diagnostic is a finding of the plugin. Path, when set, names an
+// attribute of the plugin's config block (["url"], ["headers", "x"]), and
+// poolc shows the file:line:col where it was written.
+type Diagnostic struct {
+	Severity Severity
+	Summary  string
+	Detail   string
+	Path     []string
+}
+
+// Diagnostics is a list of findings.
+type Diagnostics []Diagnostic
+
+// HasErrors reports whether any diagnostic is an error.
+func (ds Diagnostics) HasErrors() bool {
+	for _, d := range ds {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Errorf returns diagnostics holding one error.
+func Errorf(path []string, summary string) Diagnostics {
+	return Diagnostics{{Severity: Error, Summary: summary, Path: path}}
+}
+
+// DescribeRequest asks a plugin to describe itself.
+type DescribeRequest struct{}
+
+// DescribeResponse says who the plugin is: its name and version, the step
+// kinds it handles, and the CUE schema of its config block, if any.
+type DescribeResponse struct {
+	Name         string
+	Version      string
+	StepKinds    []StepKind
+	ConfigSchema string
+	Diagnostics  Diagnostics
+}
+
+// ConfigureRequest carries the plugin's configuration: the pool's name, the
+// config block as JSON, and the directory of the pool's first file, for
+// resolving relative paths.
+type ConfigureRequest struct {
+	Pool       string
+	ConfigJSON []byte
+	WorkDir    string
+}
+
+// ConfigureResponse reports problems with the configuration.
+type ConfigureResponse struct {
+	Diagnostics Diagnostics
+}
+
+// ObserveRequest asks for the current state.
+type ObserveRequest struct{}
+
+// ObserveResponse is what the plugin sees. Managed lists the parts of the
+// fleet the plugin is the authority on ("lanes", "routes", "prefetched",
+// "members", "nodes"); poolc takes those lists from Fleet and leaves the
+// rest of its state as it is.
+type ObserveResponse struct {
+	Fleet       Fleet
+	Managed     []string
+	Diagnostics Diagnostics
+}
+
+// ApplyRequest asks for one step.
+type ApplyRequest struct {
+	Step Step
+}
+
+// Progress is a progress report of a step: a message and, when known, the
+// fraction done (0..1, or -1 for unknown).
+type Progress struct {
+	Message  string
+	Fraction float64
+}
+
+// ProgressFunc receives progress reports; it may be called from any
+// goroutine while Apply runs.
+type ProgressFunc func(Progress)
+
+// ApplyResponse is the outcome of a step: success when Diagnostics has no
+// error. Retryable marks a failure worth trying again (a timeout, a busy
+// peer), not a wrong request.
+type ApplyResponse struct {
+	Retryable   bool
+	Diagnostics Diagnostics
+}
