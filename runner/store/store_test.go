@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/pools"
+)
+
+func TestWriteGivesALineageAndCountsSerials(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "poolc.state.json"))
+	st, err := f.Read()
+	if err != nil || st.Serial != 0 || st.Lineage != "" {
+		t.Fatalf("empty state = %+v, %v", st, err)
+	}
+	st.Pool = "lab"
+	st.Lanes = []pools.LaneState{{Name: "chat", Node: "a", Model: "m", Port: 1, Residency: pools.KeepWarm, MemoryGB: 3, Loaded: true}}
+	if err := f.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	lineage := st.Lineage
+	if err := f.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Serial != 2 || got.Lineage != lineage || len(lineage) != 36 || !reflect.DeepEqual(got.Lanes, st.Lanes) {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+func TestASecondLockFailsWithTheHoldersInfo(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	first, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = f.Lock(ctx, NewLockInfo("apply", "test"), nil)
+	var locked *LockedError
+	if !errors.As(err, &locked) || locked.Info.ID != first.Info.ID {
+		t.Fatalf("second lock: %v", err)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Errorf("gave up after %v, before the lock timeout", waited)
+	}
+	for _, want := range []string{first.Info.ID, "poolc force-unlock", "for apply"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	// Released, the lock can be taken again.
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestALockWaitsForItsHolder(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	first, _ := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		first.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := f.Lock(ctx, NewLockInfo("apply", "test"), nil); err != nil {
+		t.Fatalf("waiting for the lock: %v", err)
+	}
+}
+
+func TestALockOfADeadProcessIsTakenOver(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := NewLockInfo("apply", "test")
+	dead.PID = cmd.Process.Pid
+	if _, err := f.Lock(context.Background(), dead, nil); err != nil {
+		t.Fatal(err)
+	}
+	var told LockInfo
+	if _, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), func(i LockInfo) { told = i }); err != nil {
+		t.Fatalf("stale lock not taken over: %v", err)
+	}
+	if told.ID != dead.ID {
+		t.Errorf("not told about the stale lock")
+	}
+}
+
+func TestForceUnlockNeedsTheLockID(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	l, _ := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err := f.ForceUnlock("wrong"); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("force-unlock with a wrong ID: %v", err)
+	}
+	if err := f.ForceUnlock(l.Info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f.LockPath()); !os.IsNotExist(err) {
+		t.Fatal("lock file still there")
+	}
+	if err := f.ForceUnlock(l.Info.ID); err == nil || !strings.Contains(err.Error(), "not locked") {
+		t.Fatalf("force-unlock without a lock: %v", err)
+	}
+}
+
+func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	if last, err := f.LastApply(); last != nil || err != nil {
+		t.Fatalf("no journal: %v %v", last, err)
+	}
+	j, err := f.StartJournal("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Add(StepStarted, "start:x@n", "")
+	j.Add(StepStarted, "start:y@n", "")
+	j.Add(StepFinished, "start:x@n", "")
+	// Killed here: no end record, and a torn line.
+	fh, _ := os.OpenFile(f.JournalPath(), os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(`{"time": "2026-`)
+	fh.Close()
+	last, err := f.LastApply()
+	if err != nil || last == nil || last.Apply != "a1" || !reflect.DeepEqual(last.InFlight, []string{"start:y@n"}) {
+		t.Fatalf("last apply = %+v, %v", last, err)
+	}
+	j2, _ := f.StartJournal("a2")
+	j2.Add(StepStarted, "stop:x@n", "")
+	j2.Add(StepFinished, "stop:x@n", "")
+	j2.End("done")
+	if last, err := f.LastApply(); last != nil || err != nil {
+		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
+	}
+}
