@@ -1,0 +1,197 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
+)
+
+// fake is an in-process actuator whose behaviour per step ID the test sets.
+type fake struct {
+	mu        sync.Mutex
+	calls     map[string]int
+	inFlight  atomic.Int32
+	maxFlight atomic.Int32
+	behave    func(id string, call int, ctx context.Context) sdk.ApplyResponse
+}
+
+func (f *fake) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
+	return sdk.DescribeResponse{Name: "fake", Version: "1", StepKinds: pools.StepKinds}
+}
+func (f *fake) Configure(context.Context, sdk.ConfigureRequest) sdk.ConfigureResponse {
+	return sdk.ConfigureResponse{}
+}
+func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
+	return sdk.ObserveResponse{}
+}
+func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		m := f.maxFlight.Load()
+		if n <= m || f.maxFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[req.Step.ID]++
+	call := f.calls[req.Step.ID]
+	f.mu.Unlock()
+	progress(sdk.Progress{Message: "working", Fraction: 0.5})
+	if f.behave != nil {
+		return f.behave(req.Step.ID, call, ctx)
+	}
+	return sdk.ApplyResponse{}
+}
+
+func (f *fake) For(pools.StepKind) (sdk.Actuator, string, bool) { return f, "fake", true }
+
+type memRecorder struct {
+	mu      sync.Mutex
+	writes  int
+	last    *pools.State
+	journal []string
+}
+
+func (m *memRecorder) WriteState(st *pools.State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	m.last = st
+	return nil
+}
+
+func (m *memRecorder) Journal(ev JournalEvent, step, msg string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.journal = append(m.journal, string(ev)+" "+step)
+}
+
+// routes builds a plan of route steps; deps maps a step index to the
+// indices it depends on.
+func routes(n int, deps map[int][]int) *pools.Plan {
+	p := &pools.Plan{}
+	for i := range n {
+		s := pools.Step{ID: fmt.Sprintf("route:a%d", i), Kind: pools.StepRoute, Route: &pools.Route{Alias: fmt.Sprintf("a%d", i), Lane: pools.Cloud}, DependsOn: []string{}}
+		for _, d := range deps[i] {
+			s.DependsOn = append(s.DependsOn, fmt.Sprintf("route:a%d", d))
+		}
+		p.Steps = append(p.Steps, s)
+	}
+	return p
+}
+
+func emptyState() *pools.State {
+	st := &pools.State{FormatVersion: 1}
+	st.Normalize()
+	return st
+}
+
+func TestRunRespectsParallelismAndRecordsEveryStep(t *testing.T) {
+	f := &fake{behave: func(string, int, context.Context) sdk.ApplyResponse {
+		time.Sleep(5 * time.Millisecond)
+		return sdk.ApplyResponse{}
+	}}
+	rec := &memRecorder{}
+	res := Run(context.Background(), routes(40, nil), emptyState(), f, rec, Options{Parallelism: 4})
+	if !res.OK() || res.Count(Done) != 40 {
+		t.Fatalf("result: %+v", res)
+	}
+	if m := f.maxFlight.Load(); m > 4 || m < 2 {
+		t.Errorf("max in flight = %d, want 2..4", m)
+	}
+	if len(res.State.Routes) != 40 || rec.last == nil || len(rec.last.Routes) != 40 {
+		t.Errorf("state after the run has %d routes, last written %v", len(res.State.Routes), rec.last)
+	}
+}
+
+func TestAFailedStepSkipsItsDependentsOnly(t *testing.T) {
+	// 0 <- 1 <- 2, and 3 independent.
+	f := &fake{behave: func(id string, _ int, _ context.Context) sdk.ApplyResponse {
+		if id == "route:a0" {
+			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "boom")}
+		}
+		return sdk.ApplyResponse{}
+	}}
+	res := Run(context.Background(), routes(4, map[int][]int{1: {0}, 2: {1}}), emptyState(), f, &memRecorder{}, Options{})
+	want := []Outcome{Failed, Skipped, Skipped, Done}
+	for i, s := range res.Steps {
+		if s.Outcome != want[i] {
+			t.Errorf("%s: %s, want %s", s.ID, s.Outcome, want[i])
+		}
+	}
+	if f.calls["route:a1"] != 0 || f.calls["route:a2"] != 0 {
+		t.Error("a skipped step was sent to the actuator")
+	}
+	if res.OK() {
+		t.Error("a run with a failed step reports OK")
+	}
+}
+
+func TestOnlyRetryableFailuresAreRetried(t *testing.T) {
+	f := &fake{behave: func(id string, call int, _ context.Context) sdk.ApplyResponse {
+		switch {
+		case id == "route:a0" && call < 3:
+			return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
+		case id == "route:a1":
+			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "wrong")}
+		}
+		return sdk.ApplyResponse{}
+	}}
+	var retries atomic.Int32
+	res := Run(context.Background(), routes(2, nil), emptyState(), f, &memRecorder{}, Options{Backoff: time.Millisecond, Events: func(e Event) {
+		if e.Kind == EventRetry {
+			retries.Add(1)
+		}
+	}})
+	if res.Steps[0].Outcome != Done || res.Steps[0].Attempts != 3 || retries.Load() != 2 {
+		t.Errorf("retryable step: %+v, %d retries", res.Steps[0], retries.Load())
+	}
+	if res.Steps[1].Outcome != Failed || res.Steps[1].Attempts != 1 {
+		t.Errorf("plain failure: %+v", res.Steps[1])
+	}
+}
+
+func TestAStepThatHangsTimesOut(t *testing.T) {
+	f := &fake{behave: func(_ string, _ int, ctx context.Context) sdk.ApplyResponse {
+		<-ctx.Done()
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, ctx.Err().Error())}
+	}}
+	res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{}, Options{StepTimeout: 20 * time.Millisecond, Retries: 1, Backoff: time.Millisecond})
+	s := res.Steps[0]
+	if s.Outcome != Failed || s.Attempts != 2 || s.Diagnostics[0].Summary != "timed out after 20ms" {
+		t.Fatalf("hung step: %+v", s)
+	}
+}
+
+func TestCancellingStopsNewStepsAndCancelsThoseInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 10)
+	f := &fake{behave: func(_ string, _ int, sctx context.Context) sdk.ApplyResponse {
+		started <- struct{}{}
+		<-sctx.Done()
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "cancelled")}
+	}}
+	rec := &memRecorder{}
+	go func() {
+		<-started
+		<-started
+		cancel()
+	}()
+	res := Run(ctx, routes(10, nil), emptyState(), f, rec, Options{Parallelism: 2})
+	if res.Count(Cancelled) != 10 || res.Count(Done) != 0 {
+		t.Fatalf("outcomes: %+v", res.Steps)
+	}
+	if len(f.calls) != 2 {
+		t.Errorf("%d steps reached the actuator after cancelling, want the 2 in flight", len(f.calls))
+	}
+}
