@@ -1,0 +1,293 @@
+// Package sim is the simulator actuator: it stands in for the hardware,
+// handling every step kind against a fleet it keeps in a world file, in
+// virtual time by default or in scaled real time. It checks what real
+// hardware would punish — a lane started twice, an alias routed to a lane
+// that is not running — and records such violations in the world, and it
+// injects faults on request so tests can see failures, crashes and hangs.
+//
+// Configuration (the plugin's config block):
+//
+//	world          file the world is kept in, relative to the pool's
+//	               directory (default ".poolc/sim-world.json"; ":memory:"
+//	               keeps it in the plugin process only)
+//	time_scale     0 for virtual time (steps return at once), or the
+//	               fraction of simulated seconds to really wait (0.01)
+//	prefetch_gbps  simulated copy rate of weights (default 1)
+//	load_gbps      simulated load rate of a model (default 2)
+//	fail           step IDs (shell patterns) that fail
+//	flaky          step IDs that fail, retryably, on their first attempt
+//	crash          step IDs on which the plugin process exits (status 2)
+//	hang           step IDs on which the plugin stops answering
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
+)
+
+// Config is the sim's configuration block.
+type Config struct {
+	World        string   `json:"world"`
+	TimeScale    float64  `json:"time_scale"`
+	PrefetchGBps float64  `json:"prefetch_gbps"`
+	LoadGBps     float64  `json:"load_gbps"`
+	Fail         []string `json:"fail"`
+	Flaky        []string `json:"flaky"`
+	Crash        []string `json:"crash"`
+	Hang         []string `json:"hang"`
+}
+
+// World is everything the sim knows: the fleet as the hardware has it,
+// the virtual clock, how often each lane process was started, and the
+// violations and interruptions it saw.
+type World struct {
+	Fleet         pools.Fleet    `json:"fleet"`
+	ClockSeconds  float64        `json:"clock_seconds"`
+	Starts        map[string]int `json:"starts"`
+	Violations    []string       `json:"violations"`
+	Interruptions []string       `json:"interruptions"`
+	Attempts      map[string]int `json:"attempts"`
+}
+
+// Sim is the simulator actuator.
+type Sim struct {
+	version string
+
+	mu    sync.Mutex
+	cfg   Config
+	path  string // "" keeps the world in memory
+	world World
+}
+
+var _ sdk.Actuator = (*Sim)(nil)
+
+// New returns a simulator that reports the given version.
+func New(version string) *Sim { return &Sim{version: version} }
+
+// Describe names the sim and the step kinds it handles: all of them.
+func (s *Sim) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
+	return sdk.DescribeResponse{Name: "sim", Version: s.version, StepKinds: pools.StepKinds, ConfigSchema: ConfigSchema}
+}
+
+// ConfigSchema is the CUE schema of the sim's config block.
+const ConfigSchema = `{
+	world?:         string
+	time_scale?:    number & >=0
+	prefetch_gbps?: number & >0
+	load_gbps?:     number & >0
+	fail?:  [...string]
+	flaky?: [...string]
+	crash?: [...string]
+	hang?:  [...string]
+}`
+
+// Configure reads the configuration and loads the world.
+func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
+	cfg := Config{World: ".poolc/sim-world.json", PrefetchGBps: 1, LoadGBps: 2}
+	if len(req.ConfigJSON) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(req.ConfigJSON))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf(nil, "sim configuration: "+err.Error())}
+		}
+	}
+	if cfg.TimeScale < 0 || cfg.PrefetchGBps <= 0 || cfg.LoadGBps <= 0 {
+		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"time_scale"}, "time_scale must be >= 0, prefetch_gbps and load_gbps > 0")}
+	}
+	for _, list := range [][]string{cfg.Fail, cfg.Flaky, cfg.Crash, cfg.Hang} {
+		for _, p := range list {
+			if _, err := path.Match(p, ""); err != nil {
+				return sdk.ConfigureResponse{Diagnostics: sdk.Errorf(nil, fmt.Sprintf("bad step pattern %q: %v", p, err))}
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = cfg
+	s.path = ""
+	if cfg.World != ":memory:" {
+		s.path = cfg.World
+		if !filepath.IsAbs(s.path) {
+			s.path = filepath.Join(req.WorkDir, s.path)
+		}
+	}
+	w, err := loadWorld(s.path)
+	if err != nil {
+		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"world"}, err.Error())}
+	}
+	s.world = w
+	return sdk.ConfigureResponse{}
+}
+
+func loadWorld(path string) (World, error) {
+	w := World{Starts: map[string]int{}, Attempts: map[string]int{}}
+	w.Fleet.Normalize()
+	if path == "" {
+		return w, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return w, nil
+	}
+	if err != nil {
+		return w, err
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return w, fmt.Errorf("sim world %s: %v", path, err)
+	}
+	if w.Starts == nil {
+		w.Starts = map[string]int{}
+	}
+	if w.Attempts == nil {
+		w.Attempts = map[string]int{}
+	}
+	w.Fleet.Normalize()
+	return w, nil
+}
+
+// ReadWorld reads a world file, for tests and tools that inspect a run.
+func ReadWorld(path string) (World, error) { return loadWorld(path) }
+
+// save writes the world; the caller holds s.mu.
+func (s *Sim) save() error {
+	if s.path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(s.world, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(s.path, data, 0o644)
+}
+
+// Observe returns the fleet as the sim's hardware has it.
+func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sdk.ObserveResponse{Fleet: s.world.Fleet.Clone(), Managed: []string{"lanes", "routes", "prefetched", "members"}}
+}
+
+func matches(patterns []string, id string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply carries out one step in the simulated fleet.
+func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+	step := req.Step
+	s.mu.Lock()
+	cfg := s.cfg
+	s.world.Attempts[step.ID]++
+	attempt := s.world.Attempts[step.ID]
+	s.mu.Unlock()
+	switch {
+	case matches(cfg.Crash, step.ID):
+		fmt.Fprintf(os.Stderr, "sim: crashing on %s as configured\n", step.ID)
+		os.Exit(2)
+	case matches(cfg.Hang, step.ID):
+		select {} // stop answering, as a wedged plugin does
+	case matches(cfg.Fail, step.ID):
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "injected failure of "+step.ID)}
+	case matches(cfg.Flaky, step.ID) && attempt == 1:
+		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "injected transient failure of "+step.ID)}
+	}
+	seconds := s.duration(step)
+	progress(sdk.Progress{Message: fmt.Sprintf("%s: %s simulated seconds", step.Kind, pools.Num(seconds)), Fraction: 0})
+	if cfg.TimeScale > 0 {
+		select {
+		case <-ctx.Done():
+			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, step.ID+" cancelled: "+ctx.Err().Error())}
+		case <-time.After(time.Duration(seconds * cfg.TimeScale * float64(time.Second))):
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if diags := s.check(step); diags.HasErrors() {
+		if err := s.save(); err != nil {
+			diags = append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)
+		}
+		return sdk.ApplyResponse{Diagnostics: diags}
+	}
+	if err := s.world.Fleet.Apply(step); err != nil {
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
+	}
+	if step.Kind == pools.StepStart {
+		s.world.Starts[step.Lane.Name+"@"+step.Lane.Node]++
+	}
+	s.world.ClockSeconds += seconds
+	if err := s.save(); err != nil {
+		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "saving the sim world: "+err.Error())}
+	}
+	progress(sdk.Progress{Message: "done", Fraction: 1})
+	return sdk.ApplyResponse{}
+}
+
+// check refuses what hardware would: starting a running lane, routing to
+// or draining a lane that is not running. Stopping a lane an alias still
+// routes to is allowed (a plan may interrupt with --allow-interruption)
+// but recorded. The caller holds s.mu.
+func (s *Sim) check(step pools.Step) sdk.Diagnostics {
+	f := &s.world.Fleet
+	violate := func(msg string) sdk.Diagnostics {
+		s.world.Violations = append(s.world.Violations, msg)
+		return sdk.Errorf(nil, msg)
+	}
+	switch step.Kind {
+	case pools.StepStart:
+		if f.Lane(step.Lane.Name, step.Lane.Node) != nil {
+			return violate(fmt.Sprintf("lane %s is already running on %s: a second start would run it twice", step.Lane.Name, step.Lane.Node))
+		}
+	case pools.StepRoute:
+		r := step.Route
+		if r.Lane != "" && r.Lane != pools.Cloud && f.Lane(r.Lane, r.Node) == nil {
+			return violate(fmt.Sprintf("alias %s cannot route to %s@%s: it is not running", r.Alias, r.Lane, r.Node))
+		}
+	case pools.StepDrain, pools.StepResidency:
+		if f.Lane(step.Lane.Name, step.Lane.Node) == nil {
+			return violate(fmt.Sprintf("%s of %s@%s, which is not running", step.Kind, step.Lane.Name, step.Lane.Node))
+		}
+	case pools.StepStop:
+		for _, r := range f.Routes {
+			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node {
+				s.world.Interruptions = append(s.world.Interruptions, fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node))
+			}
+		}
+	}
+	return nil
+}
+
+// duration is how many simulated seconds a step takes.
+func (s *Sim) duration(step pools.Step) float64 {
+	switch step.Kind {
+	case pools.StepPrefetch:
+		return step.Prefetch.SizeGB / s.cfg.PrefetchGBps
+	case pools.StepStart:
+		if step.Lane.Residency == pools.OnDemand {
+			return 2
+		}
+		return 2 + step.Lane.MemoryGB/s.cfg.LoadGBps
+	case pools.StepDrain:
+		return 10
+	}
+	return step.Estimate.Seconds
+}
