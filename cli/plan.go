@@ -14,6 +14,7 @@ import (
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
 )
 
 // ExitChanges is what plan --detailed-exitcode returns when the plan has
@@ -70,30 +71,33 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				req := compiler.PlanRequest{Paths: args, StatePath: *statePath, AssumeDown: *assumeDown, Now: now()}
-				if len(*base) > 0 {
-					req.BasePaths = *base
-				}
-				outcome, diags, err := compiler.Plan(req)
-				if diags.HasErrors() || err != nil {
+				cfg, diags := compiler.Load(args)
+				if diags.HasErrors() {
 					writeDiagnostics(io, diags)
-					if err != nil {
-						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					}
+					return ExitError
+				}
+				current, err := currentState(cfg, *statePath, *base)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+					return ExitError
+				}
+				p, err := compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()})
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
 				writeDiagnostics(io, diags) // warnings
 				if *out != "" {
-					if err := savePlan(*out, outcome); err != nil {
+					if err := savePlan(*out, cfg, current, p); err != nil {
 						fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
 						return ExitError
 					}
 				}
-				if err := writePlan(io, outcome.Plan, *format, useColor(io.Out, *noColor)); err != nil {
+				if err := writePlan(io, p, *format, useColor(io.Out, *noColor)); err != nil {
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				if *detailed && !outcome.Plan.Empty() {
+				if *detailed && !p.Empty() {
 					return ExitChanges
 				}
 				return ExitOK
@@ -173,11 +177,29 @@ func useColor(w io.Writer, noColor bool) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func savePlan(path string, o *compiler.PlanOutcome) error {
+// currentState is the state a plan starts from: the desired fleet of the
+// base configuration in code review mode, else the state file.
+func currentState(cfg *compiler.Config, statePath string, base []string) (*pools.State, error) {
+	if len(base) > 0 {
+		baseCfg, diags := compiler.Load(base)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("base configuration:\n%v", diags.Err())
+		}
+		return compiler.Desired(baseCfg), nil
+	}
+	if statePath == "" {
+		statePath = cfg.StatePath()
+	}
+	return store.Open(statePath).Read()
+}
+
+// savePlan writes a plan bound to the configuration and state it was made
+// from.
+func savePlan(path string, cfg *compiler.Config, st *pools.State, p *pools.Plan) error {
 	saved := pools.SavedPlan{
 		FormatVersion: pools.SavedPlanFormatVersion, PoolcVersion: Version(),
-		ConfigHash: o.Config.Hash, ConfigFiles: o.Config.Files,
-		StateLineage: o.State.Lineage, StateSerial: o.State.Serial, Plan: o.Plan,
+		ConfigHash: cfg.Hash, ConfigFiles: cfg.Files,
+		StateLineage: st.Lineage, StateSerial: st.Serial, Plan: p,
 	}
 	data, err := json.MarshalIndent(saved, "", "  ")
 	if err != nil {
