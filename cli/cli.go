@@ -33,7 +33,7 @@ type Stdio struct {
 type command struct {
 	name    string
 	args    string // the argument synopsis
-	summary string // one line for the command list
+	summary string // one line for the command list; "" hides the command
 	help    string // what it does, how to use it, its exit codes
 	flags   func(fs *pflag.FlagSet) func(args []string, io Stdio) int
 }
@@ -57,7 +57,8 @@ func Main(args []string, io Stdio) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
+			name := strings.Join(args[1:], " ")
+			if c, ok := commands[name]; ok {
 				return run(c, []string{"--help"}, io)
 			}
 			fmt.Fprintf(io.Err, "poolc: unknown command %q\n", args[1])
@@ -67,6 +68,9 @@ func Main(args []string, io Stdio) int {
 		return ExitOK
 	case "--version":
 		args[0] = "version"
+	}
+	if group := args[0]; len(args) > 1 && commands[group+" "+args[1]] != nil {
+		args = append([]string{group + " " + args[1]}, args[2:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -104,12 +108,14 @@ Usage:
 Commands:
 `)
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if c.summary != "" {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-13s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 PATH is a .cue or .hcl file or a directory of them (default: the current

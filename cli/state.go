@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
+)
+
+// stateFlags are the flags of commands that work on a pool's state file.
+type stateFlags struct {
+	path *string
+}
+
+func addStateFlags(fs *pflag.FlagSet) stateFlags {
+	return stateFlags{path: fs.String("state", "", "state file (default: the pool's own, from its configuration)")}
+}
+
+// open finds the state file: --state, else the configuration's.
+func (f stateFlags) open(args []string) (*store.File, error) {
+	if *f.path != "" {
+		return store.Open(*f.path), nil
+	}
+	cfg, diags := compiler.Load(args)
+	if cfg == nil || cfg.Pool == nil {
+		return nil, fmt.Errorf("finding the state file through the configuration:\n%v", diags.Err())
+	}
+	return store.Open(cfg.StatePath()), nil
+}
+
+func init() {
+	register(&command{
+		name:    "state show",
+		args:    "[PATH...]",
+		summary: "print the current state of the pool",
+		help: `Prints the state poolc keeps for the pool: lineage and serial, then one
+line per node, lane process, route, weights file and pod-pool member, as
+the state diff of a plan shows them. --format json prints the state file's
+own JSON.
+
+Exit codes: 0 success, 1 the state cannot be read.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			sf := addStateFlags(fs)
+			format := fs.String("format", "text", "output format: text or json")
+			return func(args []string, io Stdio) int {
+				st, err := readState(sf, args)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc state show: %v\n", err)
+					return ExitError
+				}
+				if *format == "json" {
+					data, err := st.Marshal()
+					if err != nil {
+						fmt.Fprintf(io.Err, "poolc state show: %v\n", err)
+						return ExitError
+					}
+					io.Out.Write(data)
+					return ExitOK
+				}
+				fmt.Fprintf(io.Out, "# pool %s, lineage %s, serial %d\n%s", orDash(st.Pool), orDash(st.Lineage), st.Serial, render.StateText(st.Fleet))
+				return ExitOK
+			}
+		},
+	})
+	register(&command{
+		name:    "state list",
+		args:    "[PATH...]",
+		summary: "list the addresses of what the state holds",
+		help: `Lists one address per line: lane.NAME@NODE, route.ALIAS, weights.MODEL@NODE,
+member.POOL/CONTEXT. For scripts: grep, wc -l, xargs.
+
+Exit codes: 0 success, 1 the state cannot be read.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			sf := addStateFlags(fs)
+			return func(args []string, io Stdio) int {
+				st, err := readState(sf, args)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc state list: %v\n", err)
+					return ExitError
+				}
+				for _, l := range st.Lanes {
+					fmt.Fprintf(io.Out, "lane.%s@%s\n", l.Name, l.Node)
+				}
+				for _, r := range st.Routes {
+					fmt.Fprintf(io.Out, "route.%s\n", r.Alias)
+				}
+				for _, p := range st.Prefetched {
+					fmt.Fprintf(io.Out, "weights.%s@%s\n", p.Model, p.Node)
+				}
+				for _, m := range st.Members {
+					fmt.Fprintf(io.Out, "member.%s\n", m.Key())
+				}
+				return ExitOK
+			}
+		},
+	})
+	register(&command{
+		name:    "force-unlock",
+		args:    "LOCK_ID [PATH...]",
+		summary: "remove a state lock left by a process that is gone",
+		help: `Removes the state lock whose ID is LOCK_ID, as printed by the command that
+found the state locked. Only for a lock whose holder is gone: poolc takes
+over a lock left by a dead process of the same machine by itself, but
+cannot check another machine.
+
+Exit codes: 0 unlocked, 1 no lock, another lock ID, or an error.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			sf := addStateFlags(fs)
+			return func(args []string, io Stdio) int {
+				if len(args) < 1 {
+					fmt.Fprintln(io.Err, "poolc force-unlock: want the LOCK_ID\nRun 'poolc force-unlock --help' for usage.")
+					return ExitError
+				}
+				f, err := sf.open(args[1:])
+				if err == nil {
+					err = f.ForceUnlock(args[0])
+				}
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc force-unlock: %v\n", err)
+					return ExitError
+				}
+				fmt.Fprintf(io.Out, "Unlocked %s.\n", f.Path)
+				return ExitOK
+			}
+		},
+	})
+}
+
+func readState(sf stateFlags, args []string) (*pools.State, error) {
+	f, err := sf.open(args)
+	if err != nil {
+		return nil, err
+	}
+	return f.Read()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
