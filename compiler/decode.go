@@ -36,12 +36,13 @@ type decoder struct {
 }
 
 // record notes the position of every attribute under v: a named entry at
-// its name, anything else at its value.
+// its name, anything else at its value. The SourceMap keeps only a key
+// made from each path, so siblings may share one path's backing array.
 func (d *decoder) record(v *tree.Value, path pools.Path) {
 	switch v.Kind {
 	case tree.Object:
 		for _, f := range v.Fields {
-			p := append(path[:len(path):len(path)], f.Key)
+			p := append(path, f.Key)
 			pos := f.Value.Pos
 			if f.Value.Kind == tree.Object && !f.KeyPos.IsZero() {
 				pos = f.KeyPos
@@ -53,7 +54,7 @@ func (d *decoder) record(v *tree.Value, path pools.Path) {
 		}
 	case tree.List:
 		for i, item := range v.Items {
-			p := append(path[:len(path):len(path)], strconv.Itoa(i))
+			p := append(path, strconv.Itoa(i))
 			d.sm.Set(p, item.Pos)
 			d.record(item, p)
 		}

@@ -78,7 +78,7 @@ func (c *checker) value(v *tree.Value, s *Spec, w where, subject string) {
 		c.string(v, s, w, subject)
 	case tree.List:
 		for i, item := range v.Items {
-			c.value(item, s.Elem, w, fmt.Sprintf("%s[%d]", subject, i))
+			c.value(item, s.Elem, w, subject+"["+strconv.Itoa(i)+"]")
 		}
 	case tree.Object:
 		if s.Kinds&KindMap != 0 {
@@ -159,7 +159,7 @@ func (c *checker) mapping(v *tree.Value, s *Spec, w where, subject string) {
 			key := &tree.Value{Kind: tree.String, Str: f.Key, Pos: f.KeyPos}
 			c.string(key, s.Key, w, subject+" name")
 		}
-		name := fmt.Sprintf("%s %q", subject, f.Key)
+		name := subject + " " + strconv.Quote(f.Key)
 		if s.Elem.Kinds == KindStruct && f.Value.Kind == tree.Object {
 			inner := w.in(name)
 			inner.quiet = subject == "pool" && w.text == ""

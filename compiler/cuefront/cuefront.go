@@ -52,7 +52,7 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 		return nil, diags
 	}
 	addCUE(&diags, v.Validate(cue.Concrete(true)))
-	return read(v), diags
+	return read(v, position(v.Pos())), diags
 }
 
 // addCUE turns each error CUE reports into a diagnostic at its position.
@@ -93,11 +93,13 @@ func position(p token.Pos) pools.Pos {
 	if !p.IsValid() {
 		return pools.Pos{}
 	}
-	return pools.Pos{File: p.Filename(), Line: p.Line(), Col: p.Column()}
+	at := p.Position() // Line and Column would each unpack it again
+	return pools.Pos{File: p.Filename(), Line: at.Line, Col: at.Column}
 }
 
-func read(v cue.Value) *tree.Value {
-	p := position(v.Pos())
+// read reads v, which is at p, into a tree. Callers pass p because
+// finding a value's position is not free and a field needs it twice.
+func read(v cue.Value, p pools.Pos) *tree.Value {
 	switch v.Kind() {
 	case cue.StructKind:
 		obj := &tree.Value{Kind: tree.Object, Pos: p}
@@ -107,7 +109,8 @@ func read(v cue.Value) *tree.Value {
 		}
 		for it.Next() {
 			fv := it.Value()
-			val := read(fv)
+			keyPos := position(fv.Pos())
+			val := read(fv, keyPos)
 			if src := fv.Source(); src != nil {
 				if f, ok := src.(*ast.Field); ok && f.Value != nil && val.Kind != tree.Object {
 					val.Pos = position(f.Value.Pos())
@@ -115,7 +118,7 @@ func read(v cue.Value) *tree.Value {
 					val.Pos = position(e.Pos())
 				}
 			}
-			obj.Fields = append(obj.Fields, &tree.Field{Key: it.Selector().Unquoted(), KeyPos: position(fv.Pos()), Value: val})
+			obj.Fields = append(obj.Fields, &tree.Field{Key: it.Selector().Unquoted(), KeyPos: keyPos, Value: val})
 		}
 		return obj
 	case cue.ListKind:
@@ -125,7 +128,8 @@ func read(v cue.Value) *tree.Value {
 			return &tree.Value{Kind: tree.Invalid, Pos: p}
 		}
 		for it.Next() {
-			list.Items = append(list.Items, read(it.Value()))
+			item := it.Value()
+			list.Items = append(list.Items, read(item, position(item.Pos())))
 		}
 		return list
 	case cue.StringKind:

@@ -31,13 +31,17 @@ func Parse(filename string, src []byte) (*tree.Value, pools.Diagnostics) {
 		return nil, diags
 	}
 	body := f.Body.(*hclsyntax.Body)
-	r := &reader{diags: diags}
+	r := &reader{diags: diags, entries: map[*tree.Value]map[string]pools.Pos{}}
 	v := r.body(body, schema.Root())
 	return v, r.diags
 }
 
 type reader struct {
 	diags pools.Diagnostics
+	// entries holds, for each object of named blocks (node, lane, ...),
+	// where each name was first declared, so a duplicate is found without
+	// rescanning the object: a pool declares thousands of lanes.
+	entries map[*tree.Value]map[string]pools.Pos
 }
 
 func pos(p hcl.Pos, file string) pools.Pos {
@@ -124,12 +128,16 @@ func (r *reader) block(obj *tree.Value, blk *hclsyntax.Block, parent *schema.Spe
 		}
 		name := blk.Labels[0]
 		namePos := rangePos(blk.LabelRanges[0])
-		for _, f := range m.Fields {
-			if f.Key == name {
-				r.diags.ErrorAt("duplicate", typePos, "%s %q is declared twice; first at %s", blk.Type, name, f.KeyPos)
-				return
-			}
+		declared := r.entries[m]
+		if declared == nil {
+			declared = map[string]pools.Pos{}
+			r.entries[m] = declared
 		}
+		if first, ok := declared[name]; ok {
+			r.diags.ErrorAt("duplicate", typePos, "%s %q is declared twice; first at %s", blk.Type, name, first)
+			return
+		}
+		declared[name] = namePos
 		m.Fields = append(m.Fields, &tree.Field{Key: name, KeyPos: namePos, Value: r.body(blk.Body, fs.Elem)})
 	default:
 		if len(blk.Labels) != 0 {
@@ -191,6 +199,12 @@ func (r *reader) expr(e hclsyntax.Expression) *tree.Value {
 			v.Fields = append(v.Fields, &tree.Field{Key: kv.AsString(), KeyPos: kp, Value: r.expr(item.ValueExpr)})
 		}
 		return v
+	case *hclsyntax.TemplateExpr:
+		// A quoted string without interpolation is its one literal part;
+		// evaluating the template would only copy it.
+		if e.IsStringLiteral() {
+			return r.cty(e.Parts[0].(*hclsyntax.LiteralValueExpr).Val, p)
+		}
 	}
 	cv, hd := e.Value(nil)
 	addHCL(&r.diags, hd)
@@ -215,7 +229,10 @@ func (r *reader) cty(cv cty.Value, p pools.Pos) *tree.Value {
 	case t == cty.Number:
 		f, _ := cv.AsBigFloat().Float64()
 		if math.IsInf(f, 0) {
-			r.diags.ErrorAt("syntax", p, "number %s is too large", cv.AsBigFloat().Text('g', 10))
+			// Not shown as written: printing 1e9999999 in decimal takes
+			// seconds.
+			r.diags.ErrorAt("syntax", p, "number is too large: numbers are at most %g", math.MaxFloat64)
+			return &tree.Value{Kind: tree.Invalid, Pos: p}
 		}
 		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}
 	case t == cty.Bool:

@@ -30,7 +30,7 @@ func (v *validator) capacity() {
 		if i > 0 && v.p.Profile(profile) == nil {
 			continue
 		}
-		found := v.capacityUnder(v.p.Under(profile))
+		found := v.capacityUnder(v.view(profile))
 		found = append(found, v.unplaceable(profile, found)...)
 		for _, d := range found {
 			if seen[d.Message] {

@@ -43,7 +43,10 @@ func (v *validator) ports() {
 	p := v.p
 	onNode := map[string]map[int][]string{} // node -> port -> lanes that may run there
 	for _, profile := range v.profileNames() {
-		for _, l := range p.Under(profile).Lanes {
+		if pr := p.Profile(profile); pr != nil && len(pr.Lanes) == 0 {
+			continue // its lanes are the lanes as declared, counted under ""
+		}
+		for _, l := range v.view(profile).Lanes {
 			for _, n := range p.Candidates(l) {
 				if onNode[n] == nil {
 					onNode[n] = map[int][]string{}
@@ -120,15 +123,20 @@ func (v *validator) ports() {
 
 // hostOf returns the SSH host a name refers to: a node's address host when
 // the name is a node, else the name itself; "" is the machine running poolc.
+//
+// A name that is not a node but is the host of nodes' addresses refers to
+// the last of those nodes.
 func (v *validator) hostOf(name string) string {
+	if v.hosts == nil {
+		v.hosts = make(map[string]string, len(v.p.Nodes))
+		for _, n := range v.p.Nodes {
+			v.hosts[hostPart(n.Address)] = n.Address
+		}
+	}
 	if n := v.p.Node(name); n != nil {
 		name = n.Address
-	} else {
-		for _, n := range v.p.Nodes {
-			if hostPart(n.Address) == hostPart(name) {
-				name = n.Address
-			}
-		}
+	} else if addr, ok := v.hosts[hostPart(name)]; ok {
+		name = addr
 	}
 	return strings.ToLower(hostPart(name))
 }

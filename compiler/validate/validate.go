@@ -17,7 +17,7 @@ import (
 
 // Pool runs every rule and returns all findings.
 func Pool(p *pools.Pool) pools.Diagnostics {
-	v := &validator{p: p}
+	v := &validator{p: p, views: map[string]pools.View{}}
 	v.references()
 	v.aliases()
 	v.profiles()
@@ -30,6 +30,20 @@ func Pool(p *pools.Pool) pools.Diagnostics {
 type validator struct {
 	p     *pools.Pool
 	diags pools.Diagnostics
+	views map[string]pools.View // by profile, see view
+	hosts map[string]string     // node address host -> address, see hostOf
+}
+
+// view returns the fleet as a profile shapes it, computed once per
+// profile: applying a profile's lane overrides is a pass over every lane
+// per override, and several rules look at each profile.
+func (v *validator) view(profile string) pools.View {
+	view, ok := v.views[profile]
+	if !ok {
+		view = v.p.Under(profile)
+		v.views[profile] = view
+	}
+	return view
 }
 
 func (v *validator) errorf(code string, path pools.Path, format string, args ...any) {
