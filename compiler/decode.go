@@ -183,7 +183,10 @@ func (d *decoder) aliases(v *tree.Value, lanes []pools.Lane) []pools.Alias {
 // members reads a pod pool's members from the compact list or the member
 // blocks, in priority order.
 func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
-	blocks := entries(v, "member")
+	var blocks []*tree.Field // in the order written: earlier is higher priority
+	if m := v.Get("member"); m != nil && m.Kind == tree.Object {
+		blocks = m.Fields
+	}
 	list := v.Get("members")
 	switch {
 	case list != nil && len(blocks) > 0:

@@ -81,3 +81,23 @@ func mustLoad(t *testing.T, path string) *pools.Pool {
 	}
 	return cfg.Pool
 }
+
+// Member blocks keep the order written: it is their priority.
+func TestMemberBlocksKeepTheirOrder(t *testing.T) {
+	cfg, diags := Compile([]File{{Name: "p.hcl", Src: []byte(`pool "p" {
+  pod_pool "jobs" {
+    image = "img"
+    member "zeta" {}
+    member "alpha" {
+      capacity = 3
+    }
+  }
+}`)}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	m := cfg.Pool.PodPools[0].Members
+	if m[0].Context != "zeta" || m[1].Context != "alpha" || m[1].Capacity != 3 {
+		t.Fatalf("members = %+v, want zeta then alpha", m)
+	}
+}

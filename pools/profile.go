@@ -63,19 +63,19 @@ func (p *Pool) Under(profile string) View {
 	}
 	v.Lanes = append([]Lane(nil), p.Lanes...)
 	for _, o := range pr.Lanes {
-		for i := range v.Lanes {
-			if v.Lanes[i].Name != o.Lane {
-				continue
-			}
-			if o.Residency != "" {
-				v.Lanes[i].Residency = o.Residency
-			}
-			if o.Placement != nil {
-				v.Lanes[i].Placement, v.Lanes[i].Selector = o.Placement, nil
-			}
-			if o.Selector != nil {
-				v.Lanes[i].Selector, v.Lanes[i].Placement = o.Selector, nil
-			}
+		i := sort.Search(len(v.Lanes), func(i int) bool { return v.Lanes[i].Name >= o.Lane })
+		if i == len(v.Lanes) || v.Lanes[i].Name != o.Lane {
+			continue
+		}
+		l := &v.Lanes[i]
+		if o.Residency != "" {
+			l.Residency = o.Residency
+		}
+		if o.Placement != nil {
+			l.Placement, l.Selector = o.Placement, nil
+		}
+		if o.Selector != nil {
+			l.Selector, l.Placement = o.Selector, nil
 		}
 	}
 	return v
