@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/plugins/host"
+	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner"
+)
+
+// These tests drive the real poolc binary, as CI and operators do.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// poolcBinary builds poolc once per test run.
+func poolcBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "poolc-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "poolc")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// slowSparkLab writes the example pool into dir with the sim taking
+// real time (timeScale of simulated seconds), and returns the pool's path.
+func slowSparkLab(t *testing.T, dir string, timeScale float64) string {
+	t.Helper()
+	src, err := os.ReadFile("../../examples/spark-lab/spark-lab.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(src), "  plugin \"sim\" {\n    builtin = true\n  }",
+		fmt.Sprintf("  plugin \"sim\" {\n    builtin = true\n    config = {\n      time_scale = %g\n    }\n  }", timeScale), 1)
+	if cfg == string(src) {
+		t.Fatal("the example's sim plugin block changed; update this test")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spark-lab.hcl"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func run(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// checkWorld asserts what the hardware must never see: a lane started
+// twice, an alias routed to a lane that is not running.
+func checkWorld(t *testing.T, dir, when string) sim.World {
+	t.Helper()
+	w, err := sim.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	if len(w.Violations) > 0 {
+		t.Fatalf("%s: the sim saw violations: %v", when, w.Violations)
+	}
+	for key, n := range w.Starts {
+		if n > 1 {
+			t.Fatalf("%s: lane %s was started %d times", when, key, n)
+		}
+	}
+	for _, r := range w.Fleet.Routes {
+		if r.Lane != pools.Cloud && w.Fleet.Lane(r.Lane, r.Node) == nil {
+			t.Fatalf("%s: alias %s routes to %s@%s, which is not running", when, r.Alias, r.Lane, r.Node)
+		}
+	}
+	return w
+}
+
+// Kill poolc with SIGKILL at a random point of an apply, many times: the
+// state file always parses, applying again converges, no lane is ever
+// started twice and no alias points at a lane that is not running.
+func TestAKilledApplyLosesNothing(t *testing.T) {
+	bin := poolcBinary(t)
+	r := rand.New(rand.NewPCG(2026, 11))
+	const trials = 20
+	killedMidway := 0
+	for trial := range trials {
+		dir := slowSparkLab(t, t.TempDir(), 0.004)
+		cmd := exec.Command(bin, "apply", "--auto-approve", dir)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(r.IntN(900)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
+			killedMidway++
+		}
+		time.Sleep(50 * time.Millisecond) // the plugin dies with poolc (Pdeathsig)
+
+		when := fmt.Sprintf("trial %d, after the kill", trial)
+		if data, err := os.ReadFile(filepath.Join(dir, "poolc.state.json")); err == nil {
+			if _, err := pools.ParseState("state", data); err != nil {
+				t.Fatalf("%s: the state does not parse: %v", when, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".poolc", "sim-world.json")); err == nil {
+			checkWorld(t, dir, when)
+		}
+		again, err := run(t, bin, "apply", "--auto-approve", dir)
+		if err != nil {
+			t.Fatalf("trial %d: applying again: %v\n%s\nkilled run:\n%s", trial, err, again, out.String())
+		}
+		checkWorld(t, dir, fmt.Sprintf("trial %d, after applying again", trial))
+		if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
+			t.Fatalf("trial %d: the plan after converging is not empty: %v\n%s", trial, err, plan)
+		}
+	}
+	if killedMidway < trials/2 {
+		t.Errorf("only %d of %d trials were killed mid-apply; the apply is too fast for this test", killedMidway, trials)
+	}
+}
+
+// Two applies at once: the second fails fast with the first one's lock
+// info, or waits for it with --lock-timeout.
+func TestTwoAppliesNeverRunAtOnce(t *testing.T) {
+	bin := poolcBinary(t)
+	dir := slowSparkLab(t, t.TempDir(), 0.02)
+	first := exec.Command(bin, "apply", "--auto-approve", dir)
+	var firstOut bytes.Buffer
+	first.Stdout, first.Stderr = &firstOut, &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, "poolc.state.json.lock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(lock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first apply never took the lock")
+		}
+	}
+	begin := time.Now()
+	out, err := run(t, bin, "apply", "--auto-approve", dir)
+	if err == nil || !strings.Contains(out, "is locked: ID ") || !strings.Contains(out, "for apply since") {
+		t.Fatalf("second apply: %v\n%s", err, out)
+	}
+	if took := time.Since(begin); took > 3*time.Second {
+		t.Errorf("the second apply took %v to fail; it should fail fast", took)
+	}
+	out, err = run(t, bin, "apply", "--auto-approve", "--lock-timeout", "60s", dir)
+	if err != nil {
+		t.Fatalf("waiting apply: %v\n%s", err, out)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first apply: %v\n%s", err, firstOut.String())
+	}
+	if !strings.Contains(out, "No changes.") {
+		t.Errorf("the waiting apply should find the first one's work done:\n%s", out)
+	}
+}
+
+// BenchmarkApplyThroughPlugin applies independent no-op steps (routes to
+// the cloud) through the sim actuator running out of process, ten at a
+// time, and reports steps per second and the time each call takes.
+func BenchmarkApplyThroughPlugin(b *testing.B) {
+	bin := poolcBinary(b)
+	const steps = 10000
+	ctx := context.Background()
+	set, diags := host.Start(ctx, []pools.Plugin{{Name: "sim", Builtin: true, Config: map[string]any{"world": ":memory:"}}},
+		host.Options{WorkDir: b.TempDir(), Self: []string{bin}, Stderr: os.Stderr})
+	if diags.HasErrors() {
+		b.Fatal(diags.Err())
+	}
+	defer set.Close()
+	plan := &pools.Plan{}
+	for i := range steps {
+		alias := fmt.Sprintf("alias-%05d", i)
+		plan.Steps = append(plan.Steps, pools.Step{ID: "route:" + alias, Kind: pools.StepRoute, Target: alias,
+			Route: &pools.Route{Alias: alias, Lane: pools.Cloud}, DependsOn: []string{}})
+	}
+	b.ResetTimer()
+	var elapsed time.Duration
+	for range b.N {
+		st := &pools.State{FormatVersion: 1}
+		st.Normalize()
+		begin := time.Now()
+		res := runner.Run(ctx, plan, st, set, discard{}, runner.Options{Parallelism: 10})
+		elapsed += time.Since(begin)
+		if !res.OK() {
+			b.Fatalf("%d of %d steps done", res.Count(runner.Done), steps)
+		}
+	}
+	perStep := elapsed / time.Duration(b.N*steps)
+	b.ReportMetric(float64(b.N*steps)/elapsed.Seconds(), "steps/s")
+	b.ReportMetric(float64(perStep.Microseconds()), "µs/step")
+}
+
+type discard struct{}
+
+func (discard) WriteState(*pools.State) error               { return nil }
+func (discard) Journal(runner.JournalEvent, string, string) {}

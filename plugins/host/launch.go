@@ -1,0 +1,394 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
+)
+
+// Limits on a plugin's start: how long it may take to print its
+// handshake, and to answer the health check, Describe and Configure.
+const (
+	startTimeout = 30 * time.Second
+	setupTimeout = 30 * time.Second
+)
+
+// exitWait is how long a failed call waits for the plugin's process to be
+// seen as ended, so the error can say how it ended.
+const exitWait = 2 * time.Second
+
+// running is one started plugin. decl, opts and out are kept to start it
+// again after its process dies (see restart.go); mu guards the fields a
+// restart replaces.
+type running struct {
+	mu     sync.Mutex
+	info   Info
+	client *plugin.Client
+	cmd    *exec.Cmd // nil when reattached
+	act    sdk.Actuator
+
+	decl pools.Plugin
+	opts Options
+	out  *output
+}
+
+// start starts one plugin and sets it up. On failure it returns nil, with
+// the process (if any) stopped.
+func start(ctx context.Context, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
+	at := pools.Path{"plugin", d.Name}
+	var ds pools.Diagnostics
+	p := &running{info: Info{Name: d.Name}, decl: d, opts: opts, out: out}
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.NewNullLogger(),
+		Stderr:           out.writer(d.Name, true),
+		SyncStderr:       out.writer(d.Name, false),
+		SyncStdout:       out.writer(d.Name, false),
+		StartTimeout:     startTimeout,
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		cfg.StartTimeout = min(startTimeout, time.Until(deadline))
+	}
+	if rc != nil {
+		addr, err := netAddr(rc)
+		if err != nil {
+			ds.Errorf("plugin-reattach", at, "%s for plugin %q: %v", sdk.ReattachEnv, d.Name, err)
+			return nil, ds
+		}
+		protocol := plugin.Protocol(rc.Protocol)
+		if protocol == "" {
+			protocol = plugin.ProtocolGRPC
+		}
+		cfg.Reattach = &plugin.ReattachConfig{
+			Protocol:        protocol,
+			ProtocolVersion: rc.ProtocolVersion,
+			Addr:            addr,
+			Pid:             rc.Pid,
+			Test:            rc.Test,
+		}
+		if d.SHA256 != "" {
+			ds = append(ds, pools.Diagnostic{Severity: pools.Warning, Code: "plugin-reattach", Path: append(at, "sha256"),
+				Message: fmt.Sprintf("plugin %q is reattached through %s; its sha256 is not checked", d.Name, sdk.ReattachEnv)})
+		}
+	} else {
+		cmd, err := command(d, opts)
+		if err != nil {
+			ds.Errorf("plugin-not-found", at, "%v", err)
+			return nil, ds
+		}
+		sum, err := fileSHA256(cmd.Path)
+		if err != nil {
+			ds.Errorf("plugin-not-found", at, "plugin %q: %v", d.Name, err)
+			return nil, ds
+		}
+		if d.SHA256 != "" {
+			want, err := hex.DecodeString(d.SHA256)
+			if err != nil || len(want) != sha256.Size {
+				ds.Errorf("plugin-sha256", append(at, "sha256"), "plugin %q: sha256 %q is not 64 hexadecimal digits", d.Name, d.SHA256)
+				return nil, ds
+			}
+			if sum != hex.EncodeToString(want) {
+				ds.Errorf("plugin-sha256", append(at, "sha256"), "%s", mismatch(d.Name, cmd.Path, d.SHA256, sum))
+				return nil, ds
+			}
+			// go-plugin checks again just before it runs the file.
+			cfg.SecureConfig = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
+		}
+		setPdeathsig(cmd)
+		cfg.Cmd = cmd
+		cfg.AutoMTLS = true
+		p.cmd = cmd
+		p.info.Path = cmd.Path
+		p.info.SHA256 = sum
+	}
+
+	p.client = plugin.NewClient(cfg)
+	pds := p.setup(ctx, d, opts)
+	ds = append(ds, pds...)
+	if pds.HasErrors() {
+		p.client.Kill()
+		return nil, ds
+	}
+	return p, ds
+}
+
+// setup connects to the started plugin, checks its health, and calls
+// Describe and Configure.
+func (p *running) setup(ctx context.Context, d pools.Plugin, opts Options) pools.Diagnostics {
+	at := pools.Path{"plugin", d.Name}
+	var ds pools.Diagnostics
+	conn, err := p.client.Client()
+	if err != nil {
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			sum, _ := fileSHA256(p.cmd.Path)
+			ds.Errorf("plugin-sha256", append(at, "sha256"), "%s", mismatch(d.Name, p.cmd.Path, d.SHA256, sum))
+			return ds
+		}
+		reason := err.Error()
+		if state, ok := p.exitState(exitWait); ok {
+			reason = state
+		}
+		ds.Errorf("plugin-start", at, "plugin %s did not start: %s", d.Name, reason)
+		return ds
+	}
+	gc, ok := conn.(*plugin.GRPCClient)
+	if !ok {
+		ds.Errorf("plugin-start", at, "plugin %s speaks %s, not gRPC", d.Name, p.client.Protocol())
+		return ds
+	}
+	raw, err := conn.Dispense(sdk.PluginName)
+	if err != nil {
+		ds.Errorf("plugin-start", at, "plugin %s: %v", d.Name, err)
+		return ds
+	}
+	p.act = raw.(sdk.Actuator)
+
+	hctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	if _, err := grpc_health_v1.NewHealthClient(gc.Conn).Check(hctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName}); err != nil {
+		return atPlugin(d.Name, p.callFailed("the health check", err))
+	}
+
+	desc := p.act.Describe(hctx, sdk.DescribeRequest{})
+	ds = append(ds, atPlugin(d.Name, desc.Diagnostics)...)
+	if desc.Diagnostics.HasErrors() {
+		return ds
+	}
+	p.info.Version = desc.Version
+	p.info.Kinds = desc.StepKinds
+
+	config := []byte("{}")
+	if d.Config != nil {
+		if config, err = json.Marshal(d.Config); err != nil {
+			ds.Errorf("plugin-config", append(at, "config"), "plugin %q: config cannot be written as JSON: %v", d.Name, err)
+			return ds
+		}
+	}
+	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: opts.Pool, ConfigJSON: config, WorkDir: opts.WorkDir})
+	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
+}
+
+// atPlugin converts a plugin's diagnostics as Diagnostics does, and gives
+// those without a path the path of the plugin's declaration.
+func atPlugin(name string, ds sdk.Diagnostics) pools.Diagnostics {
+	out := Diagnostics(name, ds)
+	for i := range out {
+		if out[i].Path == nil {
+			out[i].Path = pools.Path{"plugin", name}
+		}
+	}
+	return out
+}
+
+// mismatch is the message that refuses a binary whose sum is not the
+// pinned one.
+func mismatch(name, path, want, got string) string {
+	return fmt.Sprintf("plugin %q: %s has sha256 %s, but the configuration pins sha256 %s; refusing to run it (rebuilt or replaced? update the sha256 if the new binary is trusted)", name, path, got, want)
+}
+
+// callFailed is the plugin's sdk.GRPCPlugin.CallFailed: a call that failed
+// because the plugin's process ended says how it ended.
+func (p *running) callFailed(method string, err error) sdk.Diagnostics {
+	d := sdk.CallFailure(p.info.Name, method, err)
+	code := status.Code(err)
+	if errors.Is(err, context.Canceled) || code == codes.Canceled {
+		return sdk.Diagnostics{d} // poolc gave up, not the plugin
+	}
+	wait := time.Duration(0)
+	if code == codes.Unavailable {
+		wait = exitWait // the connection broke: the process may be ending
+	}
+	if state, ok := p.exitState(wait); ok {
+		d.Summary = fmt.Sprintf("plugin %s did not respond: %s", p.info.Name, state)
+		d.Detail = fmt.Sprintf("The plugin's process ended during %s; its output above may say why.", method)
+	}
+	return sdk.Diagnostics{d}
+}
+
+// exitState waits up to wait for the plugin's process to be seen as ended
+// and says how it ended: "exit status 2", "signal: killed".
+func (p *running) exitState(wait time.Duration) (string, bool) {
+	deadline := time.Now().Add(wait)
+	for !p.client.Exited() {
+		if !time.Now().Before(deadline) {
+			return "", false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Exited is true only after the process was waited for, so
+	// ProcessState is set and no longer written.
+	if p.cmd != nil && p.cmd.ProcessState != nil {
+		return p.cmd.ProcessState.String(), true
+	}
+	return "its process exited", true
+}
+
+// command returns the command that runs the declared plugin.
+func command(d pools.Plugin, opts Options) (*exec.Cmd, error) {
+	if d.Builtin {
+		switch {
+		case d.Path != "":
+			return nil, fmt.Errorf("plugin %q is built into poolc and cannot have a path", d.Name)
+		case d.SHA256 != "":
+			return nil, fmt.Errorf("plugin %q is built into poolc; sha256 pins only external plugin binaries", d.Name)
+		case len(opts.Self) == 0:
+			return nil, fmt.Errorf("plugin %q is built into poolc, but poolc cannot find its own executable", d.Name)
+		}
+		args := append(append([]string{}, opts.Self[1:]...), "plugin-serve", d.Name)
+		return exec.Command(opts.Self[0], args...), nil
+	}
+	path := d.Path
+	switch {
+	case path == "":
+		found, err := find(d.Name, BinaryName(d.Name), opts.PluginPath)
+		if err != nil {
+			return nil, err
+		}
+		path = found
+	case !filepath.IsAbs(path):
+		local := filepath.Join(opts.WorkDir, path)
+		if _, err := os.Stat(local); err != nil && filepath.Base(path) == path {
+			// A bare file name not beside the pool is looked for on
+			// the plugin path.
+			found, ferr := find(d.Name, path, append([]string{opts.WorkDir}, opts.PluginPath...))
+			if ferr != nil {
+				return nil, ferr
+			}
+			local = found
+		}
+		path = local
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(abs), nil
+}
+
+// BinaryName is the file name of external plugin NAME on the plugin path.
+func BinaryName(name string) string {
+	if runtime.GOOS == "windows" {
+		return "poolc-plugin-" + name + ".exe"
+	}
+	return "poolc-plugin-" + name
+}
+
+// DefaultPluginPath is the plugin path when Options gives none:
+// .poolc/plugins in workDir, then each directory of $POOLC_PLUGIN_PATH
+// (separated by ':', or ';' on Windows).
+func DefaultPluginPath(workDir string) []string {
+	path := []string{filepath.Join(workDir, ".poolc", "plugins")}
+	for _, dir := range filepath.SplitList(os.Getenv("POOLC_PLUGIN_PATH")) {
+		if dir != "" {
+			path = append(path, dir)
+		}
+	}
+	return path
+}
+
+// find looks for plugin name's binary, file, in dirs, in order.
+func find(name, file string, dirs []string) (string, error) {
+	for _, dir := range dirs {
+		path := filepath.Join(dir, file)
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("plugin %q not found: no file %s in %s; build it there, add its directory to POOLC_PLUGIN_PATH, or give its path", name, file, strings.Join(dirs, ", "))
+}
+
+// defaultSelf is the command that runs this program again: os.Args[0] as
+// invoked (looked up on $PATH when it has no '/'), else os.Executable().
+func defaultSelf() []string {
+	arg0 := os.Args[0]
+	if strings.ContainsRune(arg0, '/') {
+		return []string{arg0}
+	}
+	if path, err := exec.LookPath(arg0); err == nil {
+		return []string{path}
+	}
+	if path, err := os.Executable(); err == nil {
+		return []string{path}
+	}
+	return nil
+}
+
+// fileSHA256 returns the hex sha256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// reattachFromEnv reads POOLC_REATTACH_PLUGINS. It warns about entries
+// for plugins the pool does not declare.
+func reattachFromEnv(decls []pools.Plugin) (map[string]*sdk.ReattachConfig, pools.Diagnostics) {
+	var ds pools.Diagnostics
+	env := os.Getenv(sdk.ReattachEnv)
+	if env == "" {
+		return nil, nil
+	}
+	var all map[string]*sdk.ReattachConfig
+	if err := json.Unmarshal([]byte(env), &all); err != nil {
+		ds.Errorf("plugin-reattach", nil, "%s is not a JSON object of plugin name to address: %v", sdk.ReattachEnv, err)
+		return nil, ds
+	}
+	declared := map[string]bool{}
+	for _, d := range decls {
+		declared[d.Name] = true
+	}
+	var unknown []string
+	for name := range all {
+		if !declared[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		ds = append(ds, pools.Diagnostic{Severity: pools.Warning, Code: "plugin-reattach",
+			Message: fmt.Sprintf("%s names plugin %q, which the pool does not declare", sdk.ReattachEnv, name)})
+	}
+	return all, ds
+}
+
+// netAddr is the address of a reattach config as a net.Addr.
+func netAddr(rc *sdk.ReattachConfig) (net.Addr, error) {
+	switch rc.Addr.Network {
+	case "unix":
+		return net.ResolveUnixAddr("unix", rc.Addr.String)
+	case "tcp":
+		return net.ResolveTCPAddr("tcp", rc.Addr.String)
+	}
+	return nil, fmt.Errorf("address network %q is not unix or tcp", rc.Addr.Network)
+}

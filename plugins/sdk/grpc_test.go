@@ -1,0 +1,247 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/plugins/sdk/sdktest"
+	"poolc.dev/poolc/pools"
+)
+
+// fake is an actuator whose answers the tests choose. Apply of a "stop"
+// step blocks until its context is cancelled; a step whose target is
+// "panic" panics.
+type fake struct {
+	configured chan sdk.ConfigureRequest
+	applied    chan sdk.Step
+	cancelled  chan struct{}
+	progress   chan sdk.ProgressFunc // of each Apply that gets to report
+}
+
+func newFake() *fake {
+	return &fake{
+		configured: make(chan sdk.ConfigureRequest, 10),
+		applied:    make(chan sdk.Step, 10),
+		cancelled:  make(chan struct{}, 10),
+		progress:   make(chan sdk.ProgressFunc, 10),
+	}
+}
+
+func (f *fake) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
+	return sdk.DescribeResponse{
+		Name:         "fake",
+		Version:      "1.2.3",
+		StepKinds:    []sdk.StepKind{pools.StepStart, pools.StepStop, pools.StepDrain},
+		ConfigSchema: "url: string",
+		Diagnostics:  sdk.Diagnostics{{Severity: sdk.Warning, Summary: "fake is fake", Detail: "only for tests"}},
+	}
+}
+
+func (f *fake) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
+	f.configured <- req
+	var cfg map[string]any
+	if err := json.Unmarshal(req.ConfigJSON, &cfg); err != nil {
+		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf(nil, "config is not JSON: "+err.Error())}
+	}
+	if _, ok := cfg["url"].(string); !ok {
+		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"url"}, "url is required")}
+	}
+	return sdk.ConfigureResponse{Diagnostics: sdk.Diagnostics{{Severity: sdk.Warning, Summary: "header is odd", Path: []string{"headers", "X-Odd"}}}}
+}
+
+func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
+	return sdk.ObserveResponse{
+		Fleet: sdk.Fleet{
+			Lanes:  []pools.LaneState{{Name: "chat", Node: "n1", Model: "m", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30, Loaded: true}},
+			Routes: []pools.Route{{Alias: "chat", Lane: "chat", Node: "n1"}},
+		},
+		Managed: []string{"lanes", "routes"},
+	}
+}
+
+func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+	f.applied <- req.Step
+	switch req.Step.Kind {
+	case pools.StepStop:
+		progress(sdk.Progress{Message: "stopping", Fraction: -1})
+		<-ctx.Done()
+		f.cancelled <- struct{}{}
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "cancelled")}
+	}
+	if req.Step.Target == "panic" {
+		panic("target is broken")
+	}
+	for i := range 5 {
+		progress(sdk.Progress{Message: fmt.Sprintf("part %d", i), Fraction: float64(i) / 5})
+	}
+	f.progress <- progress
+	return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}}}
+}
+
+// connect serves impl over a real gRPC connection and returns the client
+// side Actuator.
+func connect(t *testing.T, impl sdk.Actuator) sdk.Actuator {
+	t.Helper()
+	// Closing the client stops the server too (go-plugin's Shutdown).
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: impl}})
+	t.Cleanup(func() { _ = client.Close() })
+	raw, err := client.Dispense(sdk.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.(sdk.Actuator)
+}
+
+func TestDescribeRoundTrip(t *testing.T) {
+	act := connect(t, newFake())
+	got := act.Describe(context.Background(), sdk.DescribeRequest{})
+	want := newFake().Describe(context.Background(), sdk.DescribeRequest{})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Describe = %+v\nwant %+v", got, want)
+	}
+}
+
+func TestConfigureRoundTrip(t *testing.T) {
+	f := newFake()
+	act := connect(t, f)
+	req := sdk.ConfigureRequest{Pool: "lab", ConfigJSON: []byte(`{"url":"http://x"}`), WorkDir: "/etc/pools"}
+	resp := act.Configure(context.Background(), req)
+	if got := <-f.configured; !reflect.DeepEqual(got, req) {
+		t.Errorf("plugin got %+v, want %+v", got, req)
+	}
+	want := sdk.Diagnostics{{Severity: sdk.Warning, Summary: "header is odd", Path: []string{"headers", "X-Odd"}}}
+	if !reflect.DeepEqual(resp.Diagnostics, want) {
+		t.Errorf("diagnostics = %+v, want %+v", resp.Diagnostics, want)
+	}
+	resp = act.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{}`)})
+	if want := sdk.Errorf([]string{"url"}, "url is required"); !reflect.DeepEqual(resp.Diagnostics, want) {
+		t.Errorf("diagnostics = %+v, want %+v", resp.Diagnostics, want)
+	}
+}
+
+func TestObserveRoundTrip(t *testing.T) {
+	act := connect(t, newFake())
+	got := act.Observe(context.Background(), sdk.ObserveRequest{})
+	want := newFake().Observe(context.Background(), sdk.ObserveRequest{})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Observe = %+v\nwant %+v", got, want)
+	}
+}
+
+func TestApplyStreamsProgressInOrder(t *testing.T) {
+	f := newFake()
+	act := connect(t, f)
+	step := sdk.Step{
+		ID: "start-chat@n1", Kind: pools.StepStart, Target: "chat", Node: "n1", DependsOn: []string{"prefetch-m@n1"},
+		Reason: "new lane", Estimate: pools.Estimate{Seconds: 12, MemoryGB: 30},
+		Lane: &pools.LaneState{Name: "chat", Node: "n1", Model: "m", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30},
+	}
+	var got []string
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: step}, func(p sdk.Progress) {
+		got = append(got, fmt.Sprintf("%s %.1f", p.Message, p.Fraction))
+	})
+	if sent := <-f.applied; !reflect.DeepEqual(sent, step) {
+		t.Errorf("plugin got step %+v\nwant %+v", sent, step)
+	}
+	// A report made after Apply returned is dropped, not sent.
+	(<-f.progress)(sdk.Progress{Message: "too late"})
+	want := []string{"part 0 0.0", "part 1 0.2", "part 2 0.4", "part 3 0.6", "part 4 0.8"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("progress = %q, want %q", got, want)
+	}
+	wantResp := sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}}}
+	if !reflect.DeepEqual(resp, wantResp) {
+		t.Errorf("Apply = %+v, want %+v", resp, wantResp)
+	}
+}
+
+func TestApplyCancel(t *testing.T) {
+	f := newFake()
+	act := connect(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan sdk.ApplyResponse)
+	go func() {
+		done <- act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: pools.StepStop}}, func(sdk.Progress) { close(started) })
+	}()
+	<-started
+	cancel()
+	select {
+	case resp := <-done:
+		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin: Apply cancelled" || resp.Retryable {
+			t.Errorf("Apply after cancel = %+v", resp)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Apply did not return after cancel")
+	}
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the plugin's context was not cancelled")
+	}
+}
+
+func TestApplyRefusesUndeclaredKind(t *testing.T) {
+	f := newFake()
+	act := connect(t, f)
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "route-chat", Kind: pools.StepRoute}}, nil)
+	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, `does not carry out "route" steps`) {
+		t.Errorf("Apply = %+v", resp)
+	}
+	if len(f.applied) != 0 {
+		t.Error("the plugin was asked to apply an undeclared kind")
+	}
+}
+
+func TestApplyPanicBecomesDiagnostic(t *testing.T) {
+	act := connect(t, newFake())
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "drain-chat@n1", Kind: pools.StepDrain, Target: "panic"}}, nil)
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin panicked in Apply: target is broken" {
+		t.Fatalf("Apply = %+v", resp)
+	}
+	if !strings.Contains(resp.Diagnostics[0].Detail, "goroutine") {
+		t.Errorf("detail has no stack: %q", resp.Diagnostics[0].Detail)
+	}
+	// The plugin still answers.
+	if got := act.Describe(context.Background(), sdk.DescribeRequest{}); got.Name != "fake" {
+		t.Errorf("Describe after panic = %+v", got)
+	}
+}
+
+func TestCallFailure(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{status.Error(codes.Unavailable, "error reading from server: EOF"), "plugin hook did not respond: connection lost"},
+		{status.Error(codes.DeadlineExceeded, "x"), "plugin hook did not respond: Apply timed out"},
+		{context.DeadlineExceeded, "plugin hook did not respond: Apply timed out"},
+		{status.Error(codes.Canceled, "x"), "plugin hook: Apply cancelled"},
+		{fmt.Errorf("wrapped: %w", context.Canceled), "plugin hook: Apply cancelled"},
+		{status.Error(codes.Unimplemented, "unknown method"), "plugin hook does not implement Apply"},
+		{status.Error(codes.Internal, "boom"), "plugin hook failed Apply: boom"},
+		{errors.New("plain"), "plugin hook failed Apply: plain"},
+	} {
+		d := sdk.CallFailure("hook", "Apply", tc.err)
+		if d.Summary != tc.want || d.Severity != sdk.Error || d.Detail == "" {
+			t.Errorf("CallFailure(%v) = %+v, want summary %q", tc.err, d, tc.want)
+		}
+	}
+}
+
+// TestConformanceOfFake runs the third-party checks on the fake, which
+// keeps the contract.
+func TestConformanceOfFake(t *testing.T) {
+	sdktest.Conformance(t, newFake())
+}
