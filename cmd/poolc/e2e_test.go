@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,3 +234,97 @@ type discard struct{}
 
 func (discard) WriteState(*pools.State) error               { return nil }
 func (discard) Journal(runner.JournalEvent, string, string) {}
+
+// A third-party plugin end to end: the example webhook plugin, built from
+// its own module, found on the plugin path, pinned by sha256, carries out a
+// real apply against a local HTTP server.
+func TestApplyThroughTheWebhookPlugin(t *testing.T) {
+	bin := poolcBinary(t)
+	dir := t.TempDir()
+	pluginDir := filepath.Join(dir, ".poolc", "plugins")
+	plugin := filepath.Join(pluginDir, "poolc-plugin-webhook")
+	build := exec.Command("go", "build", "-o", plugin, ".")
+	build.Dir = "../../examples/plugins/webhook"
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the webhook plugin: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256(data))
+
+	var mu sync.Mutex
+	var received []pools.Step
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var s pools.Step
+		if err := json.NewDecoder(r.Body).Decode(&s); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		received = append(received, s)
+		mu.Unlock()
+		fmt.Fprintln(w, "ok")
+	}))
+	defer server.Close()
+
+	pool := func(pin string) string {
+		return fmt.Sprintf(`pool "hooked" {
+  node "a" {
+    address   = "a.lan"
+    memory_gb = 64
+  }
+  model "m" {
+    path      = "/models/m.gguf"
+    size_gb   = 2
+    memory_gb = 4
+  }
+  lane "chat" {
+    model     = "m"
+    residency = "keep-warm"
+    aliases   = ["chat"]
+    placement = ["a"]
+    port      = 8080
+  }
+  plugin "webhook" {
+    sha256 = %q
+    config = {
+      url = %q
+    }
+  }
+}
+`, pin, server.URL)
+	}
+	cfgPath := filepath.Join(dir, "pool.hcl")
+	if err := os.WriteFile(cfgPath, []byte(pool(sum)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, bin, "apply", "--auto-approve", dir)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	mu.Lock()
+	kinds := map[pools.StepKind]int{}
+	for _, s := range received {
+		kinds[s.Kind]++
+	}
+	mu.Unlock()
+	if kinds[pools.StepPrefetch] != 1 || kinds[pools.StepStart] != 1 || kinds[pools.StepRoute] != 1 {
+		t.Fatalf("the endpoint received %v\n%s", kinds, out)
+	}
+	if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
+		t.Fatalf("the plan after the apply is not empty: %v\n%s", err, plan)
+	}
+	if list, _ := run(t, bin, "plugins", dir); !strings.Contains(list, "webhook  declared, pinned") || !strings.Contains(list, sum) {
+		t.Errorf("poolc plugins:\n%s", list)
+	}
+
+	// A binary that is not the one pinned is refused.
+	wrong := strings.Repeat("0", 64)
+	os.WriteFile(cfgPath, []byte(pool(wrong)), 0o644)
+	out, err = run(t, bin, "apply", "--auto-approve", dir)
+	if err == nil || !strings.Contains(out, wrong) || !strings.Contains(out, sum) || !strings.Contains(out, "pool.hcl:") {
+		t.Fatalf("a wrong pin was not refused with both sums and the config's place: %v\n%s", err, out)
+	}
+}
