@@ -232,7 +232,7 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 		return applyFail(io, "%v", err)
 	}
 	state.Nodes = plan.After.Nodes
-	rec := &fileRecorder{store: st, journal: journal, lineage: state.Lineage, serial: state.Serial}
+	rec := runner.NewFileRecorder(st, journal, state)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -287,29 +287,6 @@ func retriesOption(n int) int {
 		return -1
 	}
 	return n
-}
-
-// fileRecorder writes states to the store and events to the journal. It
-// carries the lineage and serial from one write to the next: the runner
-// hands over copies of the state.
-type fileRecorder struct {
-	store   *store.File
-	journal *store.Journal
-	lineage string
-	serial  int64
-}
-
-func (r *fileRecorder) WriteState(st *pools.State) error {
-	st.Lineage, st.Serial = r.lineage, r.serial
-	if err := r.store.Write(st); err != nil {
-		return err
-	}
-	r.lineage, r.serial = st.Lineage, st.Serial
-	return nil
-}
-
-func (r *fileRecorder) Journal(ev runner.JournalEvent, step, msg string) {
-	r.journal.Add(store.JournalEvent(ev), step, msg)
 }
 
 // isTerminal reports whether a stream is a terminal.

@@ -142,7 +142,7 @@ func Run(ctx context.Context, plan *pools.Plan, st *pools.State, acts Actuators,
 			r.dependents[d] = append(r.dependents[d], s.ID)
 		}
 	}
-	r.writer = newStateWriter(rec)
+	r.writer = newStateWriter(rec, r.snapshot)
 	r.loop(ctx)
 	res := Result{State: r.snapshot(), WriteErr: r.writer.close()}
 	for _, s := range plan.Steps {
@@ -323,18 +323,16 @@ func (r *run) attempt(ctx context.Context, act sdk.Actuator, s pools.Step) sdk.A
 	return resp
 }
 
-// apply records a finished step in the state and hands it to the writer.
+// apply records a finished step in the state and tells the writer.
 func (r *run) apply(s pools.Step) {
 	r.mu.Lock()
 	err := r.state.Fleet.Apply(s)
-	st := *r.state
-	st.Fleet = r.state.Fleet.Clone()
 	r.mu.Unlock()
 	if err != nil {
 		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: "recording the step in the state: " + err.Error()})
 		return
 	}
-	r.writer.put(&st)
+	r.writer.changed()
 }
 
 func summary(ds sdk.Diagnostics) string {

@@ -6,29 +6,32 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// stateWriter writes states in the background, always the newest: a
-// state handed over while a write is in progress replaces any state still
-// waiting, so one write covers every step finished in the meantime.
+// stateWriter writes the state in the background whenever it changed:
+// each write takes a fresh snapshot, so one write covers every step
+// finished while the previous write was in progress, and a step costs no
+// copy of the state.
 type stateWriter struct {
-	rec     Recorder
-	mu      sync.Mutex
-	cond    *sync.Cond
-	pending *pools.State
-	closing bool
-	done    chan struct{}
-	lastErr error
+	rec      Recorder
+	snapshot func() *pools.State
+	mu       sync.Mutex
+	cond     *sync.Cond
+	dirty    bool
+	closing  bool
+	done     chan struct{}
+	lastErr  error
 }
 
-func newStateWriter(rec Recorder) *stateWriter {
-	w := &stateWriter{rec: rec, done: make(chan struct{})}
+func newStateWriter(rec Recorder, snapshot func() *pools.State) *stateWriter {
+	w := &stateWriter{rec: rec, snapshot: snapshot, done: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	go w.loop()
 	return w
 }
 
-func (w *stateWriter) put(st *pools.State) {
+// changed says the state has changed since the last snapshot.
+func (w *stateWriter) changed() {
 	w.mu.Lock()
-	w.pending = st
+	w.dirty = true
 	w.mu.Unlock()
 	w.cond.Signal()
 }
@@ -37,15 +40,14 @@ func (w *stateWriter) loop() {
 	defer close(w.done)
 	for {
 		w.mu.Lock()
-		for w.pending == nil && !w.closing {
+		for !w.dirty && !w.closing {
 			w.cond.Wait()
 		}
-		st := w.pending
-		w.pending = nil
-		closing := w.closing
+		dirty, closing := w.dirty, w.closing
+		w.dirty = false
 		w.mu.Unlock()
-		if st != nil {
-			err := w.rec.WriteState(st)
+		if dirty {
+			err := w.rec.WriteState(w.snapshot())
 			w.mu.Lock()
 			w.lastErr = err
 			w.mu.Unlock()
@@ -57,7 +59,7 @@ func (w *stateWriter) loop() {
 	}
 }
 
-// close writes the last pending state and returns the last write's error.
+// close writes the last change and returns the last write's error.
 func (w *stateWriter) close() error {
 	w.mu.Lock()
 	w.closing = true

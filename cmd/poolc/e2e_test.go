@@ -23,6 +23,7 @@ import (
 	"poolc.dev/poolc/plugins/sim"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
+	"poolc.dev/poolc/runner/store"
 )
 
 // These tests drive the real poolc binary, as CI and operators do.
@@ -196,8 +197,28 @@ func TestTwoAppliesNeverRunAtOnce(t *testing.T) {
 
 // BenchmarkApplyThroughPlugin applies independent no-op steps (routes to
 // the cloud) through the sim actuator running out of process, ten at a
-// time, and reports steps per second and the time each call takes.
+// time, and reports steps per second and the time each step takes. The
+// state is kept in memory; BenchmarkApplyThroughPluginToStateFile writes
+// it to a state file as apply does.
 func BenchmarkApplyThroughPlugin(b *testing.B) {
+	benchmarkApply(b, func(*testing.B) runner.Recorder { return discard{} })
+}
+
+// BenchmarkApplyThroughPluginToStateFile is BenchmarkApplyThroughPlugin
+// with the state written to a file (atomically, fsynced, coalesced) and
+// every step journaled.
+func BenchmarkApplyThroughPluginToStateFile(b *testing.B) {
+	benchmarkApply(b, func(b *testing.B) runner.Recorder {
+		st := store.Open(filepath.Join(b.TempDir(), "poolc.state.json"))
+		j, err := st.StartJournal("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return runner.NewFileRecorder(st, j, &pools.State{})
+	})
+}
+
+func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 	bin := poolcBinary(b)
 	const steps = 10000
 	ctx := context.Background()
@@ -218,8 +239,9 @@ func BenchmarkApplyThroughPlugin(b *testing.B) {
 	for range b.N {
 		st := &pools.State{FormatVersion: 1}
 		st.Normalize()
+		rec := recorder(b)
 		begin := time.Now()
-		res := runner.Run(ctx, plan, st, set, discard{}, runner.Options{Parallelism: 10})
+		res := runner.Run(ctx, plan, st, set, rec, runner.Options{Parallelism: 10})
 		elapsed += time.Since(begin)
 		if !res.OK() {
 			b.Fatalf("%d of %d steps done", res.Count(runner.Done), steps)
