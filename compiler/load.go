@@ -362,3 +362,47 @@ func fieldPos(obj *tree.Value, key string) pools.Pos {
 	}
 	return pools.Pos{}
 }
+
+// Document reads one file of another kind than a pool (a scenario file)
+// whose top level is root: it parses the file in its language, checks it
+// against root and fills in root's defaults. The tree is nil when the
+// file cannot be parsed or checked.
+func Document(f File, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
+	var doc *tree.Value
+	var diags pools.Diagnostics
+	switch LanguageOf(f.Name) {
+	case CUE:
+		doc, diags = cuefront.Parse([]cuefront.Source{{Name: f.Name, Src: f.Src}})
+	case HCL:
+		doc, diags = hclfront.ParseAs(f.Name, f.Src, root)
+	default:
+		diags.ErrorAt("read", pools.Pos{File: f.Name}, "not a .cue or .hcl file")
+	}
+	if doc == nil || diags.HasErrors() {
+		return nil, diags
+	}
+	if doc.Pos.IsZero() {
+		doc.Pos = pools.Pos{File: f.Name, Line: 1, Col: 1}
+	}
+	diags = append(diags, schema.CheckAgainst(doc, root)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return doc, diags
+}
+
+// Positions records where each attribute of a document was written, keyed
+// by its path from the top level (its first entry's key excluded, as for
+// a pool: scenario "x" { demand "chat" {...} } gives demand.chat).
+func Positions(doc *tree.Value) pools.SourceMap {
+	d := decoder{sm: pools.SourceMap{}}
+	for _, top := range doc.Fields {
+		if top.Value.Kind != tree.Object {
+			continue
+		}
+		for _, entry := range top.Value.Fields {
+			d.record(entry.Value, nil)
+		}
+	}
+	return d.sm
+}

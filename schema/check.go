@@ -17,8 +17,14 @@ import (
 // in the schema's defaults for absent optional fields, so the decoder reads
 // one complete shape.
 func Check(doc *tree.Value) pools.Diagnostics {
+	return CheckAgainst(doc, Root())
+}
+
+// CheckAgainst is Check for another kind of document, whose top level is
+// root (ScenarioRoot for a scenario file).
+func CheckAgainst(doc *tree.Value, root *Spec) pools.Diagnostics {
 	c := &checker{}
-	c.value(doc, Root(), where{}, "")
+	c.value(doc, root, where{}, "")
 	return c.diags
 }
 
@@ -162,7 +168,7 @@ func (c *checker) mapping(v *tree.Value, s *Spec, w where, subject string) {
 		name := subject + " " + strconv.Quote(f.Key)
 		if s.Elem.Kinds == KindStruct && f.Value.Kind == tree.Object {
 			inner := w.in(name)
-			inner.quiet = subject == "pool" && w.text == ""
+			inner.quiet = w.text == "" // the top level's one entry: every file declares one
 			c.object(f.Value, s.Elem, inner, f.KeyPos)
 			continue
 		}

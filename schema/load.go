@@ -21,28 +21,53 @@ import (
 //go:embed *.cue
 var Files embed.FS
 
-// FileName is the schema file that defines the top level, #File.
+// FileName is the schema file that defines the pool language's top level,
+// #File.
 const FileName = "pool.cue"
 
-// Root returns the spec of #File, the top level of every pool file. It is
-// read from the embedded schema once.
-func Root() *Spec {
-	rootOnce.Do(func() {
-		src, err := Files.ReadFile(FileName)
-		if err == nil {
-			rootSpec, err = Read(FileName, src, "#File")
+// Root returns the spec of #File, the top level of every pool file.
+func Root() *Spec { return Definition("#File") }
+
+// ScenarioRoot returns the spec of #ScenarioFile, the top level of every
+// scenario file.
+func ScenarioRoot() *Spec { return Definition("#ScenarioFile") }
+
+// Definition returns the spec of a definition of the embedded schema
+// files, read once. An unreadable schema is a bug of poolc's own and
+// panics.
+func Definition(name string) *Spec {
+	embedded.once.Do(func() {
+		embedded.r = &reader{defs: map[string]*ast.Field{}, specs: map[string]*Spec{}}
+		ents, err := Files.ReadDir(".")
+		for _, e := range ents {
+			var src []byte
+			if src, err = Files.ReadFile(e.Name()); err == nil {
+				err = embedded.r.parse(e.Name(), src)
+			}
+			if err != nil {
+				break
+			}
 		}
-		if err != nil {
-			panic("poolc: embedded schema is unreadable: " + err.Error())
-		}
+		embedded.err = err
 	})
-	return rootSpec
+	if embedded.err != nil {
+		panic("poolc: embedded schema is unreadable: " + embedded.err.Error())
+	}
+	embedded.mu.Lock()
+	defer embedded.mu.Unlock()
+	s, err := embedded.r.def(name)
+	if err != nil {
+		panic("poolc: embedded schema: " + err.Error())
+	}
+	return s
 }
 
-var (
-	rootOnce sync.Once
-	rootSpec *Spec
-)
+var embedded struct {
+	once sync.Once
+	mu   sync.Mutex // guards r's caches
+	r    *reader
+	err  error
+}
 
 // Read interprets the definition named top of a CUE schema source as a
 // Spec. It understands the subset of CUE the schema uses (definitions,
@@ -51,25 +76,29 @@ var (
 // defaults) and fails on anything else, so the schema cannot say more than
 // the checker enforces.
 func Read(filename string, src []byte, top string) (*Spec, error) {
-	f, err := parser.ParseFile(filename, src, parser.ParseComments)
-	if err != nil {
+	r := &reader{defs: map[string]*ast.Field{}, specs: map[string]*Spec{}}
+	if err := r.parse(filename, src); err != nil {
 		return nil, err
 	}
-	r := &reader{defs: map[string]*ast.Field{}, specs: map[string]*Spec{}}
+	return r.def(top)
+}
+
+// parse adds the definitions of one file.
+func (r *reader) parse(filename string, src []byte) error {
+	f, err := parser.ParseFile(filename, src, parser.ParseComments)
+	if err != nil {
+		return err
+	}
 	for _, d := range f.Decls {
 		if fld, ok := d.(*ast.Field); ok {
 			name, _, err := ast.LabelName(fld.Label)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			r.defs[name] = fld
 		}
 	}
-	s, err := r.def(top)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 type reader struct {

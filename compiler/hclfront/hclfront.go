@@ -20,19 +20,29 @@ import (
 	"poolc.dev/poolc/schema"
 )
 
-// Parse reads one HCL file into a tree. It reports syntax errors and the
+// Parse reads one pool file into a tree. It reports syntax errors and the
 // block shapes the tree cannot express (a missing label, a duplicate
 // block); everything else is left to the schema check.
 func Parse(filename string, src []byte) (*tree.Value, pools.Diagnostics) {
-	f, hdiags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	return ParseAs(filename, src, schema.Root())
+}
+
+// ParseAs reads one HCL file whose top level root describes (a pool file,
+// a scenario file) into a tree; root says which blocks take a label.
+func ParseAs(filename string, src []byte, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
+	if at, deep := tooDeep(filename, src); deep {
+		diags.ErrorAt("too-deep", at, "nested too deeply: poolc reads at most %d levels of brackets, blocks and operators", tree.MaxNesting)
+		return nil, diags
+	}
+	f, hdiags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	addHCL(&diags, hdiags)
 	if hdiags.HasErrors() {
 		return nil, diags
 	}
 	body := f.Body.(*hclsyntax.Body)
 	r := &reader{diags: diags, entries: map[*tree.Value]map[string]pools.Pos{}}
-	v := r.body(body, schema.Root())
+	v := r.body(body, root)
 	return v, r.diags
 }
 
@@ -254,4 +264,65 @@ func (r *reader) cty(cv cty.Value, p pools.Pos) *tree.Value {
 	}
 	r.diags.ErrorAt("syntax", p, "unsupported value of type %s", fmt.Sprint(t.FriendlyName()))
 	return &tree.Value{Kind: tree.Null, Pos: p}
+}
+
+// tooDeep reports where src first nests deeper than tree.MaxNesting, from
+// its tokens, before the parser recurses that deep. Within an expression
+// every opening bracket, brace, quote or template sequence and every
+// operator counts as a level, since each may nest the parsed expression
+// one deeper (1+1+1 is three levels deep); a comma, or a newline in a
+// body or object, ends the expression and releases its levels.
+func tooDeep(filename string, src []byte) (pools.Pos, bool) {
+	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	type level struct {
+		open  hclsyntax.TokenType // what opened it; 0 for the file's body
+		count int                 // levels held by the current expression
+	}
+	closes := map[hclsyntax.TokenType]hclsyntax.TokenType{
+		hclsyntax.TokenCBrace:         hclsyntax.TokenOBrace,
+		hclsyntax.TokenCBrack:         hclsyntax.TokenOBrack,
+		hclsyntax.TokenCParen:         hclsyntax.TokenOParen,
+		hclsyntax.TokenCQuote:         hclsyntax.TokenOQuote,
+		hclsyntax.TokenCHeredoc:       hclsyntax.TokenOHeredoc,
+		hclsyntax.TokenTemplateSeqEnd: hclsyntax.TokenTemplateInterp,
+	}
+	stack := []level{{}}
+	depth := 0
+	for _, t := range toks {
+		top := &stack[len(stack)-1]
+		switch t.Type {
+		case hclsyntax.TokenIdent, hclsyntax.TokenNumberLit, hclsyntax.TokenQuotedLit, hclsyntax.TokenStringLit,
+			hclsyntax.TokenComment, hclsyntax.TokenEOF:
+			continue
+		case hclsyntax.TokenComma:
+			depth -= top.count
+			top.count = 0
+			continue
+		case hclsyntax.TokenNewline:
+			if top.open == 0 || top.open == hclsyntax.TokenOBrace {
+				depth -= top.count
+				top.count = 0
+			}
+			continue
+		}
+		if open, ok := closes[t.Type]; ok {
+			// A template sequence ends alike after ${ and %{.
+			if len(stack) > 1 && (top.open == open || open == hclsyntax.TokenTemplateInterp && top.open == hclsyntax.TokenTemplateControl) {
+				depth -= top.count
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		top.count++
+		depth++
+		if depth > tree.MaxNesting {
+			return rangePos(t.Range), true
+		}
+		switch t.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc,
+			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			stack = append(stack, level{open: t.Type})
+		}
+	}
+	return pools.Pos{}, false
 }

@@ -161,6 +161,11 @@ pool "spark-lab" {
       residency = "on-demand" # no room to keep it loaded on one node
     }
   }
+  profile "mac-first" {
+    lane "cognition" {
+      placement = ["mac-studio", "spark-node-03"] # the Mac when it is up
+    }
+  }
   active_profile = "standalone"
 
   pod_pool "harness" {

@@ -1,0 +1,204 @@
+// Package scenario reads scenario files — a timeline of faults, demand and
+// operator actions against a pool, for `poolc simulate` — with the same
+// loader, schema checker and messages as pool files (schema/scenario.cue),
+// and checks them against the pool they will run on.
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/schema"
+	"poolc.dev/poolc/sim"
+)
+
+// File is a scenario read from a file, with where it came from.
+type File struct {
+	Scenario sim.Scenario
+	// Path is the file, as named in messages.
+	Path string
+	// Base is the directory config events are relative to: the file's own
+	// directory, or the pool's for a reference scenario.
+	Base string
+	// Sources says where each attribute was written.
+	Sources pools.SourceMap
+}
+
+// Read reads a scenario file.
+func Read(name string, src []byte) (*File, pools.Diagnostics) {
+	doc, diags := compiler.Document(compiler.File{Name: name, Src: src}, schema.ScenarioRoot())
+	if doc == nil {
+		return nil, diags
+	}
+	entries := doc.Get("scenario")
+	if entries == nil || len(entries.Fields) != 1 {
+		diags.ErrorAt("scenarios", doc.Pos, "a scenario file declares exactly one scenario")
+		return nil, diags
+	}
+	e := entries.Fields[0]
+	f := &File{Path: name, Base: filepath.Dir(name), Sources: compiler.Positions(doc)}
+	sc, more := decode(e.Key, e.Value)
+	f.Sources.Attach(more)
+	f.Scenario = sc
+	return f, append(diags, more...)
+}
+
+// ReadFile reads a scenario file from disk.
+func ReadFile(path string) (*File, pools.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		var d pools.Diagnostics
+		d.ErrorAt("read", pools.Pos{File: path}, "%v", err)
+		return nil, d
+	}
+	return Read(path, src)
+}
+
+func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
+	var diags pools.Diagnostics
+	dur := func(path pools.Path, s string) time.Duration {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			diags.Errorf("bad-duration", path, "%q is not a duration: %v", s, err)
+		}
+		return d
+	}
+	sc := sim.Scenario{
+		Name:        name,
+		Description: str(v, "description"),
+		Duration:    dur(pools.Path{"duration"}, str(v, "duration")),
+		Seed:        uint64(num(v, "seed")),
+		SLO:         sim.SLO{WaitSeconds: num(v.Get("slo"), "wait_seconds")},
+		Gateway:     sim.Gateway{WaitLimitSeconds: num(v.Get("gateway"), "wait_limit_seconds")},
+		Lease: sim.Lease{
+			HeartbeatSeconds: num(v.Get("lease"), "heartbeat_seconds"),
+			TTLSeconds:       num(v.Get("lease"), "ttl_seconds"),
+		},
+		Links: sim.Links{DefaultGBps: num(v.Get("links"), "default_gbps")},
+	}
+	if c := v.Get("controller"); c != nil {
+		sc.Controller = sim.ControllerSettings{
+			TickSeconds:          num(c, "tick_seconds"),
+			StableTicks:          int(num(c, "stable_ticks")),
+			ResidencyStableTicks: int(num(c, "residency_stable_ticks")),
+			MinGainGB:            num(c, "min_gain_gb"),
+			CooldownSeconds:      num(c, "cooldown_seconds"),
+			LoadBudgetGBPerHour:  num(c, "load_budget_gb_per_hour"),
+			BackoffSeconds:       num(c, "backoff_seconds"),
+		}
+	}
+	if per := v.Get("links").Get("per_node"); per != nil {
+		sc.Links.PerNode = map[string]float64{}
+		for _, f := range per.Fields {
+			sc.Links.PerNode[f.Key] = f.Value.Num
+		}
+	}
+	if d := v.Get("demand"); d != nil {
+		for _, f := range d.Fields {
+			dm := sim.Demand{Alias: f.Key, RatePerMinute: num(f.Value, "rate_per_minute"),
+				Shape: str(f.Value, "shape"), ServiceSeconds: num(f.Value, "service_seconds")}
+			if bs := f.Value.Get("bursts"); bs != nil {
+				for i, b := range bs.Items {
+					at := pools.Path{"demand", f.Key, "bursts", fmt.Sprint(i)}
+					dm.Bursts = append(dm.Bursts, sim.Burst{
+						At:       dur(append(at, "at"), str(b, "at")),
+						Duration: dur(append(at, "duration"), str(b, "duration")),
+						Factor:   num(b, "factor"),
+					})
+				}
+			}
+			sc.Demand = append(sc.Demand, dm)
+		}
+		sort.Slice(sc.Demand, func(i, j int) bool { return sc.Demand[i].Alias < sc.Demand[j].Alias })
+	}
+	if evs := v.Get("events"); evs != nil {
+		for i, e := range evs.Items {
+			at := pools.Path{"events", fmt.Sprint(i)}
+			ev := sim.Event{
+				At: dur(append(at, "at"), str(e, "at")), Kind: sim.EventKind(str(e, "kind")),
+				Node: str(e, "node"), Profile: str(e, "profile"), Config: str(e, "config"), Lane: str(e, "lane"),
+			}
+			if d := str(e, "duration"); d != "" {
+				ev.Duration = dur(append(at, "duration"), d)
+			}
+			sc.Events = append(sc.Events, ev)
+		}
+	}
+	return sc, diags
+}
+
+func str(v *tree.Value, key string) string {
+	if f := v.Get(key); f != nil {
+		return f.Str
+	}
+	return ""
+}
+
+func num(v *tree.Value, key string) float64 {
+	if f := v.Get(key); f != nil {
+		return f.Num
+	}
+	return 0
+}
+
+// needs says, per event kind, which field it must name.
+var needs = map[sim.EventKind]string{
+	sim.Crash: "node", sim.Recover: "node", sim.Hang: "node", sim.Partition: "node",
+	sim.Cordon: "node", sim.Uncordon: "node", sim.DiskFull: "node",
+	sim.SwitchProfile: "profile", sim.ChangeConfig: "config", sim.StartLane: "lane",
+}
+
+// Check reports what in the scenario the pool does not have: nodes, aliases,
+// profiles and lanes it names, config files that do not exist, events past
+// the end.
+func (f *File) Check(p *pools.Pool) pools.Diagnostics {
+	var diags pools.Diagnostics
+	sc := f.Scenario
+	aliases := map[string]bool{}
+	for _, a := range p.Aliases {
+		aliases[a.Name] = true
+	}
+	for _, d := range sc.Demand {
+		if !aliases[d.Alias] {
+			diags.Errorf("unknown-alias", pools.Path{"demand", d.Alias}, "demand for alias %q, which pool %s does not declare", d.Alias, p.Name)
+		}
+	}
+	for i, e := range sc.Events {
+		at := pools.Path{"events", fmt.Sprint(i)}
+		field := needs[e.Kind]
+		value := map[string]string{"node": e.Node, "profile": e.Profile, "config": e.Config, "lane": e.Lane}[field]
+		switch {
+		case value == "":
+			diags.Errorf("event", at, "a %s event names its %s", e.Kind, field)
+		case field == "node" && p.Node(value) == nil:
+			diags.Errorf("unknown-node", append(at, "node"), "%s event: node %q is not in pool %s", e.Kind, value, p.Name)
+		case field == "profile" && p.Profile(value) == nil:
+			diags.Errorf("unknown-profile", append(at, "profile"), "profile event: pool %s has no profile %q", p.Name, value)
+		case field == "lane" && p.Lane(value) == nil:
+			diags.Errorf("unknown-lane", append(at, "lane"), "start-lane event: pool %s has no lane %q", p.Name, value)
+		case field == "config":
+			if _, err := os.Stat(f.ConfigPath(value)); err != nil {
+				diags.Errorf("config", append(at, "config"), "config event: %v", err)
+			}
+		}
+		if e.At > sc.Duration {
+			diags.Errorf("event", append(at, "at"), "%s event at %s is after the scenario's end (%s)", e.Kind, e.At, sc.Duration)
+		}
+	}
+	f.Sources.Attach(diags)
+	return diags
+}
+
+// ConfigPath resolves a config event's path against Base.
+func (f *File) ConfigPath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(f.Base, p)
+}
