@@ -8,6 +8,7 @@ package cuefront
 
 import (
 	"fmt"
+	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -15,6 +16,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
 
 	"poolc.dev/poolc/compiler/tree"
@@ -34,6 +36,10 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
 	inst := build.NewContext().NewInstance("", nil)
 	for _, f := range files {
+		if at, deep := tooDeep(f.Name, f.Src); deep {
+			diags.ErrorAt("too-deep", at, "nested too deeply: poolc reads at most %d levels of brackets, labels and operators", tree.MaxNesting)
+			continue
+		}
 		syn, err := parser.ParseFile(f.Name, f.Src, parser.ParseComments)
 		if err != nil {
 			addCUE(&diags, err)
@@ -148,4 +154,62 @@ func read(v cue.Value, p pools.Pos) *tree.Value {
 		return &tree.Value{Kind: tree.Null, Pos: p}
 	}
 	return &tree.Value{Kind: tree.Invalid, Pos: p}
+}
+
+// tooDeep reports where src first nests deeper than tree.MaxNesting, from
+// its tokens, before the parser and evaluator recurse that deep. Within a
+// field every opening bracket, label colon, keyword and operator counts as
+// a level, since each may nest the parsed expression one deeper (a: b: c:
+// and 1+1+1 are three levels deep); a comma, written or at a line's end,
+// ends the field and releases its levels.
+func tooDeep(filename string, src []byte) (pools.Pos, bool) {
+	type level struct {
+		open   token.Token // what opened it; ILLEGAL for the file
+		interp bool        // a \( of a string interpolation
+		count  int         // levels held by the current field
+	}
+	closes := map[token.Token]token.Token{token.RPAREN: token.LPAREN, token.RBRACK: token.LBRACK, token.RBRACE: token.LBRACE}
+	var s scanner.Scanner
+	s.Init(token.NewFile(filename, -1, len(src)), src, nil, 0)
+	stack := []level{{}}
+	depth := 0
+	interp := false // the next ( opens an interpolation
+	for {
+		pos, tok, _ := s.Scan()
+		top := &stack[len(stack)-1]
+		switch {
+		case tok == token.EOF:
+			return pools.Pos{}, false
+		case tok == token.INTERPOLATION:
+			interp = true
+			continue
+		case tok.IsLiteral(), tok == token.COMMENT, tok == token.ATTRIBUTE, tok == token.TRUE, tok == token.FALSE, tok == token.NULL:
+			continue
+		case tok == token.COMMA:
+			depth -= top.count
+			top.count = 0
+			continue
+		}
+		if open, ok := closes[tok]; ok {
+			if len(stack) > 1 && top.open == open {
+				depth -= top.count
+				stack = stack[:len(stack)-1]
+				// The scanner leaves the rest of an interpolated string
+				// to its caller.
+				if top.interp && strings.HasSuffix(s.ResumeInterpolation(), "(") {
+					interp = true
+				}
+			}
+			continue
+		}
+		top.count++
+		depth++
+		if depth > tree.MaxNesting {
+			return position(pos), true
+		}
+		if tok == token.LPAREN || tok == token.LBRACK || tok == token.LBRACE {
+			stack = append(stack, level{open: tok, interp: interp && tok == token.LPAREN})
+			interp = false
+		}
+	}
 }

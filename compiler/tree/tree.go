@@ -10,6 +10,14 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
+// MaxNesting is the deepest nesting either front end reads: brackets,
+// braces, blocks, labels and operators inside one another, counted in
+// the source before it is parsed. Pool files nest a handful of levels;
+// the parsers and evaluators recurse once per level, so input nested
+// hundreds of thousands deep would exhaust the stack and crash poolc
+// instead of getting an error.
+const MaxNesting = 1000
+
 // Kind is the kind of a Value.
 type Kind uint8
 

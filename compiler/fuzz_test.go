@@ -1,0 +1,138 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/pools"
+)
+
+// fuzzSlow is how long Compile may take on one fuzz input, far more than
+// any pool file needs. Past it the input counts as a failure; a run that
+// does not end crashes the test, so the fuzzer keeps the input.
+const fuzzSlow = 5 * time.Second
+
+// FuzzCompileHCL runs the whole pipeline on one arbitrary HCL file.
+func FuzzCompileHCL(f *testing.F) {
+	seedFuzz(f, "../examples/spark-lab/spark-lab.hcl",
+		``,
+		`# only comments
+# and more`,
+		`pool "p" {}`,
+		`pool "p" {`,
+		`pool "p" {} pool "q" {}`,
+		`pool "p" { node "a" { address = "a.lan"
+ memory_gb = 8 } }`,
+		`pool "p" {
+  node "n" { 
+    address = "n.lan"
+    memory_gb = 64
+  }
+  model "m" {
+    path = "/m.gguf"
+    size_gb = 1
+    memory_gb = 80
+  }
+  lane "l" {
+    model = "m"
+    placement = ["n"]
+    port = 8080
+    aliases = ["a", "a"]
+  }
+  pod_pool "pp" { image = "i"
+    members = "a@h:0#k3d-r:99999,,b"
+  }
+}`,
+		`pool "p" { pod_pool "pp" { image = "i"
+ members = [] } }`,
+		`pool "p" { pod_pool "pp" { image = "i"
+ member "c" { registry = "k3d-r:1" } } }`,
+		`pool "p" { lane "l" { port = 1e999999 } }`,
+		`pool "p" { lane "l" { port = -1 } }`,
+		`pool "p" { plugin "x" { config { a = [1, {b = null}] } } }`,
+		`pool "p" { profile "x" { lane "l" { residency = "keep-warm" } } }`,
+		`pool "p" { nodes "a" {} }`,
+		"pool \"p\" { node \"\xff\" {} }",
+	)
+	f.Fuzz(func(t *testing.T, src []byte) { checkCompile(t, "pool.hcl", src) })
+}
+
+// FuzzCompileCUE runs the whole pipeline on one arbitrary CUE file.
+func FuzzCompileCUE(f *testing.F) {
+	seedFuzz(f, "../examples/spark-lab/cue/spark-lab.cue",
+		``,
+		`// only comments
+// and more`,
+		`package pool`,
+		`pool: p: {}`,
+		`pool: p: {`,
+		`pool: p: {}, pool: q: {}`,
+		`pool: p: node: a: {address: "a.lan", memory_gb: 8}`,
+		`pool: p: {
+	node: n: {address: "n.lan", memory_gb: 64}
+	model: m: {path: "/m.gguf", size_gb: 1, memory_gb: 80}
+	lane: l: {model: "m", placement: ["n"], port: 8080, aliases: ["a", "a"]}
+	pod_pool: pp: {image: "i", members: "a@h:0#k3d-r:99999,,b"}
+}`,
+		`pool: p: pod_pool: pp: {image: "i", members: []}`,
+		`pool: p: lane: l: port: 1e999999`,
+		`pool: p: lane: l: port: int`,
+		`pool: p: lane: l: port: 1 & 2`,
+		`pool: p: plugin: x: config: {a: [1, {b: null}]}`,
+		`import "nosuch.dev/pkg"
+pool: p: pkg.x`,
+		`import "strings"
+pool: p: node: (strings.ToLower("A")): {address: "a", memory_gb: 1}`,
+		`pool: p: {for i in [1, 2, 3] {node: "n\(i)": {address: "n", memory_gb: i}}}`,
+		`#T: {a: #T}
+pool: p: x: #T`,
+		`pool: [string]: node: [string]: memory_gb: 8
+pool: p: node: a: address: "a"`,
+		"pool: p: node: \"\xff\": {}",
+	)
+	f.Fuzz(func(t *testing.T, src []byte) { checkCompile(t, "pool.cue", src) })
+}
+
+// seedFuzz adds the example file and the snippets to the corpus.
+func seedFuzz(f *testing.F, example string, snippets ...string) {
+	src, err := os.ReadFile(example)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(src)
+	for _, s := range snippets {
+		f.Add([]byte(s))
+	}
+}
+
+// checkCompile compiles src as the one file name and checks what any
+// input must give: no panic, findings at real lines and columns of that
+// file, a Config or an error saying why not, and a pool when nothing is
+// wrong.
+func checkCompile(t *testing.T, name string, src []byte) {
+	start := time.Now()
+	hung := time.AfterFunc(4*fuzzSlow, func() { panic(fmt.Sprintf("Compile still running after %v on %q", 4*fuzzSlow, src)) })
+	cfg, diags := Compile([]File{{Name: name, Src: src}})
+	hung.Stop()
+	if d := time.Since(start); d > fuzzSlow {
+		t.Errorf("Compile took %v", d)
+	}
+	lines := bytes.Count(src, []byte("\n")) + 1
+	for _, d := range diags {
+		if d.Pos == (pools.Pos{}) {
+			continue
+		}
+		if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Pos.Line > lines {
+			t.Errorf("diagnostic %q at %+v: want a line and column of %s (%d lines)", d.Message, d.Pos, name, lines)
+		}
+	}
+	switch {
+	case cfg == nil && !diags.HasErrors():
+		t.Errorf("no Config and no error; diagnostics: %v", diags)
+	case cfg != nil && !diags.HasErrors() && cfg.Pool == nil:
+		t.Errorf("no errors but no pool")
+	}
+}
