@@ -62,37 +62,37 @@ func (d *decoder) record(v *tree.Value, path pools.Path) {
 }
 
 func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
-	p := &pools.Pool{Name: name, ActiveProfile: str(v, "active_profile")}
+	p := &pools.Pool{Name: name, ActiveProfile: v.StringAt("active_profile")}
 	p.Guard = guard(v.Get("guard"), pools.Guard{})
 	for _, e := range entries(v, "node") {
 		p.Nodes = append(p.Nodes, pools.Node{
 			Name:        e.Key,
-			Address:     str(e.Value, "address"),
-			MemoryGB:    num(e.Value, "memory_gb"),
+			Address:     e.Value.StringAt("address"),
+			MemoryGB:    e.Value.NumberAt("memory_gb"),
 			Labels:      strMap(e.Value.Get("labels")),
-			KubeContext: str(e.Value, "kube_context"),
+			KubeContext: e.Value.StringAt("kube_context"),
 			Guard:       guard(e.Value.Get("guard"), p.Guard),
 		})
 	}
 	for _, e := range entries(v, "model") {
 		p.Models = append(p.Models, pools.Model{
 			Name:     e.Key,
-			Path:     str(e.Value, "path"),
-			Source:   str(e.Value, "source"),
-			SizeGB:   num(e.Value, "size_gb"),
-			MemoryGB: num(e.Value, "memory_gb"),
+			Path:     e.Value.StringAt("path"),
+			Source:   e.Value.StringAt("source"),
+			SizeGB:   e.Value.NumberAt("size_gb"),
+			MemoryGB: e.Value.NumberAt("memory_gb"),
 			Args:     strs(e.Value.Get("args")),
 		})
 	}
 	for _, e := range entries(v, "lane") {
 		p.Lanes = append(p.Lanes, pools.Lane{
 			Name:      e.Key,
-			Model:     str(e.Value, "model"),
-			Residency: pools.Residency(str(e.Value, "residency")),
+			Model:     e.Value.StringAt("model"),
+			Residency: pools.Residency(e.Value.StringAt("residency")),
 			Aliases:   strs(e.Value.Get("aliases")),
 			Placement: strs(e.Value.Get("placement")),
 			Selector:  strMap(e.Value.Get("selector")),
-			Port:      int(num(e.Value, "port")),
+			Port:      int(e.Value.NumberAt("port")),
 		})
 	}
 	p.Aliases = d.aliases(v, p.Lanes)
@@ -101,7 +101,7 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 		for _, o := range entries(e.Value, "lane") {
 			pr.Lanes = append(pr.Lanes, pools.LaneOverride{
 				Lane:      o.Key,
-				Residency: pools.Residency(str(o.Value, "residency")),
+				Residency: pools.Residency(o.Value.StringAt("residency")),
 				Placement: strs(o.Value.Get("placement")),
 				Selector:  strMap(o.Value.Get("selector")),
 			})
@@ -111,9 +111,9 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 	for _, e := range entries(v, "pod_pool") {
 		pp := pools.PodPool{
 			Name:        e.Key,
-			Image:       str(e.Value, "image"),
-			Namespace:   str(e.Value, "namespace"),
-			PodMemoryGB: num(e.Value, "pod_memory_gb"),
+			Image:       e.Value.StringAt("image"),
+			Namespace:   e.Value.StringAt("namespace"),
+			PodMemoryGB: e.Value.NumberAt("pod_memory_gb"),
 			Members:     d.members(e.Key, e.Value),
 		}
 		if pp.Namespace == "" {
@@ -126,13 +126,13 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 		p.Plugins = append(p.Plugins, pools.Plugin{
 			Name:    e.Key,
 			Builtin: boolean(e.Value, "builtin"),
-			Path:    str(e.Value, "path"),
-			SHA256:  str(e.Value, "sha256"),
+			Path:    e.Value.StringAt("path"),
+			SHA256:  e.Value.StringAt("sha256"),
 			Config:  cfg,
 		})
 	}
 	if st := v.Get("state"); st != nil {
-		p.State = pools.StateBackend{Backend: str(st, "backend"), Path: str(st, "path")}
+		p.State = pools.StateBackend{Backend: st.StringAt("backend"), Path: st.StringAt("path")}
 	}
 	return p
 }
@@ -144,7 +144,7 @@ func (d *decoder) aliases(v *tree.Value, lanes []pools.Lane) []pools.Alias {
 	claimedBy := map[string]string{}
 	var out []*pools.Alias
 	for _, e := range entries(v, "alias") {
-		a := &pools.Alias{Name: e.Key, Lane: str(e.Value, "lane"), Fallbacks: strs(e.Value.Get("fallbacks"))}
+		a := &pools.Alias{Name: e.Key, Lane: e.Value.StringAt("lane"), Fallbacks: strs(e.Value.Get("fallbacks"))}
 		byName[a.Name] = a
 		out = append(out, a)
 	}
@@ -199,8 +199,8 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 		var out []pools.Member
 		for _, b := range blocks {
 			d.sm.Set(pools.MemberPath(pool, len(out)), b.KeyPos)
-			m := pools.Member{Context: b.Key, SSHHost: str(b.Value, "ssh_host"), Capacity: int(num(b.Value, "capacity"))}
-			if r := str(b.Value, "registry"); r != "" {
+			m := pools.Member{Context: b.Key, SSHHost: b.Value.StringAt("ssh_host"), Capacity: int(b.Value.NumberAt("capacity"))}
+			if r := b.Value.StringAt("registry"); r != "" {
 				reg, err := podspec.ParseRegistry(r)
 				if err != nil {
 					d.diags.Errorf("bad-member", pools.Path{"pod_pool", pool, "member", b.Key, "registry"}, "pod_pool %q: member %q: %v", pool, b.Key, err)
@@ -264,20 +264,6 @@ func guard(v *tree.Value, base pools.Guard) pools.Guard {
 		g.ReserveGB = r.Num
 	}
 	return g
-}
-
-func str(v *tree.Value, key string) string {
-	if f := v.Get(key); f != nil {
-		return f.Str
-	}
-	return ""
-}
-
-func num(v *tree.Value, key string) float64 {
-	if f := v.Get(key); f != nil {
-		return f.Num
-	}
-	return 0
 }
 
 func boolean(v *tree.Value, key string) bool {

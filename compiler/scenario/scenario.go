@@ -71,26 +71,26 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 	}
 	sc := sim.Scenario{
 		Name:        name,
-		Description: str(v, "description"),
-		Duration:    dur(pools.Path{"duration"}, str(v, "duration")),
-		Seed:        uint64(num(v, "seed")),
-		SLO:         sim.SLO{WaitSeconds: num(v.Get("slo"), "wait_seconds")},
-		Gateway:     sim.Gateway{WaitLimitSeconds: num(v.Get("gateway"), "wait_limit_seconds")},
+		Description: v.StringAt("description"),
+		Duration:    dur(pools.Path{"duration"}, v.StringAt("duration")),
+		Seed:        uint64(v.NumberAt("seed")),
+		SLO:         sim.SLO{WaitSeconds: v.Get("slo").NumberAt("wait_seconds")},
+		Gateway:     sim.Gateway{WaitLimitSeconds: v.Get("gateway").NumberAt("wait_limit_seconds")},
 		Lease: sim.Lease{
-			HeartbeatSeconds: num(v.Get("lease"), "heartbeat_seconds"),
-			TTLSeconds:       num(v.Get("lease"), "ttl_seconds"),
+			HeartbeatSeconds: v.Get("lease").NumberAt("heartbeat_seconds"),
+			TTLSeconds:       v.Get("lease").NumberAt("ttl_seconds"),
 		},
-		Links: sim.Links{DefaultGBps: num(v.Get("links"), "default_gbps")},
+		Links: sim.Links{DefaultGBps: v.Get("links").NumberAt("default_gbps")},
 	}
 	if c := v.Get("controller"); c != nil {
 		sc.Controller = sim.ControllerSettings{
-			TickSeconds:          num(c, "tick_seconds"),
-			StableTicks:          int(num(c, "stable_ticks")),
-			ResidencyStableTicks: int(num(c, "residency_stable_ticks")),
-			MinGainGB:            num(c, "min_gain_gb"),
-			CooldownSeconds:      num(c, "cooldown_seconds"),
-			LoadBudgetGBPerHour:  num(c, "load_budget_gb_per_hour"),
-			BackoffSeconds:       num(c, "backoff_seconds"),
+			TickSeconds:          c.NumberAt("tick_seconds"),
+			StableTicks:          int(c.NumberAt("stable_ticks")),
+			ResidencyStableTicks: int(c.NumberAt("residency_stable_ticks")),
+			MinGainGB:            c.NumberAt("min_gain_gb"),
+			CooldownSeconds:      c.NumberAt("cooldown_seconds"),
+			LoadBudgetGBPerHour:  c.NumberAt("load_budget_gb_per_hour"),
+			BackoffSeconds:       c.NumberAt("backoff_seconds"),
 		}
 	}
 	if per := v.Get("links").Get("per_node"); per != nil {
@@ -101,15 +101,15 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 	}
 	if d := v.Get("demand"); d != nil {
 		for _, f := range d.Fields {
-			dm := sim.Demand{Alias: f.Key, RatePerMinute: num(f.Value, "rate_per_minute"),
-				Shape: str(f.Value, "shape"), ServiceSeconds: num(f.Value, "service_seconds")}
+			dm := sim.Demand{Alias: f.Key, RatePerMinute: f.Value.NumberAt("rate_per_minute"),
+				Shape: f.Value.StringAt("shape"), ServiceSeconds: f.Value.NumberAt("service_seconds")}
 			if bs := f.Value.Get("bursts"); bs != nil {
 				for i, b := range bs.Items {
 					at := pools.Path{"demand", f.Key, "bursts", fmt.Sprint(i)}
 					dm.Bursts = append(dm.Bursts, sim.Burst{
-						At:       dur(append(at, "at"), str(b, "at")),
-						Duration: dur(append(at, "duration"), str(b, "duration")),
-						Factor:   num(b, "factor"),
+						At:       dur(append(at, "at"), b.StringAt("at")),
+						Duration: dur(append(at, "duration"), b.StringAt("duration")),
+						Factor:   b.NumberAt("factor"),
 					})
 				}
 			}
@@ -121,30 +121,16 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 		for i, e := range evs.Items {
 			at := pools.Path{"events", fmt.Sprint(i)}
 			ev := sim.Event{
-				At: dur(append(at, "at"), str(e, "at")), Kind: sim.EventKind(str(e, "kind")),
-				Node: str(e, "node"), Profile: str(e, "profile"), Config: str(e, "config"), Lane: str(e, "lane"),
+				At: dur(append(at, "at"), e.StringAt("at")), Kind: sim.EventKind(e.StringAt("kind")),
+				Node: e.StringAt("node"), Profile: e.StringAt("profile"), Config: e.StringAt("config"), Lane: e.StringAt("lane"),
 			}
-			if d := str(e, "duration"); d != "" {
+			if d := e.StringAt("duration"); d != "" {
 				ev.Duration = dur(append(at, "duration"), d)
 			}
 			sc.Events = append(sc.Events, ev)
 		}
 	}
 	return sc, diags
-}
-
-func str(v *tree.Value, key string) string {
-	if f := v.Get(key); f != nil {
-		return f.Str
-	}
-	return ""
-}
-
-func num(v *tree.Value, key string) float64 {
-	if f := v.Get(key); f != nil {
-		return f.Num
-	}
-	return 0
 }
 
 // needs says, per event kind, which field it must name.

@@ -95,3 +95,21 @@ func (v *Value) Describe() string {
 	}
 	return v.Kind.String()
 }
+
+// StringAt returns the string at key of an object, or "" when v is nil or
+// has no such field.
+func (v *Value) StringAt(key string) string {
+	if f := v.Get(key); f != nil {
+		return f.Str
+	}
+	return ""
+}
+
+// NumberAt returns the number at key of an object, or 0 when v is nil or
+// has no such field.
+func (v *Value) NumberAt(key string) float64 {
+	if f := v.Get(key); f != nil {
+		return f.Num
+	}
+	return 0
+}
