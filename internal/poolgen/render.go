@@ -208,7 +208,9 @@ func compactMembers(ms []pools.Member) string {
 	return strings.Join(parts, ",")
 }
 
-func render(w io.Writer, lang Language, p *pools.Pool, comment string) error {
+// Render writes a pool (generated, then perhaps changed) in lang, with a
+// comment at the top.
+func Render(w io.Writer, lang Language, p *pools.Pool, comment string) error {
 	pr := &printer{w: bufio.NewWriter(w), lang: lang}
 	switch lang {
 	case HCL:
