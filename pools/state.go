@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -143,14 +144,11 @@ func (f *Fleet) IsDown(node string) bool {
 	return false
 }
 
-// HasPrefetched reports whether a model's weights are on a node.
+// HasPrefetched reports whether a model's weights are on a node. The
+// fleet must be normalized.
 func (f *Fleet) HasPrefetched(node, model string) bool {
-	for _, p := range f.Prefetched {
-		if p.Node == node && p.Model == model {
-			return true
-		}
-	}
-	return false
+	_, found := slices.BinarySearchFunc(f.Prefetched, Prefetch{Node: node, Model: model}, comparePrefetch)
+	return found
 }
 
 // Normalize sorts every list by its key and turns nil lists into empty

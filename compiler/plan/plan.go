@@ -159,6 +159,11 @@ func (b *builder) laneNames() []string {
 }
 
 func (b *builder) prefetches() {
+	serving := map[[2]string][]string{} // node, model -> desired lanes
+	for _, l := range b.des.Lanes {
+		key := [2]string{l.Node, l.Model}
+		serving[key] = append(serving[key], l.Name)
+	}
 	for _, p := range b.des.Prefetched {
 		if b.cur.HasPrefetched(p.Node, p.Model) {
 			continue
@@ -167,20 +172,14 @@ func (b *builder) prefetches() {
 		b.add(pools.Step{
 			ID: prefetchID(p.Model, p.Node), Kind: pools.StepPrefetch,
 			Target: p.Model, Node: p.Node, Prefetch: &pf,
-			Reason:   fmt.Sprintf("because %s on %s", b.lanesOf(p), p.Node),
+			Reason:   fmt.Sprintf("because %s on %s", lanesText(serving[[2]string{p.Node, p.Model}]), p.Node),
 			Estimate: pools.Estimate{Seconds: p.SizeGB / PrefetchGBps, TransferGB: p.SizeGB},
 		})
 	}
 }
 
-// lanesOf names the desired lanes that serve a prefetched model on its node.
-func (b *builder) lanesOf(p pools.Prefetch) string {
-	var names []string
-	for _, l := range b.des.Lanes {
-		if l.Node == p.Node && l.Model == p.Model {
-			names = append(names, l.Name)
-		}
-	}
+// lanesText names the lanes that need weights.
+func lanesText(names []string) string {
 	if len(names) == 1 {
 		return "lane " + names[0] + " needs its weights"
 	}
