@@ -42,11 +42,6 @@ var commands = map[string]*command{}
 
 func register(c *command) { commands[c.name] = c }
 
-// usageError is bad usage of a command: printed with a pointer to --help.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
 // Main runs poolc with the given arguments (without the program name) and
 // returns the exit code. It is the only place errors are printed.
 func Main(args []string, io Stdio) int {

@@ -3,7 +3,6 @@ package compiler
 import (
 	"sort"
 	"strconv"
-	"strings"
 
 	"poolc.dev/poolc/compiler/podspec"
 	"poolc.dev/poolc/compiler/tree"
@@ -324,17 +323,3 @@ func plain(v *tree.Value) any {
 	return nil
 }
 
-// quoteList shows names as "a", "b" and "c".
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	switch len(q) {
-	case 0:
-		return ""
-	case 1:
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
-}
