@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"poolc.dev/poolc/compiler/podspec"
 	"poolc.dev/poolc/pools"
 )
 
@@ -170,7 +171,7 @@ func layout(p *pools.Pool) *doc {
 		if pp.PodMemoryGB != 0 {
 			b.num("pod_memory_gb", pp.PodMemoryGB)
 		}
-		b.str("members", compactMembers(pp.Members))
+		b.str("members", podspec.Format(pp.Members))
 	}
 	for _, pl := range p.Plugins {
 		b := pool.entry("plugin", pl.Name)
@@ -188,24 +189,6 @@ func layout(p *pools.Pool) *doc {
 	st.str("backend", p.State.Backend)
 	st.str("path", p.State.Path)
 	return top
-}
-
-// compactMembers writes members as context@host:capacity#registry, comma
-// separated, always with the capacity.
-func compactMembers(ms []pools.Member) string {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		s := m.Context
-		if m.SSHHost != "" {
-			s += "@" + m.SSHHost
-		}
-		s += ":" + strconv.Itoa(m.Capacity)
-		if !m.Registry.IsZero() {
-			s += "#" + m.Registry.String()
-		}
-		parts[i] = s
-	}
-	return strings.Join(parts, ",")
 }
 
 // Render writes a pool (generated, then perhaps changed) in lang, with a
