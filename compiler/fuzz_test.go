@@ -1,19 +1,12 @@
 package compiler
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
+	"poolc.dev/poolc/internal/fuzzcheck"
 	"poolc.dev/poolc/pools"
 )
-
-// fuzzSlow is how long Compile may take on one fuzz input, far more than
-// any pool file needs. Past it the input counts as a failure; a run that
-// does not end crashes the test, so the fuzzer keeps the input.
-const fuzzSlow = 5 * time.Second
 
 // FuzzCompileHCL runs the whole pipeline on one arbitrary HCL file.
 func FuzzCompileHCL(f *testing.F) {
@@ -113,22 +106,10 @@ func seedFuzz(f *testing.F, example string, snippets ...string) {
 // file, a Config or an error saying why not, and a pool when nothing is
 // wrong.
 func checkCompile(t *testing.T, name string, src []byte) {
-	start := time.Now()
-	hung := time.AfterFunc(4*fuzzSlow, func() { panic(fmt.Sprintf("Compile still running after %v on %q", 4*fuzzSlow, src)) })
-	cfg, diags := Compile([]File{{Name: name, Src: src}})
-	hung.Stop()
-	if d := time.Since(start); d > fuzzSlow {
-		t.Errorf("Compile took %v", d)
-	}
-	lines := bytes.Count(src, []byte("\n")) + 1
-	for _, d := range diags {
-		if d.Pos == (pools.Pos{}) {
-			continue
-		}
-		if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Pos.Line > lines {
-			t.Errorf("diagnostic %q at %+v: want a line and column of %s (%d lines)", d.Message, d.Pos, name, lines)
-		}
-	}
+	var cfg *Config
+	var diags pools.Diagnostics
+	fuzzcheck.Within("Compile", src, func() { cfg, diags = Compile([]File{{Name: name, Src: src}}) })
+	fuzzcheck.Positions(t, name, src, diags)
 	switch {
 	case cfg == nil && !diags.HasErrors():
 		t.Errorf("no Config and no error; diagnostics: %v", diags)

@@ -1,19 +1,12 @@
 package hclfront
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
+	"poolc.dev/poolc/internal/fuzzcheck"
 	"poolc.dev/poolc/pools"
 )
-
-// slow is how long Parse may take on one fuzz input, far more than any
-// pool file needs. Past it the input counts as a failure; a run that does
-// not end crashes the test, so the fuzzer keeps the input.
-const slow = 5 * time.Second
 
 // FuzzParse feeds arbitrary bytes to Parse: it must never panic, and every
 // finding it reports at a position must point into the file it was given.
@@ -47,28 +40,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		const name = "pool.hcl"
-		start := time.Now()
-		hung := time.AfterFunc(4*slow, func() { panic(fmt.Sprintf("Parse still running after %v on %q", 4*slow, src)) })
-		_, diags := Parse(name, src)
-		hung.Stop()
-		if d := time.Since(start); d > slow {
-			t.Errorf("Parse took %v", d)
-		}
-		checkPositions(t, name, src, diags)
+		var diags pools.Diagnostics
+		fuzzcheck.Within("Parse", src, func() { _, diags = Parse(name, src) })
+		fuzzcheck.Positions(t, name, src, diags)
 	})
-}
-
-// checkPositions fails the test when a diagnostic has a position that is
-// not a line and column of the named file.
-func checkPositions(t *testing.T, name string, src []byte, diags pools.Diagnostics) {
-	t.Helper()
-	lines := bytes.Count(src, []byte("\n")) + 1
-	for _, d := range diags {
-		if d.Pos == (pools.Pos{}) {
-			continue
-		}
-		if d.Pos.File != name || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Pos.Line > lines {
-			t.Errorf("diagnostic %q at %+v: want a line and column of %s (%d lines)", d.Message, d.Pos, name, lines)
-		}
-	}
 }
