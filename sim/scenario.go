@@ -66,7 +66,8 @@ type EventKind string
 // The timeline events: faults, and what operators do.
 const (
 	// Crash stops Node at once: its lanes are gone, it answers nothing,
-	// and its lease lapses after Lease.TTL.
+	// and its lease lapses after Lease.TTL. A crash at 0 means the node
+	// is down from the start.
 	Crash EventKind = "crash"
 	// Recover brings a crashed or hung Node back, empty.
 	Recover EventKind = "recover"
@@ -84,8 +85,8 @@ const (
 	// ChangeConfig applies the configuration at Config (a path relative
 	// to the scenario file) from then on.
 	ChangeConfig EventKind = "config"
-	// StartLane is an operator starting Lane by hand, clearing a guard
-	// latch.
+	// StartLane is an operator starting Lane by hand (on Node, or
+	// wherever it runs when Node is empty), clearing a guard latch.
 	StartLane EventKind = "start-lane"
 	// DiskFull makes Node refuse prefetches from then on (Duration 0:
 	// until the end).

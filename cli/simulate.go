@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/scenario"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/sim"
+	"poolc.dev/poolc/sim/scenarios"
+)
+
+func init() {
+	register(&command{
+		name:    "simulate",
+		args:    "--scenario NAME|FILE [PATH...]",
+		summary: "replay failures and demand against the pool in virtual time",
+		help: `Runs a scenario (a timeline of faults, demand and operator actions) against
+the pool in a discrete-event model of the fleet, in virtual time, with the
+real placer, planner and runner driving the sim actuator, and reports per
+controller mode: SLO %, requests served and sent to the cloud, cold waits
+(count and p95), GB reloaded, interruptions, residency changes per hour,
+guard aborts, and the timeline of the controller's actions.
+
+Modes: off (nothing moves but gateway admission), advise (plans are
+recorded, not applied), auto (plans are applied), all (the three side by
+side). With --base the same scenario and seed also run against the
+configuration at --base, side by side: what a pull request changes.
+
+Reference scenarios (by NAME, written for examples/spark-lab): ` + strings.Join(scenarios.Names(), ", ") + `.
+A FILE is a .hcl or .cue scenario file (schema/scenario.cue).
+
+Examples:
+  poolc simulate --scenario pair-crash examples/spark-lab
+  poolc simulate --scenario pair-crash --mode all examples/spark-lab
+  poolc simulate --scenario pair-crash --base ../main/pools pools/ --format markdown
+
+The same seed gives the same output, byte for byte.
+
+Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			var o simOptions
+			fs.StringVar(&o.scenario, "scenario", "", "reference scenario NAME or scenario FILE (required)")
+			fs.StringArrayVar(&o.base, "base", nil, "also run the configuration at this path, side by side (repeatable)")
+			fs.StringVar(&o.mode, "mode", "auto", "controller mode: off, advise, auto or all")
+			fs.Uint64Var(&o.seed, "seed", 0, "random seed (default: the scenario's)")
+			fs.DurationVar(&o.duration, "duration", 0, "simulated time (default: the scenario's)")
+			fs.StringVar(&o.format, "format", "text", "output format: text, json or markdown")
+			fs.BoolVar(&o.progress, "progress", false, "show progress on standard error (on by default on a terminal)")
+			return func(args []string, io Stdio) int { return simulate(args, o, io) }
+		},
+	})
+}
+
+type simOptions struct {
+	scenario, mode, format string
+	base                   []string
+	seed                   uint64
+	duration               time.Duration
+	progress               bool
+}
+
+// simRun is one column of the report: a configuration in a mode.
+type simRun struct {
+	Config string      `json:"config"`
+	Mode   sim.Mode    `json:"mode"`
+	Result *sim.Result `json:"result"`
+}
+
+func simulate(args []string, o simOptions, io Stdio) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(io.Err, "poolc simulate: "+format+"\n", a...)
+		return ExitError
+	}
+	if o.scenario == "" {
+		return fail("--scenario is required: one of %s, or a scenario file", strings.Join(scenarios.Names(), ", "))
+	}
+	if o.format != "text" && o.format != "json" && o.format != "markdown" {
+		return fail("unknown --format %q: want text, json or markdown", o.format)
+	}
+	modes, err := simModes(o.mode)
+	if err != nil {
+		return fail("%v", err)
+	}
+	head, diags := compiler.Load(args)
+	if diags.HasErrors() {
+		writeDiagnostics(io, diags)
+		return ExitError
+	}
+	sf, sdiags := readScenario(o.scenario, head.Dir())
+	if sf == nil || sdiags.HasErrors() {
+		writeDiagnostics(io, sdiags)
+		return ExitError
+	}
+	configs := []struct {
+		name string
+		cfg  *compiler.Config
+	}{{"head", head}}
+	if len(o.base) > 0 {
+		base, bd := compiler.Load(o.base)
+		if bd.HasErrors() {
+			writeDiagnostics(io, bd)
+			return ExitError
+		}
+		configs = append([]struct {
+			name string
+			cfg  *compiler.Config
+		}{{"base", base}}, configs...)
+	}
+	for _, c := range configs {
+		if d := sf.Check(c.cfg.Pool); d.HasErrors() {
+			writeDiagnostics(io, d)
+			return ExitError
+		}
+	}
+	sc := sf.Scenario
+	if o.duration > 0 {
+		sc.Duration = o.duration
+	}
+	if o.seed != 0 {
+		sc.Seed = o.seed
+	}
+	var runs []simRun
+	for _, c := range configs {
+		for _, m := range modes {
+			label := m
+			if len(configs) > 1 {
+				label = sim.Mode(c.name + " " + string(m))
+			}
+			opt := sim.Options{Mode: m, LoadConfig: loadPool(sf)}
+			if o.progress || isTerminal(io.Err) {
+				opt.Progress = progressLine(io.Err, string(label), sc.Duration)
+			}
+			res, err := sim.Run(c.cfg.Pool, sc, opt)
+			if opt.Progress != nil {
+				fmt.Fprint(io.Err, "\r\033[K")
+			}
+			if err != nil {
+				return fail("%s, mode %s: %v", c.name, m, err)
+			}
+			runs = append(runs, simRun{Config: c.name, Mode: m, Result: res})
+		}
+	}
+	writeSimulation(io.Out, o.format, sc, head.Pool.Name, runs, len(configs) > 1)
+	return ExitOK
+}
+
+func simModes(mode string) ([]sim.Mode, error) {
+	switch mode {
+	case "off", "advise", "auto":
+		return []sim.Mode{sim.Mode(mode)}, nil
+	case "all":
+		return []sim.Mode{"off", "advise", "auto"}, nil
+	}
+	return nil, fmt.Errorf("unknown --mode %q: want off, advise, auto or all", mode)
+}
+
+// readScenario reads a reference scenario by name, whose config events are
+// relative to the pool, or a scenario file.
+func readScenario(name, poolDir string) (*scenario.File, pools.Diagnostics) {
+	if file, src, ok := scenarios.Lookup(name); ok {
+		f, diags := scenario.Read(file, src)
+		if f != nil {
+			f.Base = poolDir
+		}
+		return f, diags
+	}
+	if _, err := os.Stat(name); err != nil {
+		var d pools.Diagnostics
+		d.ErrorAt("scenario", pools.Pos{}, "no reference scenario %q (%s) and no such file", name, strings.Join(scenarios.Names(), ", "))
+		return nil, d
+	}
+	return scenario.ReadFile(name)
+}
+
+// loadPool loads the configuration of a config event.
+func loadPool(sf *scenario.File) func(string) (*pools.Pool, error) {
+	return func(path string) (*pools.Pool, error) {
+		cfg, diags := compiler.Load([]string{sf.ConfigPath(path)})
+		if diags.HasErrors() {
+			return nil, diags.Err()
+		}
+		return cfg.Pool, nil
+	}
+}
+
+// progressLine rewrites one line on a terminal with a run's progress.
+func progressLine(w io.Writer, label string, total time.Duration) func(done, total time.Duration) {
+	last := time.Time{}
+	return func(done, _ time.Duration) {
+		if time.Since(last) < 100*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "\r\033[K%s: %s of %s simulated (%.0f%%)", label, done.Truncate(time.Second), total, 100*done.Seconds()/total.Seconds())
+	}
+}
+
+// simRow is one metric of the report.
+type simRow struct {
+	name  string
+	value func(sim.Metrics) string
+}
+
+var simRows = []simRow{
+	{"SLO %", func(m sim.Metrics) string { return fmt.Sprintf("%.2f", m.SLOPercent) }},
+	{"requests", func(m sim.Metrics) string { return fmt.Sprint(m.Requests) }},
+	{"served", func(m sim.Metrics) string { return fmt.Sprint(m.Served) }},
+	{"to cloud", func(m sim.Metrics) string { return fmt.Sprint(m.ToCloud) }},
+	{"failed", func(m sim.Metrics) string { return fmt.Sprint(m.Failed) }},
+	{"cold waits", func(m sim.Metrics) string { return fmt.Sprint(m.ColdWaits) }},
+	{"cold wait p95 s", func(m sim.Metrics) string { return pools.Num(m.ColdWaitP95Seconds) }},
+	{"GB reloaded", func(m sim.Metrics) string { return pools.Num(m.GBReloaded) }},
+	{"interruptions", func(m sim.Metrics) string { return fmt.Sprint(m.Interruptions) }},
+	{"residency changes/h", func(m sim.Metrics) string { return pools.Num(m.ResidencyChangesPerHour) }},
+	{"guard aborts", func(m sim.Metrics) string { return fmt.Sprint(m.GuardAborts) }},
+	{"applies", func(m sim.Metrics) string { return fmt.Sprint(m.Applies) }},
+}
+
+func columnName(r simRun, compare bool) string {
+	if compare {
+		return r.Config + " " + string(r.Mode)
+	}
+	return string(r.Mode)
+}
+
+func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, runs []simRun, compare bool) {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			FormatVersion int      `json:"format_version"`
+			Scenario      string   `json:"scenario"`
+			Pool          string   `json:"pool"`
+			Seed          uint64   `json:"seed"`
+			Duration      string   `json:"duration"`
+			Runs          []simRun `json:"runs"`
+		}{1, sc.Name, pool, sc.Seed, sc.Duration.String(), runs})
+		return
+	case "markdown":
+		fmt.Fprintf(w, "### poolc simulate: %s on %s\n\nseed %d · %s simulated\n\n| metric |", sc.Name, pool, sc.Seed, sc.Duration)
+		for _, r := range runs {
+			fmt.Fprintf(w, " %s |", columnName(r, compare))
+		}
+		fmt.Fprint(w, "\n|---|")
+		for range runs {
+			fmt.Fprint(w, "---:|")
+		}
+		fmt.Fprintln(w)
+		for _, row := range simRows {
+			fmt.Fprintf(w, "| %s |", row.name)
+			for _, r := range runs {
+				fmt.Fprintf(w, " %s |", row.value(r.Result.Metrics))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, r := range runs {
+			if len(r.Result.Timeline) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %d entries)</summary>\n\n```\n", columnName(r, compare), len(r.Result.Timeline))
+			writeTimeline(w, r.Result.Timeline)
+			fmt.Fprint(w, "```\n\n</details>\n")
+		}
+		return
+	}
+	fmt.Fprintf(w, "Scenario %s on pool %s · seed %d · %s simulated\n", sc.Name, pool, sc.Seed, sc.Duration)
+	if sc.Description != "" {
+		fmt.Fprintf(w, "%s\n", sc.Description)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\t")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t", columnName(r, compare))
+	}
+	fmt.Fprintln(tw)
+	for _, row := range simRows {
+		fmt.Fprintf(tw, "%s\t", row.name)
+		for _, r := range runs {
+			fmt.Fprintf(tw, "%s\t", row.value(r.Result.Metrics))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	for _, r := range runs {
+		if len(r.Result.Timeline) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nTimeline (%s):\n", columnName(r, compare))
+		writeTimeline(w, r.Result.Timeline)
+	}
+}
+
+func writeTimeline(w io.Writer, tl []sim.Action) {
+	for _, a := range tl {
+		d := a.At.Truncate(time.Second)
+		fmt.Fprintf(w, "  %02d:%02d:%02d  %-14s %s\n", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, a.Kind, a.Detail)
+	}
+}

@@ -1,0 +1,219 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"poolc.dev/poolc/compiler/plan"
+	"poolc.dev/poolc/pools"
+)
+
+// Admission: a lane loads only if its node keeps the guard's memory free,
+// that is if the memory of the lanes loaded or loading plus its own stays
+// within the node's budget. When it does not, idle lanes are evicted —
+// on-demand before preferred, least recently used first, then those fewer
+// aliases route to, then the larger, then by name; keep-warm lanes and
+// lanes serving or holding requests are never evicted. When evicting
+// every idle lane would not make room the load waits until a lane goes
+// idle. When even the keep-warm lanes leave no room, the memory guard
+// aborts the load and latches the lane until an operator starts it.
+
+// epsilon absorbs float rounding in GB sums.
+const epsilon = 1e-9
+
+// loadTime is how long loading weights of size GB takes: reading them at
+// the planner's load rate, plus the process's start.
+func loadTime(sizeGB float64) time.Duration {
+	return secs(sizeGB/plan.LoadGBps + plan.StartSeconds)
+}
+
+// admit loads lane process i, now or when room frees, unless the guard
+// aborts it.
+func (w *world) admit(i int32) {
+	in := &w.insts[i]
+	if in.loaded || in.loading || in.pending || in.latched || in.draining || in.stopping || !in.registered {
+		return
+	}
+	n := &w.nodes[in.node]
+	if !n.up {
+		return
+	}
+	mem := in.spec.MemoryGB
+	if n.budget-w.keepWarm(in.node, i) < mem-epsilon {
+		w.guardAbort(i)
+		return
+	}
+	if n.used+mem > n.budget+epsilon {
+		victims := w.evictable(in.node, i)
+		room := n.budget - n.used
+		for _, v := range victims {
+			room += w.insts[v].spec.MemoryGB
+		}
+		if room < mem-epsilon {
+			in.pending = true
+			n.pending = append(n.pending, i)
+			return
+		}
+		for _, v := range victims {
+			if n.used+mem <= n.budget+epsilon {
+				break
+			}
+			w.evict(v)
+		}
+	}
+	w.beginLoad(i)
+}
+
+// keepWarm is the memory of the keep-warm lanes loaded or loading on a
+// node, lane except: what no eviction can free.
+func (w *world) keepWarm(ni, except int32) float64 {
+	held := 0.0
+	for _, j := range w.nodes[ni].insts {
+		o := &w.insts[j]
+		if j != except && o.spec.Residency == pools.KeepWarm && (o.loaded || o.loading) {
+			held += o.spec.MemoryGB
+		}
+	}
+	return held
+}
+
+// evictable lists the idle lanes of a node that admission may evict for
+// lane except, in the order it evicts them.
+func (w *world) evictable(ni, except int32) []int32 {
+	var out []int32
+	for _, j := range w.nodes[ni].insts {
+		o := &w.insts[j]
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && o.idle() {
+			out = append(out, j)
+		}
+	}
+	slices.SortFunc(out, func(a, b int32) int {
+		x, y := &w.insts[a], &w.insts[b]
+		return cmp.Or(
+			cmp.Compare(evictRank(x.spec.Residency), evictRank(y.spec.Residency)),
+			cmp.Compare(x.lastUsed, y.lastUsed),
+			cmp.Compare(x.routed, y.routed),
+			cmp.Compare(y.spec.MemoryGB, x.spec.MemoryGB),
+			cmp.Compare(x.spec.Name, y.spec.Name),
+		)
+	})
+	return out
+}
+
+func evictRank(r pools.Residency) int {
+	if r == pools.OnDemand {
+		return 0
+	}
+	return 1
+}
+
+// evict unloads an idle lane to make room.
+func (w *world) evict(i int32) {
+	in := &w.insts[i]
+	in.loaded = false
+	w.nodes[in.node].used -= in.spec.MemoryGB
+	w.stats.residencyChanges++
+}
+
+// beginLoad starts loading a lane; its memory counts from now on.
+func (w *world) beginLoad(i int32) {
+	in := &w.insts[i]
+	in.loading = true
+	w.nodes[in.node].used += in.spec.MemoryGB
+	w.stats.GBReloaded += in.sizeGB
+	if in.forPlan {
+		w.stats.GBLoadedByPlans += in.sizeGB
+		in.forPlan = false
+	}
+	w.at(w.now+loadTime(in.sizeGB), evLoadDone, i, in.epoch)
+}
+
+// loadDone finishes a load: the lane serves its queue and the plan steps
+// waiting for it go on.
+func (w *world) loadDone(i int32, epoch uint32) {
+	in := &w.insts[i]
+	if in.epoch != epoch || !in.loading {
+		return
+	}
+	in.loading, in.loaded = false, true
+	in.lastUsed = w.now
+	w.finishLoadSteps(i, true, "")
+	w.serve(i)
+	if in.idle() {
+		w.becameIdle(i)
+	}
+}
+
+// unload drops a lane from memory at once, cancelling a load in progress
+// and leaving the queue of loads.
+func (w *world) unload(i int32) {
+	in := &w.insts[i]
+	n := &w.nodes[in.node]
+	if in.loaded || in.loading {
+		n.used -= in.spec.MemoryGB
+	}
+	if in.loading {
+		in.epoch++
+		w.finishLoadSteps(i, false, "the lane's node went down while it loaded")
+	}
+	if in.pending {
+		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
+	}
+	in.loaded, in.loading, in.pending = false, false, false
+}
+
+// retryPending tries again the loads waiting on a node for room, in the
+// order they came.
+func (w *world) retryPending(ni int32) {
+	n := &w.nodes[ni]
+	waiting := n.pending
+	n.pending = nil
+	for _, i := range waiting {
+		w.insts[i].pending = false
+		w.admit(i)
+	}
+}
+
+// guardAbort is the memory guard refusing a load: the lane latches, the
+// plan steps waiting for it fail and its requests go on to their
+// fallbacks.
+func (w *world) guardAbort(i int32) {
+	in := &w.insts[i]
+	n := &w.nodes[in.node]
+	w.stats.GuardAborts++
+	in.latched = true
+	w.version++
+	w.note(w.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
+		in.spec.Name, n.name, pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(w.keepWarm(in.node, i))))
+	w.finishLoadSteps(i, false, "the memory guard aborted the load")
+	w.requeue(i, false)
+}
+
+// restore loads what a node keeps resident when it has the room: its
+// keep-warm lanes (admission evicts for them) and then its preferred
+// lanes that fit in the memory free now.
+func (w *world) restore(ni int32) {
+	for _, i := range w.nodes[ni].insts {
+		if in := &w.insts[i]; in.spec.Residency == pools.KeepWarm && !in.stopping {
+			w.admit(i)
+		}
+	}
+	w.restorePreferred(ni)
+}
+
+// restorePreferred loads the preferred lanes of a node that fit in its
+// idle room.
+func (w *world) restorePreferred(ni int32) {
+	n := &w.nodes[ni]
+	for _, i := range n.insts {
+		in := &w.insts[i]
+		if in.spec.Residency != pools.Preferred || in.loaded || in.loading || in.pending || in.latched || in.stopping || !in.registered {
+			continue
+		}
+		if n.up && n.used+in.spec.MemoryGB <= n.budget+epsilon {
+			w.beginLoad(i)
+		}
+	}
+}

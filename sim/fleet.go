@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"time"
+
+	"poolc.dev/poolc/pools"
+)
+
+// node is one machine as the model has it: memory in use, the lane
+// processes registered on it, its faults, its heartbeats and what the
+// gateway thinks of it.
+type node struct {
+	name   string
+	budget float64 // what admission may place: pools.Node.Budget
+	used   float64 // memory of the lanes loaded or loading
+	insts  []int32 // lane processes registered here, in (lane) name order
+	// pending are lanes waiting for room to load, first come first served.
+	pending []int32
+
+	up, hung, partitioned, diskFull bool
+	// epoch changes when the node crashes or comes back empty; work begun
+	// under another epoch is lost.
+	epoch uint32
+	// faultGen changes with every fault of each kind, so the end of a
+	// fault that was overtaken does nothing.
+	faultGen [3]uint32
+
+	// gwBad is the gateway's belief that the node does not answer, from a
+	// failed request; a health probe clears it once the node answers.
+	gwBad          bool
+	reachableSince time.Duration
+
+	// Heartbeats go out at phase + k*heartbeat while the node is
+	// reachable, from beatingSince on; lastBeat is the last one that got
+	// through before it stopped. seenDown is the controller's last view.
+	phase        time.Duration
+	beating      bool
+	beatingSince time.Duration
+	lastBeat     time.Duration
+	seenDown     bool
+}
+
+// reachable reports whether requests and heartbeats get through.
+func (n *node) reachable() bool { return n.up && !n.hung && !n.partitioned }
+
+// inst is one lane process on one node: registered by a start step (or
+// the initial fleet) until a stop step removes it. A crash unloads it but
+// keeps it registered, as its service definition survives a reboot.
+type inst struct {
+	spec   pools.LaneState // as started; spec.Loaded is not used
+	node   int32
+	sizeGB float64
+
+	registered, loaded, loading, pending bool
+	// latched is set when the memory guard aborted the lane's load: it
+	// does not load again until an operator starts it.
+	latched bool
+	// draining and stopping lanes take no new requests.
+	draining, stopping bool
+
+	queue   []queued // requests waiting, oldest first, from head
+	head    int
+	waiting int // live requests in queue
+	serving int32
+	// epoch changes when the lane's work is cut off (crash, stop), so
+	// service and load completions scheduled before do nothing.
+	epoch    uint32
+	lastUsed time.Duration
+	// routed counts the aliases routed here: its priority for eviction.
+	routed int
+
+	// onLoad are plan steps waiting for this lane's load; drainStep is the
+	// drain step waiting for it to go idle.
+	onLoad    []stepRef
+	drainStep *stepRef
+	// forPlan marks a load a plan step asked for, for GBLoadedByPlans.
+	forPlan bool
+}
+
+// queued is a request in a lane's queue; gen tells a stale entry (the
+// request left, its slot was reused) from a live one.
+type queued struct {
+	req int32
+	gen uint32
+}
+
+// idle reports whether the lane serves and holds no request.
+func (in *inst) idle() bool { return in.serving < 0 && in.waiting == 0 }
+
+// servable reports whether the gateway may send the lane a request.
+func (in *inst) servable() bool {
+	return in.registered && !in.latched && !in.draining && !in.stopping
+}
+
+// instKey names a lane process: lane and node.
+type instKey struct{ lane, node string }
+
+// alias is the gateway's entry for a public name: where it routes and the
+// fallbacks tried when that cannot serve.
+type alias struct {
+	name string
+	// route is the lane process requests go to, or toCloud, or noRoute.
+	route     int32
+	fallbacks []string
+	hasCloud  bool
+}
+
+// Route targets that are not lane processes.
+const (
+	noRoute int32 = -1
+	toCloud int32 = -2
+)

@@ -1,0 +1,317 @@
+package sim
+
+import (
+	"time"
+
+	"poolc.dev/poolc/pools"
+)
+
+// The gateway, modelled on llama-swap: each alias routes to one lane
+// process; a lane serves one request at a time from a queue; a lane that
+// is not loaded loads first (admission.go) while its requests wait, and
+// a request that waited WaitLimitSeconds for a load goes to the alias's
+// cloud fallback when it has one. When a request's lane cannot serve (it
+// is stopping, latched, or on a node the gateway knows does not answer)
+// the gateway tries the alias's fallbacks in order. A request sent to a
+// node that does not answer fails after connectTimeout (crashed or cut
+// off) or WaitLimitSeconds (hung); the gateway then marks the node bad
+// and tries the next fallback, and a health probe, one per heartbeat
+// interval, clears the mark once the node answers again.
+
+// connectTimeout is how long the gateway waits to connect to a lane.
+const connectTimeout = 3 * time.Second
+
+// request is one request, from arrival to its end. Slots are reused; gen
+// tells the events of one use from those of the next.
+type request struct {
+	src     int32
+	alias   int32
+	inst    int32 // the lane process it waits at or is served by
+	pos     int16 // 0: the alias's route; k: its k-th fallback
+	state   reqState
+	cold    bool // it waited for a load
+	gen     uint32
+	arrival time.Duration
+	queued  time.Duration // when it joined its lane's queue
+	service time.Duration
+}
+
+type reqState uint8
+
+const (
+	reqFree reqState = iota
+	reqArriving
+	reqConnecting
+	reqQueued
+	reqServing
+)
+
+func (w *world) newRequest(src int32, at, service time.Duration) int32 {
+	var r int32
+	if n := len(w.free); n > 0 {
+		r, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		r = int32(len(w.reqs))
+		w.reqs = append(w.reqs, request{})
+	}
+	q := &w.reqs[r]
+	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, w.sources[src].alias, -1, 0, reqArriving, false
+	q.arrival, q.service = at, service
+	return r
+}
+
+func (w *world) release(r int32) {
+	q := &w.reqs[r]
+	q.state = reqFree
+	q.gen++
+	w.free = append(w.free, r)
+}
+
+// arrive handles a request's arrival and schedules its source's next one.
+func (w *world) arrive(r int32) {
+	w.stats.Requests++
+	w.nextArrival(w.reqs[r].src, w.now)
+	w.dispatch(r)
+}
+
+// dispatch sends a request to the first target from its position on that
+// can take it.
+func (w *world) dispatch(r int32) {
+	q := &w.reqs[r]
+	a := &w.aliases[q.alias]
+	for ; ; q.pos++ {
+		target := noRoute
+		switch {
+		case q.pos == 0:
+			target = a.route
+		case int(q.pos) > len(a.fallbacks):
+			w.fail(r)
+			return
+		case a.fallbacks[q.pos-1] == pools.Cloud:
+			target = toCloud
+		default:
+			target = w.laneTarget(a.fallbacks[q.pos-1])
+		}
+		if target == toCloud {
+			w.toCloud(r)
+			return
+		}
+		if target < 0 || !w.insts[target].servable() {
+			continue
+		}
+		n := &w.nodes[w.insts[target].node]
+		if w.isBad(n) {
+			continue
+		}
+		if !n.reachable() {
+			timeout := connectTimeout
+			if n.up && n.hung && !n.partitioned {
+				timeout = w.waitLimit
+			}
+			q.state, q.inst = reqConnecting, target
+			q.pos++
+			w.at(w.now+timeout, evConnectFailed, r, q.gen)
+			return
+		}
+		w.enqueue(target, r)
+		return
+	}
+}
+
+// laneTarget picks the process of a fallback lane to send a request to:
+// one that can serve on a node the gateway trusts, a loaded one first.
+func (w *world) laneTarget(lane string) int32 {
+	best := noRoute
+	for _, i := range w.byLane[lane] {
+		in := &w.insts[i]
+		if !in.servable() || w.isBad(&w.nodes[in.node]) {
+			continue
+		}
+		if in.loaded {
+			return i
+		}
+		if best == noRoute {
+			best = i
+		}
+	}
+	return best
+}
+
+// isBad reports whether the gateway avoids the node; a probe after the
+// node answers again clears the mark.
+func (w *world) isBad(n *node) bool {
+	if n.gwBad && n.reachable() && w.now >= w.nextBeat(n, n.reachableSince) {
+		n.gwBad = false
+	}
+	return n.gwBad
+}
+
+// connectFailed handles a request whose node did not answer.
+func (w *world) connectFailed(r int32, gen uint32) {
+	q := &w.reqs[r]
+	if q.gen != gen || q.state != reqConnecting {
+		return
+	}
+	w.nodes[w.insts[q.inst].node].gwBad = true
+	w.dispatch(r)
+}
+
+// enqueue puts a request in a lane's queue, loading the lane if needed.
+func (w *world) enqueue(i, r int32) {
+	q := &w.reqs[r]
+	in := &w.insts[i]
+	q.state, q.inst, q.queued = reqQueued, i, w.now
+	in.queue = append(in.queue, queued{r, q.gen})
+	in.waiting++
+	if in.loaded {
+		w.serve(i)
+		return
+	}
+	q.cold = true
+	if w.aliases[q.alias].hasCloud {
+		w.at(w.now+w.waitLimit, evColdTimeout, r, q.gen)
+	}
+	w.admit(i)
+}
+
+// serve starts the next request of an idle, loaded lane.
+func (w *world) serve(i int32) {
+	in := &w.insts[i]
+	if in.serving >= 0 || !in.loaded || !w.nodes[in.node].reachable() {
+		return
+	}
+	for in.head < len(in.queue) {
+		e := in.queue[in.head]
+		in.head++
+		q := &w.reqs[e.req]
+		if q.gen != e.gen || q.state != reqQueued || q.inst != i {
+			continue
+		}
+		in.waiting--
+		in.serving = e.req
+		q.state = reqServing
+		if q.cold {
+			w.stats.coldWait(w.now - q.queued)
+		}
+		in.lastUsed = w.now
+		w.at(w.now+q.service, evServiceDone, i, in.epoch)
+		break
+	}
+	switch {
+	case in.head == len(in.queue):
+		in.queue, in.head = in.queue[:0], 0
+	case in.head > 1024 && 2*in.head > len(in.queue):
+		// A queue that never empties keeps only what is ahead.
+		in.queue = append(in.queue[:0], in.queue[in.head:]...)
+		in.head = 0
+	}
+}
+
+// serviceDone ends the request a lane was serving.
+func (w *world) serviceDone(i int32, epoch uint32) {
+	in := &w.insts[i]
+	if in.epoch != epoch || in.serving < 0 {
+		return
+	}
+	r := in.serving
+	q := &w.reqs[r]
+	w.stats.Served++
+	if w.now-q.service-q.arrival <= w.slo {
+		w.stats.ServedWithinSLO++
+	}
+	w.release(r)
+	in.serving = -1
+	in.lastUsed = w.now
+	w.serve(i)
+	if in.idle() {
+		w.becameIdle(i)
+	}
+}
+
+// becameIdle lets what waits for an idle lane go on: its drain, and the
+// loads waiting on its node for room.
+func (w *world) becameIdle(i int32) {
+	in := &w.insts[i]
+	if in.drainStep != nil {
+		ref := *in.drainStep
+		in.drainStep = nil
+		w.at(w.now, evStepDone, ref.exec, ref.step)
+	}
+	if len(w.nodes[in.node].pending) > 0 {
+		w.retryPending(in.node)
+	}
+}
+
+// coldTimeout sends a request still waiting for its lane to load to the
+// cloud.
+func (w *world) coldTimeout(r int32, gen uint32) {
+	q := &w.reqs[r]
+	if q.gen != gen || q.state != reqQueued {
+		return
+	}
+	in := &w.insts[q.inst]
+	in.waiting--
+	w.stats.coldWait(w.now - q.queued)
+	w.toCloud(r)
+	if in.idle() {
+		w.becameIdle(q.inst)
+	}
+}
+
+func (w *world) toCloud(r int32) {
+	w.stats.ToCloud++
+	w.release(r)
+}
+
+func (w *world) fail(r int32) {
+	w.stats.Failed++
+	w.release(r)
+}
+
+// cutOff fails every request queued at or served by a lane: its node went
+// away or the lane stopped under them.
+func (w *world) cutOff(i int32) {
+	in := &w.insts[i]
+	for _, e := range in.queue[in.head:] {
+		q := &w.reqs[e.req]
+		if q.gen == e.gen && q.state == reqQueued && q.inst == i {
+			if q.cold {
+				w.stats.coldWait(w.now - q.queued)
+			}
+			w.stats.Interruptions++
+			w.fail(e.req)
+		}
+	}
+	if in.serving >= 0 {
+		w.stats.Interruptions++
+		w.fail(in.serving)
+		in.serving = -1
+	}
+	in.queue, in.head, in.waiting = in.queue[:0], 0, 0
+	in.epoch++
+}
+
+// requeue sends the requests waiting at a lane on: to the alias's route
+// again when the lane drains (the route has moved), to their next
+// fallback when it cannot load.
+func (w *world) requeue(i int32, toRoute bool) {
+	in := &w.insts[i]
+	waiting := in.queue[in.head:]
+	in.queue, in.head, in.waiting = nil, 0, 0
+	for _, e := range waiting {
+		q := &w.reqs[e.req]
+		if q.gen != e.gen || q.state != reqQueued || q.inst != i {
+			continue
+		}
+		if q.cold && w.now > q.queued {
+			w.stats.coldWait(w.now - q.queued)
+		}
+		q.cold = false
+		if toRoute {
+			q.pos = 0
+		} else {
+			q.pos++
+		}
+		w.dispatch(e.req)
+	}
+}

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"poolc.dev/poolc/compiler/place"
+	"poolc.dev/poolc/compiler/plan"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/sim/controller"
+)
+
+// loop is the controller running inside the simulation. Every tick it
+// plans with the real placer and planner — from the configuration in
+// force, the nodes whose lease lapsed, and the fleet it observes — and
+// asks the controller what to do; in mode auto it applies the plan
+// through the real runner and carries it into the model. A tick takes no
+// virtual time, so ticks never overlap; a change being carried out holds
+// every later plan back unless an urgent one preempts it.
+type loop struct {
+	w        *world
+	advise   bool
+	interval time.Duration
+	settings controller.Settings
+	mem      controller.Memory
+
+	// plan is the last plan, made from pool; made says from what state of
+	// the world, so a tick where nothing changed reuses it.
+	plan *pools.Plan
+	pool *pools.Pool
+	made struct {
+		ok           bool
+		version, cfg uint64
+		down         string
+	}
+
+	execs    []*execution
+	current  *execution // the change being carried out, or nil
+	lastCode controller.Code
+}
+
+// epoch is the wall-clock time virtual time 0 stands for in plans.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newLoop(w *world) *loop {
+	c := w.sc.Controller
+	l := &loop{
+		w: w, advise: w.opt.Mode == ModeAdvise, interval: secs(c.TickSeconds),
+		settings: controller.Settings{
+			StableTicks: c.StableTicks, ResidencyStableTicks: c.ResidencyStableTicks,
+			MinGainGB: c.MinGainGB, Cooldown: secs(c.CooldownSeconds),
+			LoadBudgetGBPerHour: c.LoadBudgetGBPerHour,
+			Backoff:             secs(c.BackoffSeconds), MaxBackoff: maxBackoff,
+		},
+	}
+	if l.interval <= w.end {
+		w.at(l.interval, evTick, 0, 0)
+	}
+	return l
+}
+
+// maxBackoff caps the controller's backoff.
+const maxBackoff = time.Hour
+
+// tick is one look of the controller.
+func (l *loop) tick() error {
+	w := l.w
+	if next := w.now + l.interval; next <= w.end {
+		w.at(next, evTick, 0, 0)
+	}
+	downKey, down := w.downSet()
+	if !l.made.ok || l.made.version != w.version || l.made.cfg != w.cfgVer || l.made.down != downKey {
+		pool := w.inForce()
+		current := w.observe(pool, down)
+		placed := place.Place(place.Input{Pool: pool, Down: down})
+		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
+		if err != nil {
+			return fmt.Errorf("planning at %s: %w", w.now, err)
+		}
+		l.plan, l.pool = p, pool
+		l.made.ok, l.made.version, l.made.cfg, l.made.down = true, w.version, w.cfgVer, downKey
+	}
+	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
+	if l.current != nil {
+		in.InProgress = l.current.plan
+	}
+	d, mem := controller.Decide(in, l.mem, l.settings)
+	l.mem = mem
+	code := l.lastCode
+	l.lastCode = d.Code
+	switch d.Verdict {
+	case controller.Apply:
+		return l.apply(d)
+	case controller.Advise:
+		w.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
+	default:
+		switch d.Code {
+		case controller.NoChanges, controller.InProgress, controller.Unstable:
+		default:
+			if d.Code != code {
+				w.note(w.now, "hold", d.Reason)
+			}
+		}
+	}
+	return nil
+}
+
+// apply carries out this tick's plan: through the runner, then into the
+// model.
+func (l *loop) apply(d controller.Decision) error {
+	w := l.w
+	w.stats.Applies++
+	if d.Code == controller.Preempt {
+		w.note(w.now, "preempt", "the change in progress stops taking new steps")
+		l.current.preempted = true
+		w.cancel(l.current)
+	}
+	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason)
+	res, err := w.actuate(l.plan)
+	if err != nil {
+		return err
+	}
+	w.setAliases(l.pool)
+	l.current = nil
+	x := w.carry(l.plan, res)
+	if !x.done {
+		l.current = x
+	}
+	return nil
+}
+
+// finished hears that an execution has carried out every step it could;
+// a failure backs the controller off.
+func (l *loop) finished(x *execution) {
+	w := l.w
+	if x == l.current {
+		l.current = nil
+	}
+	done := 0
+	for _, s := range x.steps {
+		if s.state == xDone {
+			done++
+		}
+	}
+	switch {
+	case x.preempted:
+		w.note(w.now, "apply-done", fmt.Sprintf("%d of %d steps done before it was preempted", done, len(x.steps)))
+		return
+	case len(x.failed) == 0:
+		l.mem = l.mem.Succeeded()
+		w.note(w.now, "apply-done", fmt.Sprintf("%d steps done", done))
+		return
+	}
+	l.mem = l.mem.Failed(x.failed, w.now, l.settings)
+	w.note(w.now, "backoff", fmt.Sprintf("%d of %d steps failed; no apply retries them before %s", len(x.failed), len(x.steps), l.mem.BackoffUntil))
+}

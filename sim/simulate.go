@@ -1,0 +1,63 @@
+package sim
+
+import "slices"
+
+// run processes events until none is left: arrivals, faults, operator
+// actions and ticks stop at the scenario's end; what is in flight then
+// (services, loads, steps) runs to its end.
+func (w *world) run() error {
+	every := max(w.end/100, 1)
+	for {
+		e, ok := w.next()
+		if !ok {
+			break
+		}
+		if w.opt.Progress != nil && w.now >= w.progress && w.now <= w.end {
+			w.opt.Progress(w.now, w.end)
+			w.progress = (w.now/every + 1) * every
+		}
+		if err := w.handle(e); err != nil {
+			return err
+		}
+	}
+	for i := range w.reqs {
+		if w.reqs[i].state != reqFree {
+			w.fail(int32(i))
+		}
+	}
+	if w.opt.Progress != nil {
+		w.opt.Progress(w.end, w.end)
+	}
+	return nil
+}
+
+// handle carries out one event.
+func (w *world) handle(e event) error {
+	switch e.kind {
+	case evArrival:
+		w.arrive(e.a)
+	case evServiceDone:
+		w.serviceDone(e.a, e.b)
+	case evLoadDone:
+		w.loadDone(e.a, e.b)
+	case evConnectFailed:
+		w.connectFailed(e.a, e.b)
+	case evColdTimeout:
+		w.coldTimeout(e.a, e.b)
+	case evScenario:
+		return w.scenarioEvent(e.a)
+	case evFaultEnd:
+		w.faultEnd(e.a, e.b)
+	case evTick:
+		return w.ctl.tick()
+	case evStepDone:
+		w.stepDone(e.a, e.b)
+	}
+	return nil
+}
+
+// result is what the run measured, with the timeline in time order.
+func (w *world) result() *Result {
+	slices.SortStableFunc(w.timeline, func(a, b Action) int { return compareDurations(a.At, b.At) })
+	return &Result{Metrics: w.stats.metrics(w.end), Timeline: w.timeline, Events: w.events, Final: w.final()}
+}
