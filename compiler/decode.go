@@ -322,4 +322,3 @@ func plain(v *tree.Value) any {
 	}
 	return nil
 }
-

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Apply changes the fleet as a successful step would. It is the reference
@@ -13,7 +14,7 @@ import (
 func (f *Fleet) Apply(s Step) error {
 	switch s.Kind {
 	case StepPrefetch:
-		i, found := slices.BinarySearchFunc(f.Prefetched, *s.Prefetch, comparePrefetch)
+		i, found := slices.BinarySearchFunc(f.Prefetched, *s.Prefetch, ComparePrefetch)
 		if !found {
 			f.Prefetched = slices.Insert(f.Prefetched, i, *s.Prefetch)
 		}
@@ -80,20 +81,16 @@ func (f *Fleet) member(key string) (int, bool) {
 	return i, i < len(f.Members) && f.Members[i].Key() == key
 }
 
-func comparePrefetch(a, b Prefetch) int {
-	if a.Node != b.Node {
-		if a.Node < b.Node {
-			return -1
-		}
-		return 1
+// ComparePrefetch orders weights files by node, model and path, the order
+// a normalized fleet keeps them in.
+func ComparePrefetch(a, b Prefetch) int {
+	if c := strings.Compare(a.Node, b.Node); c != 0 {
+		return c
 	}
-	switch {
-	case a.Model < b.Model:
-		return -1
-	case a.Model > b.Model:
-		return 1
+	if c := strings.Compare(a.Model, b.Model); c != 0 {
+		return c
 	}
-	return 0
+	return strings.Compare(a.Path, b.Path)
 }
 
 // Clone returns a deep copy of the fleet.

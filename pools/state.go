@@ -55,9 +55,12 @@ type LaneState struct {
 	Model     string    `json:"model"`
 	Port      int       `json:"port"`
 	Residency Residency `json:"residency"`
-	Args      []string  `json:"args,omitempty"`
-	MemoryGB  float64   `json:"memory_gb"`
-	Loaded    bool      `json:"loaded"`
+	// Path is the weights file the process loads; a new file (an
+	// upgrade under the same model name) is a new process.
+	Path     string   `json:"path,omitempty"`
+	Args     []string `json:"args,omitempty"`
+	MemoryGB float64  `json:"memory_gb"`
+	Loaded   bool     `json:"loaded"`
 }
 
 // Reserved is the memory, in GB, the lane holds that admission cannot
@@ -77,10 +80,11 @@ type Route struct {
 	Node  string `json:"node,omitempty"`
 }
 
-// Prefetch records that a model's weights are on a node.
+// Prefetch records that a model's weights file is on a node.
 type Prefetch struct {
 	Node   string  `json:"node"`
 	Model  string  `json:"model"`
+	Path   string  `json:"path,omitempty"`
 	SizeGB float64 `json:"size_gb"`
 }
 
@@ -144,10 +148,10 @@ func (f *Fleet) IsDown(node string) bool {
 	return false
 }
 
-// HasPrefetched reports whether a model's weights are on a node. The
-// fleet must be normalized.
-func (f *Fleet) HasPrefetched(node, model string) bool {
-	_, found := slices.BinarySearchFunc(f.Prefetched, Prefetch{Node: node, Model: model}, comparePrefetch)
+// HasPrefetched reports whether the weights file p names (node, model and
+// path) is on its node. The fleet must be normalized.
+func (f *Fleet) HasPrefetched(p Prefetch) bool {
+	_, found := slices.BinarySearchFunc(f.Prefetched, p, ComparePrefetch)
 	return found
 }
 
@@ -163,13 +167,7 @@ func (f *Fleet) Normalize() {
 		return a.Node < b.Node
 	})
 	sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Alias < f.Routes[j].Alias })
-	sort.Slice(f.Prefetched, func(i, j int) bool {
-		a, b := f.Prefetched[i], f.Prefetched[j]
-		if a.Node != b.Node {
-			return a.Node < b.Node
-		}
-		return a.Model < b.Model
-	})
+	slices.SortFunc(f.Prefetched, ComparePrefetch)
 	sort.Slice(f.Members, func(i, j int) bool { return f.Members[i].Key() < f.Members[j].Key() })
 	if f.Nodes == nil {
 		f.Nodes = []NodeState{}

@@ -280,7 +280,7 @@ func (w *world) effect(s *xstep) string {
 		if w.nodes[w.nodeIdx[st.Node]].diskFull {
 			return fmt.Sprintf("node %s ran out of disk", st.Node)
 		}
-		i, found := slices.BinarySearchFunc(w.prefetched, *st.Prefetch, comparePrefetch)
+		i, found := slices.BinarySearchFunc(w.prefetched, *st.Prefetch, pools.ComparePrefetch)
 		if !found {
 			w.prefetched = slices.Insert(w.prefetched, i, *st.Prefetch)
 			w.version++
@@ -306,13 +306,6 @@ func (w *world) effect(s *xstep) string {
 		w.version++
 	}
 	return ""
-}
-
-func comparePrefetch(a, b pools.Prefetch) int {
-	if c := compareStrings(a.Node, b.Node); c != 0 {
-		return c
-	}
-	return compareStrings(a.Model, b.Model)
 }
 
 // stop ends a lane process: what it still holds is cut off, its memory

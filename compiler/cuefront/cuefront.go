@@ -8,6 +8,8 @@ package cuefront
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -15,6 +17,7 @@ import (
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
@@ -36,13 +39,16 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
 	inst := build.NewContext().NewInstance("", nil)
 	for _, f := range files {
-		if at, deep := tooDeep(f.Name, f.Src); deep {
-			diags.ErrorAt("too-deep", at, "nested too deeply: poolc reads at most %d levels of brackets, labels and operators", tree.MaxNesting)
+		if d := scan(f.Name, f.Src); d != nil {
+			diags = append(diags, *d)
 			continue
 		}
 		syn, err := parser.ParseFile(f.Name, f.Src, parser.ParseComments)
 		if err != nil {
 			addCUE(&diags, err)
+			continue
+		}
+		if !standardImports(syn, &diags) {
 			continue
 		}
 		if err := inst.AddSyntax(syn); err != nil {
@@ -58,7 +64,38 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 		return nil, diags
 	}
 	addCUE(&diags, v.Validate(cue.Concrete(true)))
-	return read(v, position(v.Pos())), diags
+	r := &reader{diags: diags, left: MaxValues}
+	doc := r.read(v, position(v.Pos()))
+	return doc, r.diags
+}
+
+// standardImports reports every import of f outside CUE's standard
+// library: poolc builds the files alone, without a module to find other
+// packages in, and CUE's own message for them names no module.
+func standardImports(f *ast.File, diags *pools.Diagnostics) bool {
+	ok := true
+	for spec := range f.ImportSpecs() {
+		path, err := literal.Unquote(spec.Path.Value)
+		if first, _, _ := strings.Cut(path, "/"); err == nil && !strings.Contains(first, ".") {
+			continue // CUE checks the name itself: builtin package "x" undefined
+		}
+		diags.ErrorAt("import", position(spec.Path.Pos()), "cannot import %s: pool files may import CUE's standard library (strings, list, math, ...) but no other package", spec.Path.Value)
+		ok = false
+	}
+	return ok
+}
+
+// MaxValues is the most values (fields, list items and scalars) poolc
+// reads from an evaluated CUE pool. A pool of 1,000 nodes and 10,000 lanes
+// has about 100,000; CUE shares structure, so a few lines (a: [b, b], b:
+// [c, c], ...) can describe billions of values, and reading them all would
+// not end.
+const MaxValues = 1_000_000
+
+// reader reads an evaluated instance into a tree.
+type reader struct {
+	diags pools.Diagnostics
+	left  int // values still allowed, of MaxValues
 }
 
 // addCUE turns each error CUE reports into a diagnostic at its position.
@@ -72,8 +109,8 @@ func addCUE(ds *pools.Diagnostics, err error) {
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
-		if path := e.Path(); len(path) > 0 {
-			msg = pathText(path) + ": " + msg
+		if path := pathText(e.Path()); path != "" {
+			msg = path + ": " + msg
 		}
 		ds.ErrorAt("cue", position(p), "%s", msg)
 	}
@@ -105,7 +142,13 @@ func position(p token.Pos) pools.Pos {
 
 // read reads v, which is at p, into a tree. Callers pass p because
 // finding a value's position is not free and a field needs it twice.
-func read(v cue.Value, p pools.Pos) *tree.Value {
+func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
+	if r.left--; r.left < 0 {
+		if r.left == -1 {
+			r.diags.ErrorAt("too-large", p, "the pool evaluates to more than %d values; poolc reads at most that many", MaxValues)
+		}
+		return &tree.Value{Kind: tree.Invalid, Pos: p}
+	}
 	switch v.Kind() {
 	case cue.StructKind:
 		obj := &tree.Value{Kind: tree.Object, Pos: p}
@@ -116,7 +159,7 @@ func read(v cue.Value, p pools.Pos) *tree.Value {
 		for it.Next() {
 			fv := it.Value()
 			keyPos := position(fv.Pos())
-			val := read(fv, keyPos)
+			val := r.read(fv, keyPos)
 			if src := fv.Source(); src != nil {
 				if f, ok := src.(*ast.Field); ok && f.Value != nil && val.Kind != tree.Object {
 					val.Pos = position(f.Value.Pos())
@@ -135,7 +178,7 @@ func read(v cue.Value, p pools.Pos) *tree.Value {
 		}
 		for it.Next() {
 			item := it.Value()
-			list.Items = append(list.Items, read(item, position(item.Pos())))
+			list.Items = append(list.Items, r.read(item, position(item.Pos())))
 		}
 		return list
 	case cue.StringKind:
@@ -144,6 +187,7 @@ func read(v cue.Value, p pools.Pos) *tree.Value {
 	case cue.IntKind, cue.FloatKind, cue.NumberKind:
 		f, err := v.Float64()
 		if err != nil {
+			r.diags.ErrorAt("cue", p, "number %v is out of range: its magnitude must be 0 or from %g to %g", v, math.SmallestNonzeroFloat64, math.MaxFloat64)
 			return &tree.Value{Kind: tree.Invalid, Pos: p}
 		}
 		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}
@@ -156,13 +200,16 @@ func read(v cue.Value, p pools.Pos) *tree.Value {
 	return &tree.Value{Kind: tree.Invalid, Pos: p}
 }
 
-// tooDeep reports where src first nests deeper than tree.MaxNesting, from
-// its tokens, before the parser and evaluator recurse that deep. Within a
-// field every opening bracket, label colon, keyword and operator counts as
-// a level, since each may nest the parsed expression one deeper (a: b: c:
-// and 1+1+1 are three levels deep); a comma, written or at a line's end,
-// ends the field and releases its levels.
-func tooDeep(filename string, src []byte) (pools.Pos, bool) {
+// scan reads src's tokens for what CUE would mishandle, before it parses
+// them: nesting deeper than tree.MaxNesting, which its parser and
+// evaluator would recurse into until the stack is exhausted, and number
+// literals beyond float64, which it may read as 1 (1e999999).
+//
+// Within a field every opening bracket, label colon, keyword and operator
+// counts as a level of nesting, since each may nest the parsed expression
+// one deeper (a: b: c: and 1+1+1 are three levels deep); a comma, written
+// or at a line's end, ends the field and releases its levels.
+func scan(filename string, src []byte) *pools.Diagnostic {
 	type level struct {
 		open   token.Token // what opened it; ILLEGAL for the file
 		interp bool        // a \( of a string interpolation
@@ -175,11 +222,16 @@ func tooDeep(filename string, src []byte) (pools.Pos, bool) {
 	depth := 0
 	interp := false // the next ( opens an interpolation
 	for {
-		pos, tok, _ := s.Scan()
+		pos, tok, lit := s.Scan()
 		top := &stack[len(stack)-1]
 		switch {
 		case tok == token.EOF:
-			return pools.Pos{}, false
+			return nil
+		case tok == token.FLOAT || tok == token.INT:
+			if !inRange(lit) {
+				return &pools.Diagnostic{Code: "syntax", Pos: position(pos), Message: fmt.Sprintf("number %s is out of range: its magnitude must be 0 or from %g to %g", lit, math.SmallestNonzeroFloat64, math.MaxFloat64)}
+			}
+			continue
 		case tok == token.INTERPOLATION:
 			interp = true
 			continue
@@ -205,11 +257,22 @@ func tooDeep(filename string, src []byte) (pools.Pos, bool) {
 		top.count++
 		depth++
 		if depth > tree.MaxNesting {
-			return position(pos), true
+			return &pools.Diagnostic{Code: "too-deep", Pos: position(pos), Message: fmt.Sprintf("nested too deeply: poolc reads at most %d levels of brackets, labels and operators", tree.MaxNesting)}
 		}
 		if tok == token.LPAREN || tok == token.LBRACK || tok == token.LBRACE {
 			stack = append(stack, level{open: tok, interp: interp && tok == token.LPAREN})
 			interp = false
 		}
 	}
+}
+
+// inRange reports whether a decimal number literal is 0 or within the
+// range of a float64. Literals it cannot read (hexadecimal, 1Ki) pass.
+func inRange(lit string) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return !errors.Is(err, strconv.ErrRange)
+	}
+	mantissa, _, _ := strings.Cut(strings.ToLower(lit), "e")
+	return f != 0 || !strings.ContainsAny(mantissa, "123456789")
 }

@@ -237,11 +237,12 @@ func (r *reader) cty(cv cty.Value, p pools.Pos) *tree.Value {
 	case t == cty.String:
 		return &tree.Value{Kind: tree.String, Pos: p, Str: cv.AsString()}
 	case t == cty.Number:
-		f, _ := cv.AsBigFloat().Float64()
-		if math.IsInf(f, 0) {
+		bf := cv.AsBigFloat()
+		f, _ := bf.Float64()
+		if math.IsInf(f, 0) || f == 0 && bf.Sign() != 0 {
 			// Not shown as written: printing 1e9999999 in decimal takes
 			// seconds.
-			r.diags.ErrorAt("syntax", p, "number is too large: numbers are at most %g", math.MaxFloat64)
+			r.diags.ErrorAt("syntax", p, "number is out of range: its magnitude must be 0 or from %g to %g", math.SmallestNonzeroFloat64, math.MaxFloat64)
 			return &tree.Value{Kind: tree.Invalid, Pos: p}
 		}
 		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}

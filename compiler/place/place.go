@@ -110,9 +110,9 @@ func Place(in Input) Result {
 		}
 		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
 			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
-			Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
+			Path: m.Path, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
 		})
-		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, SizeGB: m.SizeGB}); !prefetched[pf] {
+		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SizeGB: m.SizeGB}); !prefetched[pf] {
 			prefetched[pf] = true
 			res.Desired.Prefetched = append(res.Desired.Prefetched, pf)
 		}

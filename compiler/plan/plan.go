@@ -165,7 +165,7 @@ func (b *builder) prefetches() {
 		serving[key] = append(serving[key], l.Name)
 	}
 	for _, p := range b.des.Prefetched {
-		if b.cur.HasPrefetched(p.Node, p.Model) {
+		if b.cur.HasPrefetched(p) {
 			continue
 		}
 		pf := p
@@ -187,7 +187,7 @@ func lanesText(names []string) string {
 }
 
 func sameProcess(a, b pools.LaneState) bool {
-	return a.Model == b.Model && a.Port == b.Port && slices.Equal(a.Args, b.Args)
+	return a.Model == b.Model && a.Path == b.Path && a.Port == b.Port && slices.Equal(a.Args, b.Args)
 }
 
 // lane lays out the steps of one lane: start the desired process where
@@ -289,14 +289,18 @@ func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Ste
 	if start == nil {
 		return
 	}
+	// Break first only with the new weights already in place.
+	pf := b.byID[prefetchID(start.Lane.Model, start.Lane.Node)]
 	switch {
 	case inPlace:
 		// The new process takes the old one's place: it starts once the old is gone.
 		dependOn(start, stop.ID)
 		b.breakFirst[c.Name] = true
+		if pf != nil {
+			dependOn(drain, pf.ID)
+		}
 	case b.breakFirst[c.Name]:
-		// Break first, but with the weights already in place.
-		if pf := b.byID[prefetchID(start.Lane.Model, start.Lane.Node)]; pf != nil {
+		if pf != nil {
 			dependOn(drain, pf.ID)
 		}
 	default:

@@ -271,7 +271,7 @@ func TestApplyingThePlanReachesTheDesiredFleetAndReplanningIsEmpty(t *testing.T)
 			t.Fatalf("after the plan:\n%+v\nwant:\n%+v\nplan:\n%s", f.Lanes, want.Lanes, dump(sc.plan))
 		}
 		for _, p := range want.Prefetched {
-			if !f.HasPrefetched(p.Node, p.Model) {
+			if !f.HasPrefetched(p) {
 				t.Fatalf("weights of %s not on %s after the plan", p.Model, p.Node)
 			}
 		}
@@ -298,7 +298,7 @@ func sameLanes(a, b pools.Fleet) bool {
 		if x.Residency == pools.OnDemand {
 			x.Loaded, y.Loaded = false, false
 		}
-		if x.Name != y.Name || x.Node != y.Node || x.Model != y.Model || x.Port != y.Port || x.Residency != y.Residency || x.Loaded != y.Loaded || !slices.Equal(x.Args, y.Args) {
+		if x.Name != y.Name || x.Node != y.Node || x.Model != y.Model || x.Path != y.Path || x.Port != y.Port || x.Residency != y.Residency || x.Loaded != y.Loaded || !slices.Equal(x.Args, y.Args) {
 			return false
 		}
 	}

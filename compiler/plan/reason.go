@@ -74,6 +74,9 @@ func processChange(c, d pools.LaneState) string {
 	if c.Model != d.Model {
 		parts = append(parts, fmt.Sprintf("model %s → %s", c.Model, d.Model))
 	}
+	if c.Path != d.Path {
+		parts = append(parts, fmt.Sprintf("weights %s → %s", c.Path, d.Path))
+	}
 	if c.Port != d.Port {
 		parts = append(parts, fmt.Sprintf("port %d → %d", c.Port, d.Port))
 	}

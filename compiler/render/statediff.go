@@ -36,7 +36,7 @@ func StateText(f pools.Fleet) string {
 		fmt.Fprintf(&b, "route %s -> %s\n", r.Alias, routeText(r))
 	}
 	for _, p := range f.Prefetched {
-		fmt.Fprintf(&b, "weights %s@%s %s\n", p.Model, p.Node, pools.GB(p.SizeGB))
+		fmt.Fprintf(&b, "weights %s@%s %s %s\n", p.Model, p.Node, pools.GB(p.SizeGB), p.Path)
 	}
 	for _, m := range f.Members {
 		fmt.Fprintf(&b, "member %s priority=%d capacity=%d", m.Key(), m.Priority, m.Capacity)
