@@ -119,7 +119,7 @@ pool "spark-lab" {
   lane "image" {
     model     = "image"
     residency = "preferred"
-    placement = ["spark-node-02", "spark-node-03"]
+    placement = ["spark-node-02", "spark-node-03", "mac-studio"]
     port      = 8095
   }
   lane "music" {
