@@ -94,8 +94,10 @@ func run(c *command, args []string, io Stdio) int {
 }
 
 func writeUsage(w io.Writer) {
-	fmt.Fprint(w, `poolc compiles a fleet described in CUE or HCL (nodes, models, lanes,
-aliases, profiles, pod pools) into a validated pool.
+	fmt.Fprint(w, `poolc runs fleets of machines serving local LLMs and pools of k3d clusters,
+described in CUE or HCL: it validates the description, plans the
+make-before-break steps that take the fleet there, carries them out through
+actuator plugins, and simulates failures and demand before you merge.
 
 Usage:
   poolc <command> [flags] [PATH...]
