@@ -17,8 +17,13 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 	var d decoder
 	d.sm = pools.SourceMap{}
 	poolsObj := doc.Get("pool")
-	if poolsObj == nil || poolsObj.Kind != tree.Object || len(poolsObj.Fields) == 0 {
+	if poolsObj == nil || poolsObj.Kind != tree.Object {
 		return nil, d.sm, d.diags // the schema check reported it
+	}
+	if len(poolsObj.Fields) == 0 {
+		// pool = {} in HCL or pool: {} in CUE: the field is there, but no pool.
+		d.diags.ErrorAt("no-pool", fieldPos(doc, "pool"), `no pool is declared: write pool "NAME" { ... } (HCL) or pool: "NAME": { ... } (CUE)`)
+		return nil, d.sm, d.diags
 	}
 	for _, extra := range poolsObj.Fields[1:] {
 		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)

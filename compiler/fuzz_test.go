@@ -102,14 +102,19 @@ func seedFuzz(f *testing.F, example string, snippets ...string) {
 }
 
 // checkCompile compiles src as the one file name and checks what any
-// input must give: no panic, findings at real lines and columns of that
-// file, a Config or an error saying why not, and a pool when nothing is
-// wrong.
+// input must give: no panic, every finding at a real line and column of
+// that file, a Config or an error saying why not, and a pool when nothing
+// is wrong.
 func checkCompile(t *testing.T, name string, src []byte) {
 	var cfg *Config
 	var diags pools.Diagnostics
 	fuzzcheck.Within("Compile", src, func() { cfg, diags = Compile([]File{{Name: name, Src: src}}) })
 	fuzzcheck.Positions(t, name, src, diags)
+	for _, d := range diags {
+		if d.Pos.Line == 0 {
+			t.Errorf("diagnostic %q has no line and column", d.Message)
+		}
+	}
 	switch {
 	case cfg == nil && !diags.HasErrors():
 		t.Errorf("no Config and no error; diagnostics: %v", diags)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -58,12 +59,45 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	v := cuecontext.New().BuildInstance(inst)
-	if err := v.Err(); err != nil {
-		addCUE(&diags, err)
+	type result struct {
+		doc   *tree.Value
+		diags pools.Diagnostics
+	}
+	done := make(chan result, 1)
+	go func() {
+		doc, diags := evaluate(inst)
+		done <- result{doc, diags}
+	}()
+	timeout := time.NewTimer(MaxEvalTime)
+	defer timeout.Stop()
+	select {
+	case r := <-done:
+		return r.doc, append(diags, r.diags...)
+	case <-timeout.C:
+		diags.ErrorAt("too-slow", pools.Pos{File: files[0].Name, Line: 1, Col: 1}, "CUE did not finish evaluating the pool within %v: look for long chains of references (a: b, b: c, ...) or large comprehensions", MaxEvalTime)
 		return nil, diags
 	}
-	addCUE(&diags, v.Validate(cue.Concrete(true)))
+}
+
+// MaxEvalTime is how long Parse waits for CUE to evaluate a pool. The
+// largest pools poolc is designed for evaluate in about two seconds, and
+// a 16 MB one in well under a minute; but a few thousand lines of CUE can
+// keep the evaluator busy for hours (a chain of references a0: a1, a1: a2,
+// ... takes time cubic in its length). CUE cannot be interrupted, so
+// past the limit Parse returns an error and leaves the evaluation running
+// in the background until it ends or the program exits, as poolc's
+// commands do right after reporting.
+const MaxEvalTime = time.Minute
+
+// evaluate builds the instance and reads it into a tree.
+func evaluate(inst *build.Instance) (*tree.Value, pools.Diagnostics) {
+	var diags pools.Diagnostics
+	v := cuecontext.New().BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		addEvalCUE(&diags, err, v)
+		return nil, diags
+	}
+	addEvalCUE(&diags, v.Validate(cue.Concrete(true)), v)
 	r := &reader{diags: diags, left: MaxValues}
 	doc := r.read(v, position(v.Pos()))
 	return doc, r.diags
@@ -99,13 +133,25 @@ type reader struct {
 }
 
 // addCUE turns each error CUE reports into a diagnostic at its position.
-func addCUE(ds *pools.Diagnostics, err error) {
+func addCUE(ds *pools.Diagnostics, err error) { addEvalCUE(ds, err, cue.Value{}) }
+
+// addEvalCUE is addCUE for the errors of evaluating root. Some (an
+// incomplete value, a structural cycle) come without a position; they are
+// placed where their path is in root.
+func addEvalCUE(ds *pools.Diagnostics, err error, root cue.Value) {
 	for _, e := range errors.Errors(err) {
 		p := e.Position()
 		if !p.IsValid() {
 			if in := e.InputPositions(); len(in) > 0 {
 				p = in[0]
 			}
+		}
+		if !p.IsValid() {
+			var sels []cue.Selector
+			for _, s := range e.Path() {
+				sels = append(sels, cue.ParsePath(s).Selectors()...)
+			}
+			p = root.LookupPath(cue.MakePath(sels...)).Pos()
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
