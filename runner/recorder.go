@@ -32,6 +32,6 @@ func (r *FileRecorder) WriteState(st *pools.State) error {
 }
 
 // Journal appends a step event to the journal.
-func (r *FileRecorder) Journal(ev JournalEvent, step, message string) {
-	r.journal.Add(store.JournalEvent(ev), step, message)
+func (r *FileRecorder) Journal(ev store.JournalEvent, step, message string) {
+	r.journal.Add(ev, step, message)
 }

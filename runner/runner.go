@@ -14,6 +14,7 @@ import (
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
 )
 
 // Defaults for Options fields left zero.
@@ -35,20 +36,8 @@ type Actuators interface {
 // one was in progress.
 type Recorder interface {
 	WriteState(st *pools.State) error
-	Journal(ev JournalEvent, step, message string)
+	Journal(ev store.JournalEvent, step, message string)
 }
-
-// JournalEvent names what happened to a step, as the journal records it.
-type JournalEvent string
-
-// The step events a Recorder receives.
-const (
-	JournalStarted   JournalEvent = "started"
-	JournalFinished  JournalEvent = "finished"
-	JournalFailed    JournalEvent = "failed"
-	JournalSkipped   JournalEvent = "skipped"
-	JournalCancelled JournalEvent = "cancelled"
-)
 
 // Options shape a run.
 type Options struct {
@@ -235,7 +224,7 @@ func (r *run) settle(res StepResult, why string) {
 	r.results[res.ID] = &res
 	r.mu.Unlock()
 	if res.Outcome == Cancelled && why != "" {
-		r.rec.Journal(JournalCancelled, res.ID, why)
+		r.rec.Journal(store.StepCancelled, res.ID, why)
 		r.emit(Event{Kind: EventCancelled, Step: res.ID, Message: why})
 	}
 }
@@ -253,7 +242,7 @@ func (r *run) skipDependents(id string) int {
 		}
 		why := fmt.Sprintf("skipped: it depends on %s, which did not succeed", id)
 		r.settle(StepResult{ID: next, Outcome: Skipped}, "")
-		r.rec.Journal(JournalSkipped, next, why)
+		r.rec.Journal(store.StepSkipped, next, why)
 		r.emit(Event{Kind: EventSkipped, Step: next, Message: why})
 		n++
 		queue = append(queue, r.dependents[next]...)
@@ -269,12 +258,12 @@ func (r *run) step(ctx context.Context, s pools.Step) StepResult {
 	if !ok {
 		res.Outcome = Failed
 		res.Diagnostics = sdk.Errorf(nil, fmt.Sprintf("no plugin handles %s steps; declare one in the pool's plugin blocks", s.Kind))
-		r.rec.Journal(JournalFailed, s.ID, res.Diagnostics[0].Summary)
+		r.rec.Journal(store.StepFailed, s.ID, res.Diagnostics[0].Summary)
 		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: res.Diagnostics[0].Summary})
 		return res
 	}
 	start := time.Now()
-	r.rec.Journal(JournalStarted, s.ID, plugin)
+	r.rec.Journal(store.StepStarted, s.ID, plugin)
 	r.emit(Event{Kind: EventStarted, Step: s.ID, Plugin: plugin, Estimate: s.Estimate.Seconds})
 	backoff := r.opt.Backoff
 	for {
@@ -286,12 +275,12 @@ func (r *run) step(ctx context.Context, s pools.Step) StepResult {
 		case !resp.Diagnostics.HasErrors():
 			res.Outcome = Done
 			r.apply(s)
-			r.rec.Journal(JournalFinished, s.ID, "")
+			r.rec.Journal(store.StepFinished, s.ID, "")
 			r.emit(Event{Kind: EventDone, Step: s.ID, Plugin: plugin, Elapsed: res.Elapsed})
 			return res
 		case ctx.Err() != nil:
 			res.Outcome = Cancelled
-			r.rec.Journal(JournalCancelled, s.ID, summary(resp.Diagnostics))
+			r.rec.Journal(store.StepCancelled, s.ID, summary(resp.Diagnostics))
 			r.emit(Event{Kind: EventCancelled, Step: s.ID, Plugin: plugin, Message: summary(resp.Diagnostics)})
 			return res
 		case resp.Retryable && res.Attempts <= r.opt.Retries:
@@ -304,7 +293,7 @@ func (r *run) step(ctx context.Context, s pools.Step) StepResult {
 			continue
 		}
 		res.Outcome = Failed
-		r.rec.Journal(JournalFailed, s.ID, summary(resp.Diagnostics))
+		r.rec.Journal(store.StepFailed, s.ID, summary(resp.Diagnostics))
 		r.emit(Event{Kind: EventFailed, Step: s.ID, Plugin: plugin, Message: summary(resp.Diagnostics)})
 		return res
 	}

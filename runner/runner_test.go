@@ -10,6 +10,7 @@ import (
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
 )
 
 // fake is an in-process actuator whose behaviour per step ID the test sets.
@@ -70,7 +71,7 @@ func (m *memRecorder) WriteState(st *pools.State) error {
 	return nil
 }
 
-func (m *memRecorder) Journal(ev JournalEvent, step, msg string) {
+func (m *memRecorder) Journal(ev store.JournalEvent, step, msg string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.journal = append(m.journal, string(ev)+" "+step)

@@ -8,6 +8,7 @@ import (
 	simplugin "poolc.dev/poolc/plugins/sim"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
+	"poolc.dev/poolc/runner/store"
 )
 
 // actuate applies a plan through the real runner against an in-process
@@ -120,4 +121,4 @@ type nopRecorder struct{}
 func (nopRecorder) WriteState(*pools.State) error { return nil }
 
 // Journal drops the event.
-func (nopRecorder) Journal(runner.JournalEvent, string, string) {}
+func (nopRecorder) Journal(store.JournalEvent, string, string) {}
