@@ -79,7 +79,7 @@ type applyOptions struct {
 	statePath                                              string
 }
 
-// applyError is a failure of apply, printed once, in Main's manner.
+// applyFail prints a failure of apply, once, and returns the exit code.
 func applyFail(io Stdio, format string, args ...any) int {
 	fmt.Fprintf(io.Err, "poolc apply: "+format+"\n", args...)
 	return ExitError
@@ -180,6 +180,12 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		render.Text(io.Out, plan, render.TextOptions{Color: useColor(io.Out, o.noColor)})
 	}
 	if plan.Empty() {
+		if interrupted != nil {
+			// The refresh settled what the interrupted apply left: close it.
+			if j, err := st.StartJournal(store.NewID()); err == nil {
+				j.End("refreshed after an interrupted apply; nothing to do")
+			}
+		}
 		return ExitOK
 	}
 	if len(plan.Interruptions) > 0 && !o.allowInterruption {
