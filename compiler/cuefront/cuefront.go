@@ -242,7 +242,10 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 		return &tree.Value{Kind: tree.Bool, Pos: p, Bool: b}
 	case cue.NullKind:
 		return &tree.Value{Kind: tree.Null, Pos: p}
+	case cue.BytesKind:
+		r.diags.ErrorAt("wrong-type", p, "'...' is bytes in CUE, and pools hold no bytes: write a string in double quotes")
 	}
+	// Anything else is not concrete, and the validation reported it.
 	return &tree.Value{Kind: tree.Invalid, Pos: p}
 }
 
