@@ -79,6 +79,20 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	}
 }
 
+// written is where v's value is written, if its source says; p, where it
+// is named, if not.
+func written(v cue.Value, p pools.Pos) pools.Pos {
+	switch src := v.Source().(type) {
+	case *ast.Field:
+		if src.Value != nil {
+			return position(src.Value.Pos())
+		}
+	case ast.Expr:
+		return position(src.Pos())
+	}
+	return p
+}
+
 // MaxEvalTime is how long Parse waits for CUE to evaluate a pool. The
 // largest pools poolc is designed for evaluate in about two seconds, and
 // a 16 MB one in well under a minute; but a few thousand lines of CUE can
@@ -206,12 +220,8 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 			fv := it.Value()
 			keyPos := position(fv.Pos())
 			val := r.read(fv, keyPos)
-			if src := fv.Source(); src != nil {
-				if f, ok := src.(*ast.Field); ok && f.Value != nil && val.Kind != tree.Object {
-					val.Pos = position(f.Value.Pos())
-				} else if e, ok := src.(ast.Expr); ok && val.Kind != tree.Object {
-					val.Pos = position(e.Pos())
-				}
+			if val.Kind != tree.Object {
+				val.Pos = written(fv, val.Pos)
 			}
 			obj.Fields = append(obj.Fields, &tree.Field{Key: it.Selector().Unquoted(), KeyPos: keyPos, Value: val})
 		}
@@ -233,7 +243,7 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 	case cue.IntKind, cue.FloatKind, cue.NumberKind:
 		f, err := v.Float64()
 		if err != nil {
-			r.diags.ErrorAt("cue", p, "number %v is out of range: its magnitude must be 0 or from %g to %g", v, math.SmallestNonzeroFloat64, math.MaxFloat64)
+			r.diags.ErrorAt("cue", written(v, p), "number %v is out of range: its magnitude must be 0 or from %g to %g", v, math.SmallestNonzeroFloat64, math.MaxFloat64)
 			return &tree.Value{Kind: tree.Invalid, Pos: p}
 		}
 		return &tree.Value{Kind: tree.Number, Pos: p, Num: f}
@@ -243,9 +253,14 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 	case cue.NullKind:
 		return &tree.Value{Kind: tree.Null, Pos: p}
 	case cue.BytesKind:
-		r.diags.ErrorAt("wrong-type", p, "'...' is bytes in CUE, and pools hold no bytes: write a string in double quotes")
+		r.diags.ErrorAt("wrong-type", written(v, p), "'...' is bytes in CUE, and pools hold no bytes: write a string in double quotes")
+	default:
+		// A value left incomplete was reported by the validation; a
+		// function (len, or) passes it.
+		if v.Validate(cue.Concrete(true)) == nil {
+			r.diags.ErrorAt("wrong-type", written(v, p), "%v is not a value a pool can hold: write a string, number, bool, list or struct", v)
+		}
 	}
-	// Anything else is not concrete, and the validation reported it.
 	return &tree.Value{Kind: tree.Invalid, Pos: p}
 }
 
