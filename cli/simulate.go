@@ -27,8 +27,10 @@ func init() {
 the pool in a discrete-event model of the fleet, in virtual time, with the
 real placer, planner and runner driving the sim actuator, and reports per
 controller mode: SLO %, requests served and sent to the cloud, cold waits
-(count and p95), GB reloaded, interruptions, residency changes per hour,
-guard aborts, and the timeline of the controller's actions.
+(count and p95), GB reloaded (weights loaded that no plan asked for: on
+demand, or restored after a fault), GB loaded by the controller's plans,
+interruptions, residency changes per hour, guard aborts, and the timeline
+of the controller's actions.
 
 Modes: off (nothing moves but gateway admission), advise (plans are
 recorded, not applied), auto (plans are applied), all (the three side by
@@ -219,6 +221,7 @@ var simRows = []simRow{
 	{"cold waits", func(m sim.Metrics) string { return fmt.Sprint(m.ColdWaits) }},
 	{"cold wait p95 s", func(m sim.Metrics) string { return pools.Num(m.ColdWaitP95Seconds) }},
 	{"GB reloaded", func(m sim.Metrics) string { return pools.Num(m.GBReloaded) }},
+	{"GB loaded by plans", func(m sim.Metrics) string { return pools.Num(m.GBLoadedByPlans) }},
 	{"interruptions", func(m sim.Metrics) string { return fmt.Sprint(m.Interruptions) }},
 	{"residency changes/h", func(m sim.Metrics) string { return pools.Num(m.ResidencyChangesPerHour) }},
 	{"guard aborts", func(m sim.Metrics) string { return fmt.Sprint(m.GuardAborts) }},

@@ -122,10 +122,11 @@ func (w *world) beginLoad(i int32) {
 	in := &w.insts[i]
 	in.loading = true
 	w.nodes[in.node].used += in.spec.MemoryGB
-	w.stats.GBReloaded += in.sizeGB
 	if in.forPlan {
 		w.stats.GBLoadedByPlans += in.sizeGB
 		in.forPlan = false
+	} else {
+		w.stats.GBReloaded += in.sizeGB
 	}
 	w.at(w.now+loadTime(in.sizeGB), evLoadDone, i, in.epoch)
 }

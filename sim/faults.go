@@ -11,8 +11,11 @@ import (
 // node up, holding its memory, but answering nothing — requests and
 // heartbeats; a partition cuts it off the network while its lanes keep
 // running. Both end after their Duration (or, for a hang, at Recover).
-// Recover brings a crashed or hung node back empty; it then restores its
-// keep-warm lanes and, where idle room exists, its preferred ones.
+// Recover brings a crashed or hung node back empty; it then drops the lanes
+// that were replaced on another node while it was away (as a cluster
+// manager stops the work it rescheduled when a lost node returns), and
+// restores its other keep-warm lanes and, where idle room exists, its
+// preferred ones.
 
 // fault is a kind of fault that ends by itself.
 type fault uint32
@@ -66,7 +69,29 @@ func (w *world) recover(ni int32) {
 	n.up, n.hung = true, false
 	n.faultGen[faultHang]++
 	w.reachabilityChanged(n, was)
+	w.dropReplaced(ni)
 	w.restore(ni)
+}
+
+// dropReplaced removes from a returning node the lane processes no alias
+// routes to whose lane runs on another node that is up: the controller
+// replaced them while the node was away.
+func (w *world) dropReplaced(ni int32) {
+	for _, i := range w.nodes[ni].insts {
+		in := &w.insts[i]
+		if !in.registered || in.routed > 0 {
+			continue
+		}
+		for _, j := range w.byLane[in.spec.Name] {
+			other := &w.insts[j]
+			if j != i && other.registered && !other.stopping && w.nodes[other.node].up {
+				in.registered = false
+				w.version++
+				w.note(w.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, w.nodes[ni].name, w.nodes[other.node].name, w.nodes[ni].name))
+				break
+			}
+		}
+	}
 }
 
 // hang makes a node stop answering for d (0: until Recover).

@@ -69,11 +69,11 @@ type Metrics struct {
 	// service, or until the request left for the cloud).
 	ColdWaits          int     `json:"cold_waits"`
 	ColdWaitP95Seconds float64 `json:"cold_wait_p95_seconds"`
-	// GBReloaded is the weights of every load after the start: gateway
-	// loads, restores after a crash, and starts the controller applied.
-	// GBLoadedByPlans is the part the controller's plans caused: the
-	// loads of the lanes they started or upgraded (for an on-demand lane,
-	// its first load).
+	// GBReloaded is the weights loaded after the start that no plan asked
+	// for: the gateway's loads on demand and restores after a crash or
+	// hang. GBLoadedByPlans is the weights the controller's plans loaded:
+	// the lanes they started or upgraded (for an on-demand lane, its first
+	// load). Every load after the start is in one of the two.
 	GBReloaded      float64 `json:"gb_reloaded"`
 	GBLoadedByPlans float64 `json:"gb_loaded_by_plans"`
 	// Interruptions counts requests cut off while queued or in service:
@@ -94,7 +94,8 @@ type Metrics struct {
 //     "node-partition", "disk-full", "cordon", "uncordon", "profile",
 //     "config", "start-lane", and the ends of timed faults: "hang-end",
 //     "partition-end", "disk-ok";
-//   - the fleet: "guard-abort";
+//   - the fleet: "guard-abort", and "replaced" (a returning node drops a
+//     lane the controller started elsewhere while it was away);
 //   - the controller: "lease-expired" and "lease-renewed" (when a tick
 //     sees them), "apply" (with the plan's summary and the reason),
 //     "plan-advised", "preempt", "hold" (a plan held back, when the
@@ -120,8 +121,9 @@ type Action struct {
 // exists. The controller (loop.go, package controller) learns of a dead
 // node only from its lapsed lease (lease.go); it plans from the fleet it
 // observes (observe.go), in which a node that is down holds nothing, so
-// the processes there are neither drained nor stopped but come back with
-// the node. In mode auto its plans go through the runner and the sim
+// the processes there are neither drained nor stopped; they come back
+// with the node unless the controller started their lane elsewhere
+// meanwhile. In mode auto its plans go through the runner and the sim
 // actuator (actuate.go) and are carried into the model in virtual time
 // (carry.go). Operator cordons join the active profile's (operator.go).
 // Prefetches to one node do not share its link; each takes the link's
