@@ -48,6 +48,9 @@ func (sc Scenario) withDefaults() Scenario {
 	def(&c.CooldownSeconds, 600)
 	def(&c.LoadBudgetGBPerHour, 200)
 	def(&c.BackoffSeconds, 60)
+	def(&c.PromotePerMinute, 2)
+	def(&c.DemotePerMinute, 0.5)
+	def(&c.DemandWindowSeconds, 900)
 	def(&sc.Links.DefaultGBps, 1)
 	return sc
 }
@@ -94,6 +97,9 @@ func (sc Scenario) check(p *pools.Pool, opt Options) error {
 			return fmt.Errorf("scenario %s: %s event at %s: %w", sc.Name, e.Kind, e.At, err)
 		}
 		changed = changed || e.Kind == ChangeConfig
+	}
+	if c := sc.Controller; c.DemotePerMinute > c.PromotePerMinute || c.DemandWindowSeconds < 60 {
+		return fmt.Errorf("scenario %s: the controller's demote_per_minute must not exceed promote_per_minute, and its demand window must be at least 60 s", sc.Name)
 	}
 	for _, gbps := range sc.Links.PerNode {
 		if gbps <= 0 {

@@ -70,6 +70,9 @@ func (w *world) release(r int32) {
 // arrive handles a request's arrival and schedules its source's next one.
 func (w *world) arrive(r int32) {
 	w.stats.Requests++
+	if w.ctl != nil {
+		w.ctl.demand.add(w.reqs[r].alias, w.now)
+	}
 	w.nextArrival(w.reqs[r].src, w.now)
 	w.dispatch(r)
 }

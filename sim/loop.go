@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"poolc.dev/poolc/compiler/place"
@@ -31,8 +32,12 @@ type loop struct {
 	made struct {
 		ok           bool
 		version, cfg uint64
-		down         string
+		down, warm   string
 	}
+	// demand counts the requests per alias the gateway sees; rates are
+	// the lanes' request rates the last tick read from it.
+	demand *meter
+	rates  map[string]float64
 
 	execs    []*execution
 	current  *execution // the change being carried out, or nil
@@ -51,7 +56,9 @@ func newLoop(w *world) *loop {
 			MinGainGB: c.MinGainGB, Cooldown: secs(c.CooldownSeconds),
 			LoadBudgetGBPerHour: c.LoadBudgetGBPerHour,
 			Backoff:             secs(c.BackoffSeconds), MaxBackoff: maxBackoff,
+			PromotePerMinute: c.PromotePerMinute, DemotePerMinute: c.DemotePerMinute,
 		},
+		demand: newMeter(secs(c.DemandWindowSeconds)),
 	}
 	if l.interval <= w.end {
 		w.at(l.interval, evTick, 0, 0)
@@ -69,8 +76,10 @@ func (l *loop) tick() error {
 		w.at(next, evTick, 0, 0)
 	}
 	downKey, down := w.downSet()
-	if !l.made.ok || l.made.version != w.version || l.made.cfg != w.cfgVer || l.made.down != downKey {
-		pool := w.inForce()
+	warm := l.warm()
+	warmKey := strings.Join(warm, ",")
+	if !l.made.ok || l.made.version != w.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
+		pool := w.inForce(warm)
 		current := w.observe(pool, down)
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
@@ -78,7 +87,7 @@ func (l *loop) tick() error {
 			return fmt.Errorf("planning at %s: %w", w.now, err)
 		}
 		l.plan, l.pool = p, pool
-		l.made.ok, l.made.version, l.made.cfg, l.made.down = true, w.version, w.cfgVer, downKey
+		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.version, w.cfgVer, downKey, warmKey
 	}
 	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
 	if l.current != nil {
@@ -95,7 +104,7 @@ func (l *loop) tick() error {
 		w.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
 	default:
 		switch d.Code {
-		case controller.NoChanges, controller.InProgress, controller.Unstable:
+		case controller.NoChanges, controller.InProgress, controller.Unstable, controller.Advised:
 		default:
 			if d.Code != code {
 				w.note(w.now, "hold", d.Reason)
@@ -103,6 +112,40 @@ func (l *loop) tick() error {
 		}
 	}
 	return nil
+}
+
+// warm asks the controller which on-demand lanes demand holds warm, from
+// the request rates of the aliases whose lane each is and the lanes that
+// run as preferred now though the configuration has them on demand.
+func (l *loop) warm() []string {
+	w := l.w
+	pool := w.inForce(nil)
+	rates := map[string]float64{}
+	for _, a := range pool.Aliases {
+		if i, ok := w.aliasIdx[a.Name]; ok {
+			rates[a.Lane] += l.demand.rate(i, w.now)
+		}
+	}
+	l.rates = rates
+	held := map[string]bool{}
+	for i := range w.insts {
+		if in := &w.insts[i]; in.registered && in.spec.Residency == pools.Preferred {
+			held[in.spec.Name] = true
+		}
+	}
+	return controller.Warm(pool.Under(pool.ActiveProfile).Lanes, rates, held, l.settings)
+}
+
+// demandReasons gives the request rate of each lane whose residency the
+// plan changes: what Warm decided from.
+func (l *loop) demandReasons() string {
+	var b strings.Builder
+	for _, s := range l.plan.Steps {
+		if s.Kind == pools.StepResidency {
+			fmt.Fprintf(&b, "; %s gets %.2f requests/min", s.Lane.Name, l.rates[s.Lane.Name])
+		}
+	}
+	return b.String()
 }
 
 // apply carries out this tick's plan: through the runner, then into the
@@ -115,7 +158,7 @@ func (l *loop) apply(d controller.Decision) error {
 		l.current.preempted = true
 		w.cancel(l.current)
 	}
-	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason)
+	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
 	res, err := w.actuate(l.plan)
 	if err != nil {
 		return err

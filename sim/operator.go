@@ -7,8 +7,8 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// operatorProfile is the profile that carries operator cordons in a pool
-// that declares no profiles.
+// operatorProfile is the profile that carries operator cordons and the
+// lanes demand holds warm in a pool that declares no profiles.
 const operatorProfile = "operator"
 
 // scenarioEvent carries out the i-th event of the scenario's timeline.
@@ -108,15 +108,16 @@ func (w *world) startLane(e Event) error {
 }
 
 // inForce is the configuration the controller plans with: the current
-// configuration with the operator's profile and cordons applied. Operator
-// cordons join the active profile's (a pool without profiles gets one,
-// named "operator").
-func (w *world) inForce() *pools.Pool {
+// configuration with the operator's profile and cordons applied, and the
+// lanes demand holds warm (controller.Warm) running as preferred. Both
+// join the active profile (a pool without profiles gets one, named
+// "operator").
+func (w *world) inForce(warm []string) *pools.Pool {
 	p := *w.cfg
 	if w.profile != "" {
 		p.ActiveProfile = w.profile
 	}
-	if len(w.cordons) == 0 {
+	if len(w.cordons) == 0 && len(warm) == 0 {
 		return &p
 	}
 	p.Profiles = slices.Clone(p.Profiles)
@@ -131,6 +132,15 @@ func (w *world) inForce() *pools.Pool {
 		if !slices.Contains(pr.Cordon, c) {
 			pr.Cordon = append(pr.Cordon, c)
 		}
+	}
+	pr.Lanes = slices.Clone(pr.Lanes)
+	for _, name := range warm {
+		i := slices.IndexFunc(pr.Lanes, func(o pools.LaneOverride) bool { return o.Lane == name })
+		if i < 0 {
+			i = len(pr.Lanes)
+			pr.Lanes = append(pr.Lanes, pools.LaneOverride{Lane: name})
+		}
+		pr.Lanes[i].Residency = pools.Preferred
 	}
 	return &p
 }

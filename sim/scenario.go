@@ -147,6 +147,14 @@ type ControllerSettings struct {
 	// BackoffSeconds is the first wait after a failed start; it doubles
 	// each time; default 60.
 	BackoffSeconds float64
+	// PromotePerMinute is the request rate, averaged over the demand
+	// window, at which an on-demand lane is held warm; default 2.
+	// DemotePerMinute is the rate below which it is let go; default 0.5,
+	// and at most PromotePerMinute.
+	PromotePerMinute, DemotePerMinute float64
+	// DemandWindowSeconds is how far back rates are averaged, in whole
+	// minutes; default 900.
+	DemandWindowSeconds float64
 }
 
 // Links are the prefetch bandwidths.

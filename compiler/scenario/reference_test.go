@@ -132,19 +132,51 @@ func TestPairTaken(t *testing.T) {
 func TestDemandFlap(t *testing.T) {
 	cfg, f := reference(t, "demand-flap")
 	flap := simulate(t, cfg, f, sim.ModeAuto)
-	steady := *f
-	steady.Scenario.Demand = append([]sim.Demand(nil), f.Scenario.Demand...)
-	for i := range steady.Scenario.Demand {
-		steady.Scenario.Demand[i].Bursts = nil
-	}
-	calm := simulate(t, cfg, &steady, sim.ModeAuto)
+	steady := steadyMean(f)
+	calm := simulate(t, cfg, steady, sim.ModeAuto)
 	if r := flap.Metrics.ResidencyChangesPerHour; r > 1 {
 		t.Errorf("%.2f residency changes per hour under flapping demand; want at most one", r)
 	}
-	if flap.Metrics.GBReloaded > calm.Metrics.GBReloaded {
-		t.Errorf("flapping demand loaded %v GB, steady demand %v GB: want no extra loads", flap.Metrics.GBReloaded, calm.Metrics.GBReloaded)
+	if fl, st := loaded(flap.Metrics), loaded(calm.Metrics); fl > st {
+		t.Errorf("flapping demand loaded %v GB, steady demand of the same mean %v GB: want no extra loads", fl, st)
+	}
+	// The relation is the controller's doing: without the band between
+	// its promote and demote rates, and with residency plans as quick as
+	// any, it chases the flapping.
+	eager := *f
+	eager.Scenario.Controller.ResidencyStableTicks = 1
+	eager.Scenario.Controller.CooldownSeconds = 1
+	eager.Scenario.Controller.DemotePerMinute = f.Scenario.Controller.PromotePerMinute
+	chase := simulate(t, cfg, &eager, sim.ModeAuto)
+	if r := chase.Metrics.ResidencyChangesPerHour; r <= 1 {
+		t.Errorf("%.2f residency changes per hour without hysteresis; the scenario should make an eager controller chase it", r)
+	}
+	for _, r := range []struct {
+		name string
+		m    sim.Metrics
+	}{{"flapping", flap.Metrics}, {"steady", calm.Metrics}, {"eager", chase.Metrics}} {
+		t.Logf("%-8s residency changes/h %.2f, loaded %v GB, applies %d", r.name, r.m.ResidencyChangesPerHour, loaded(r.m), r.m.Applies)
 	}
 }
+
+// steadyMean is the scenario with each alias's bursts folded into a
+// steady rate of the same mean.
+func steadyMean(f *File) *File {
+	steady := *f
+	steady.Scenario.Demand = append([]sim.Demand(nil), f.Scenario.Demand...)
+	for i, d := range steady.Scenario.Demand {
+		extra := 0.0
+		for _, b := range d.Bursts {
+			extra += (b.Factor - 1) * min(b.Duration, f.Scenario.Duration-b.At).Seconds()
+		}
+		steady.Scenario.Demand[i].RatePerMinute = d.RatePerMinute * (1 + extra/f.Scenario.Duration.Seconds())
+		steady.Scenario.Demand[i].Bursts = nil
+	}
+	return &steady
+}
+
+// loaded is every GB a run loaded after the start.
+func loaded(m sim.Metrics) float64 { return m.GBReloaded + m.GBLoadedByPlans }
 
 func TestSameSeedSameRun(t *testing.T) {
 	cfg, f := reference(t, "pair-crash")

@@ -91,6 +91,9 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 			CooldownSeconds:      c.NumberAt("cooldown_seconds"),
 			LoadBudgetGBPerHour:  c.NumberAt("load_budget_gb_per_hour"),
 			BackoffSeconds:       c.NumberAt("backoff_seconds"),
+			PromotePerMinute:     c.NumberAt("promote_per_minute"),
+			DemotePerMinute:      c.NumberAt("demote_per_minute"),
+			DemandWindowSeconds:  c.NumberAt("demand_window_seconds"),
 		}
 	}
 	if per := v.Get("links").Get("per_node"); per != nil {

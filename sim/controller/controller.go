@@ -18,6 +18,9 @@
 //   - while a change is in progress nothing else is applied, except an
 //     urgent plan whose routes differ from the change's: it preempts it;
 //   - in advise mode the plan that would be applied is advised once.
+//
+// Warm (demand.go) decides which on-demand lanes demand holds warm; the
+// caller plans with them as preferred.
 package controller
 
 import (
@@ -45,6 +48,9 @@ type Settings struct {
 	// further failure, up to MaxBackoff.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// PromotePerMinute and DemotePerMinute are the request rates at which
+	// Warm holds an on-demand lane warm and lets it go.
+	PromotePerMinute, DemotePerMinute float64
 }
 
 // Input is what one tick decides from.

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -225,5 +226,25 @@ func TestAdviseAdvisesEachPlanOnce(t *testing.T) {
 	}
 	if d := k.tick(failover(), nil, true); d.Verdict != Wait || d.Code != Advised {
 		t.Fatalf("the same plan again: %s (%s)", d.Verdict, d.Code)
+	}
+}
+
+func TestWarmHoldsBusyOnDemandLanesWithABand(t *testing.T) {
+	lanes := []pools.Lane{
+		{Name: "busy", Residency: pools.OnDemand},
+		{Name: "fading", Residency: pools.OnDemand},
+		{Name: "gone", Residency: pools.OnDemand},
+		{Name: "middling", Residency: pools.OnDemand},
+		{Name: "pinned", Residency: pools.KeepWarm},
+	}
+	rates := map[string]float64{"busy": 2, "fading": 1, "gone": 0.4, "middling": 1, "pinned": 50}
+	held := map[string]bool{"fading": true, "gone": true}
+	s := Settings{PromotePerMinute: 2, DemotePerMinute: 0.5}
+	got := Warm(lanes, rates, held, s)
+	// busy reaches the promote rate; fading is held and above the demote
+	// rate; gone fell below it; middling is in the band but not held;
+	// pinned is not on demand.
+	if want := []string{"busy", "fading"}; !slices.Equal(got, want) {
+		t.Errorf("Warm = %v, want %v", got, want)
 	}
 }
