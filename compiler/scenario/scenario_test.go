@@ -55,10 +55,20 @@ func TestAScenarioDecodesWithItsDefaults(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
+	bursts := 0
 	for _, d := range f.Scenario.Demand {
-		if d.Alias == "draw" && (len(d.Bursts) != 72 || d.Bursts[1].At != 20*time.Minute) {
-			t.Errorf("CUE comprehension bursts: %d, %+v", len(d.Bursts), d.Bursts[:2])
+		if d.Alias == "music" {
+			bursts = len(d.Bursts)
+			if bursts != 72 || d.Bursts[1].At != 30*time.Minute {
+				t.Errorf("CUE comprehension bursts: %d, %+v", bursts, d.Bursts[:2])
+			}
 		}
+	}
+	if bursts == 0 {
+		t.Error("demand-flap has no bursts of music")
+	}
+	if c := f.Scenario.Controller; c.PromotePerMinute != 2 || c.DemotePerMinute != 0.5 || c.DemandWindowSeconds != 900 {
+		t.Errorf("controller defaults: %+v", c)
 	}
 }
 
