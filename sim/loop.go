@@ -35,9 +35,11 @@ type loop struct {
 		down, warm   string
 	}
 	// demand counts the requests per alias the gateway sees; rates are
-	// the lanes' request rates the last tick read from it.
+	// the lanes' request rates the last tick read from it, and held the
+	// lanes running as preferred then.
 	demand *meter
 	rates  map[string]float64
+	held   map[string]bool
 
 	execs    []*execution
 	current  *execution // the change being carried out, or nil
@@ -120,20 +122,22 @@ func (l *loop) tick() error {
 func (l *loop) warm() []string {
 	w := l.w
 	pool := w.inForce(nil)
-	rates := map[string]float64{}
+	if l.rates == nil {
+		l.rates, l.held = map[string]float64{}, map[string]bool{}
+	}
+	clear(l.rates)
 	for _, a := range pool.Aliases {
 		if i, ok := w.aliasIdx[a.Name]; ok {
-			rates[a.Lane] += l.demand.rate(i, w.now)
+			l.rates[a.Lane] += l.demand.rate(i, w.now)
 		}
 	}
-	l.rates = rates
-	held := map[string]bool{}
+	clear(l.held)
 	for i := range w.insts {
 		if in := &w.insts[i]; in.registered && in.spec.Residency == pools.Preferred {
-			held[in.spec.Name] = true
+			l.held[in.spec.Name] = true
 		}
 	}
-	return controller.Warm(pool.Under(pool.ActiveProfile).Lanes, rates, held, l.settings)
+	return controller.Warm(pool.Under(pool.ActiveProfile).Lanes, l.rates, l.held, l.settings)
 }
 
 // demandReasons gives the request rate of each lane whose residency the

@@ -7,6 +7,7 @@ import "time"
 type meter struct {
 	window int       // minutes
 	counts [][]int32 // per alias, a ring of per-minute counts
+	sums   []int32   // per alias, the sum of its ring
 	minute []int64   // per alias, the minute its ring ends at
 }
 
@@ -18,15 +19,13 @@ func newMeter(window time.Duration) *meter {
 func (m *meter) add(a int32, t time.Duration) {
 	ring := m.roll(a, t)
 	ring[int(int64(t/time.Minute)%int64(m.window))]++
+	m.sums[a]++
 }
 
 // rate is alias a's mean arrivals per minute over the window ending at t.
 func (m *meter) rate(a int32, t time.Duration) float64 {
-	sum := int32(0)
-	for _, c := range m.roll(a, t) {
-		sum += c
-	}
-	return float64(sum) / float64(m.window)
+	m.roll(a, t)
+	return float64(m.sums[a]) / float64(m.window)
 }
 
 // roll moves alias a's ring on to the minute of t, clearing the minutes
@@ -34,11 +33,14 @@ func (m *meter) rate(a int32, t time.Duration) float64 {
 func (m *meter) roll(a int32, t time.Duration) []int32 {
 	for int(a) >= len(m.counts) {
 		m.counts = append(m.counts, make([]int32, m.window))
+		m.sums = append(m.sums, 0)
 		m.minute = append(m.minute, 0)
 	}
 	ring, now := m.counts[a], int64(t/time.Minute)
 	for k := m.minute[a] + 1; k <= now && k <= m.minute[a]+int64(m.window); k++ {
-		ring[int(k%int64(m.window))] = 0
+		slot := int(k % int64(m.window))
+		m.sums[a] -= ring[slot]
+		ring[slot] = 0
 	}
 	if now > m.minute[a] {
 		m.minute[a] = now
