@@ -29,8 +29,9 @@ real placer, planner and runner driving the sim actuator, and reports per
 controller mode: SLO %, requests served and sent to the cloud, cold waits
 (count and p95), GB reloaded (weights loaded that no plan asked for: on
 demand, or restored after a fault), GB loaded by the controller's plans,
-interruptions, residency changes per hour, guard aborts, and the timeline
-of the controller's actions.
+interruptions, residency changes per hour (the controller's), evictions
+(the gateway's), guard aborts, and the timeline of the controller's
+actions.
 
 Modes: off (nothing moves but gateway admission), advise (plans are
 recorded, not applied), auto (plans are applied), all (the three side by
@@ -224,6 +225,7 @@ var simRows = []simRow{
 	{"GB loaded by plans", func(m sim.Metrics) string { return pools.Num(m.GBLoadedByPlans) }},
 	{"interruptions", func(m sim.Metrics) string { return fmt.Sprint(m.Interruptions) }},
 	{"residency changes/h", func(m sim.Metrics) string { return pools.Num(m.ResidencyChangesPerHour) }},
+	{"evictions", func(m sim.Metrics) string { return fmt.Sprint(m.Evictions) }},
 	{"guard aborts", func(m sim.Metrics) string { return fmt.Sprint(m.GuardAborts) }},
 	{"applies", func(m sim.Metrics) string { return fmt.Sprint(m.Applies) }},
 }

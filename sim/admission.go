@@ -114,7 +114,7 @@ func (w *world) evict(i int32) {
 	in := &w.insts[i]
 	in.loaded = false
 	w.nodes[in.node].used -= in.spec.MemoryGB
-	w.stats.residencyChanges++
+	w.stats.Evictions++
 }
 
 // beginLoad starts loading a lane; its memory counts from now on.

@@ -98,8 +98,11 @@ func (sc Scenario) check(p *pools.Pool, opt Options) error {
 		}
 		changed = changed || e.Kind == ChangeConfig
 	}
-	if c := sc.Controller; c.DemotePerMinute > c.PromotePerMinute || c.DemandWindowSeconds < 60 {
-		return fmt.Errorf("scenario %s: the controller's demote_per_minute must not exceed promote_per_minute, and its demand window must be at least 60 s", sc.Name)
+	if c := sc.Controller; c.DemotePerMinute > c.PromotePerMinute {
+		return fmt.Errorf("scenario %s: the controller's demote_per_minute (%v; 0.5 unless set) exceeds its promote_per_minute (%v)", sc.Name, c.DemotePerMinute, c.PromotePerMinute)
+	}
+	if c := sc.Controller; c.DemandWindowSeconds < 60 {
+		return fmt.Errorf("scenario %s: the controller's demand_window_seconds (%v) is under a minute", sc.Name, c.DemandWindowSeconds)
 	}
 	for _, gbps := range sc.Links.PerNode {
 		if gbps <= 0 {

@@ -73,9 +73,11 @@ func (w *world) recover(ni int32) {
 	w.restore(ni)
 }
 
-// dropReplaced removes from a returning node the lane processes no alias
-// routes to whose lane runs on another node that is up: the controller
-// replaced them while the node was away.
+// dropReplaced removes from a node back from a crash the lane processes
+// no alias routes to whose lane runs on another node that answers: the
+// controller replaced them while the node was away. (A node whose hang
+// or partition ends was never emptied: it keeps its processes, and the
+// controller's next plan stops the copies it no longer wants.)
 func (w *world) dropReplaced(ni int32) {
 	for _, i := range w.nodes[ni].insts {
 		in := &w.insts[i]
@@ -84,7 +86,7 @@ func (w *world) dropReplaced(ni int32) {
 		}
 		for _, j := range w.byLane[in.spec.Name] {
 			other := &w.insts[j]
-			if j != i && other.registered && !other.stopping && w.nodes[other.node].up {
+			if j != i && other.registered && !other.stopping && w.nodes[other.node].reachable() {
 				in.registered = false
 				w.version++
 				w.note(w.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, w.nodes[ni].name, w.nodes[other.node].name, w.nodes[ni].name))

@@ -30,9 +30,9 @@ func run(t testing.TB, p *pools.Pool, sc Scenario, mode Mode) *Result {
 func logMetrics(t testing.TB, name string, mode Mode, r *Result) {
 	t.Helper()
 	m := r.Metrics
-	t.Logf("%-12s %-6s SLO %6.2f%%  requests %6d  served %6d  cloud %5d  failed %5d  cold waits %4d (p95 %5.1fs)  reloaded %6.1f GB (plans %5.1f)  interruptions %4d  residency/h %5.2f  guard aborts %d  applies %d  events %d",
+	t.Logf("%-12s %-6s SLO %6.2f%%  requests %6d  served %6d  cloud %5d  failed %5d  cold waits %4d (p95 %5.1fs)  reloaded %6.1f GB (plans %5.1f)  interruptions %4d  residency/h %5.2f  evictions %d  guard aborts %d  applies %d  events %d",
 		name, mode, m.SLOPercent, m.Requests, m.Served, m.ToCloud, m.Failed, m.ColdWaits, m.ColdWaitP95Seconds,
-		m.GBReloaded, m.GBLoadedByPlans, m.Interruptions, m.ResidencyChangesPerHour, m.GuardAborts, m.Applies, r.Events)
+		m.GBReloaded, m.GBLoadedByPlans, m.Interruptions, m.ResidencyChangesPerHour, m.Evictions, m.GuardAborts, m.Applies, r.Events)
 }
 
 // actions returns the timeline entries of a kind.

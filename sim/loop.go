@@ -36,7 +36,7 @@ type loop struct {
 	}
 	// demand counts the requests per alias the gateway sees; rates are
 	// the lanes' request rates the last tick read from it, and held the
-	// lanes running as preferred then.
+	// lanes demand held warm then (controller.Warm).
 	demand *meter
 	rates  map[string]float64
 	held   map[string]bool
@@ -117,8 +117,8 @@ func (l *loop) tick() error {
 }
 
 // warm asks the controller which on-demand lanes demand holds warm, from
-// the request rates of the aliases whose lane each is and the lanes that
-// run as preferred now though the configuration has them on demand.
+// the request rates of the aliases whose lane each is, and remembers the
+// answer for the next tick.
 func (l *loop) warm() []string {
 	w := l.w
 	pool := w.inForce(nil)
@@ -131,22 +131,28 @@ func (l *loop) warm() []string {
 			l.rates[a.Lane] += l.demand.rate(i, w.now)
 		}
 	}
+	warm := controller.Warm(pool, l.rates, l.held, l.settings)
 	clear(l.held)
-	for i := range w.insts {
-		if in := &w.insts[i]; in.registered && in.spec.Residency == pools.Preferred {
-			l.held[in.spec.Name] = true
-		}
+	for _, name := range warm {
+		l.held[name] = true
 	}
-	return controller.Warm(pool.Under(pool.ActiveProfile).Lanes, l.rates, l.held, l.settings)
+	return warm
 }
 
-// demandReasons gives the request rate of each lane whose residency the
-// plan changes: what Warm decided from.
+// demandReasons says which residency steps of the plan follow demand:
+// lanes it holds warm, and lanes it lets go.
 func (l *loop) demandReasons() string {
 	var b strings.Builder
 	for _, s := range l.plan.Steps {
-		if s.Kind == pools.StepResidency {
-			fmt.Fprintf(&b, "; %s gets %.2f requests/min", s.Lane.Name, l.rates[s.Lane.Name])
+		if s.Kind != pools.StepResidency {
+			continue
+		}
+		rate := l.rates[s.Lane.Name]
+		switch {
+		case s.Lane.Residency == pools.Preferred && l.held[s.Lane.Name]:
+			fmt.Fprintf(&b, "; demand holds %s warm (%.2f requests/min)", s.Lane.Name, rate)
+		case s.From == pools.Preferred && s.Lane.Residency == pools.OnDemand && rate < l.settings.DemotePerMinute:
+			fmt.Fprintf(&b, "; demand for %s fell to %.2f requests/min", s.Lane.Name, rate)
 		}
 	}
 	return b.String()

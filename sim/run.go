@@ -70,8 +70,8 @@ type Metrics struct {
 	ColdWaits          int     `json:"cold_waits"`
 	ColdWaitP95Seconds float64 `json:"cold_wait_p95_seconds"`
 	// GBReloaded is the weights loaded after the start that no plan asked
-	// for: the gateway's loads on demand and restores after a crash or
-	// hang. GBLoadedByPlans is the weights the controller's plans loaded:
+	// for: the gateway's loads on demand and the restores of a node that
+	// recovers. GBLoadedByPlans is the weights the controller's plans loaded:
 	// the lanes they started or upgraded (for an on-demand lane, its first
 	// load). Every load after the start is in one of the two.
 	GBReloaded      float64 `json:"gb_reloaded"`
@@ -79,9 +79,12 @@ type Metrics struct {
 	// Interruptions counts requests cut off while queued or in service:
 	// their node crashed, hung or was cut off, or their lane stopped.
 	Interruptions int `json:"interruptions"`
-	// ResidencyChangesPerHour is evictions plus residency steps carried
-	// out, per simulated hour.
+	// ResidencyChangesPerHour is the residency steps of the controller's
+	// plans carried out, per simulated hour.
 	ResidencyChangesPerHour float64 `json:"residency_changes_per_hour"`
+	// Evictions counts the idle lanes the gateway unloaded to make room
+	// for a load.
+	Evictions int `json:"evictions"`
 	// GuardAborts counts loads the memory guard aborted.
 	GuardAborts int `json:"guard_aborts"`
 	// Applies counts the plans the controller applied.
@@ -121,9 +124,9 @@ type Action struct {
 // exists. The controller (loop.go, package controller) learns of a dead
 // node only from its lapsed lease (lease.go); it plans from the fleet it
 // observes (observe.go), in which a node that is down holds nothing, so
-// the processes there are neither drained nor stopped; they come back
-// with the node unless the controller started their lane elsewhere
-// meanwhile. In mode auto its plans go through the runner and the sim
+// the processes there are neither drained nor stopped; after a crash
+// they come back with the node unless the controller started their lane
+// elsewhere meanwhile. In mode auto its plans go through the runner and the sim
 // actuator (actuate.go) and are carried into the model in virtual time
 // (carry.go). Operator cordons join the active profile's (operator.go).
 // Prefetches to one node do not share its link; each takes the link's

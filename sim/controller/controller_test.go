@@ -230,20 +230,25 @@ func TestAdviseAdvisesEachPlanOnce(t *testing.T) {
 }
 
 func TestWarmHoldsBusyOnDemandLanesWithABand(t *testing.T) {
-	lanes := []pools.Lane{
-		{Name: "busy", Residency: pools.OnDemand},
-		{Name: "fading", Residency: pools.OnDemand},
-		{Name: "gone", Residency: pools.OnDemand},
-		{Name: "middling", Residency: pools.OnDemand},
-		{Name: "pinned", Residency: pools.KeepWarm},
+	pool := &pools.Pool{
+		Lanes: []pools.Lane{
+			{Name: "busy", Residency: pools.OnDemand},
+			{Name: "chosen", Residency: pools.OnDemand},
+			{Name: "fading", Residency: pools.OnDemand},
+			{Name: "gone", Residency: pools.OnDemand},
+			{Name: "middling", Residency: pools.OnDemand},
+			{Name: "pinned", Residency: pools.KeepWarm},
+		},
+		ActiveProfile: "night",
+		Profiles:      []pools.Profile{{Name: "night", Lanes: []pools.LaneOverride{{Lane: "chosen", Residency: pools.OnDemand}}}},
 	}
-	rates := map[string]float64{"busy": 2, "fading": 1, "gone": 0.4, "middling": 1, "pinned": 50}
+	rates := map[string]float64{"busy": 2, "chosen": 9, "fading": 1, "gone": 0.4, "middling": 1, "pinned": 50}
 	held := map[string]bool{"fading": true, "gone": true}
 	s := Settings{PromotePerMinute: 2, DemotePerMinute: 0.5}
-	got := Warm(lanes, rates, held, s)
-	// busy reaches the promote rate; fading is held and above the demote
-	// rate; gone fell below it; middling is in the band but not held;
-	// pinned is not on demand.
+	got := Warm(pool, rates, held, s)
+	// busy reaches the promote rate; chosen is on demand by the profile's
+	// choice; fading is held and above the demote rate; gone fell below
+	// it; middling is in the band but not held; pinned is not on demand.
 	if want := []string{"busy", "fading"}; !slices.Equal(got, want) {
 		t.Errorf("Warm = %v, want %v", got, want)
 	}
