@@ -213,15 +213,5 @@ func readSavedPlan(path string) (*pools.SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var saved pools.SavedPlan
-	if err := json.Unmarshal(data, &saved); err != nil {
-		return nil, fmt.Errorf("%s is not a saved plan: %v", path, err)
-	}
-	switch {
-	case saved.FormatVersion > pools.SavedPlanFormatVersion:
-		return nil, fmt.Errorf("%s: saved plan format_version %d is newer than this poolc reads (%d): upgrade poolc", path, saved.FormatVersion, pools.SavedPlanFormatVersion)
-	case saved.FormatVersion < 1 || saved.Plan == nil:
-		return nil, fmt.Errorf("%s is not a saved plan: no format_version or plan", path)
-	}
-	return &saved, nil
+	return pools.ParseSavedPlan(path, data)
 }

@@ -209,16 +209,16 @@ func ParseState(name string, data []byte) (*State, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, jsonError(name, data, err)
 	}
-	if err := s.check(); err != nil {
+	if err := s.Fleet.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.Normalize()
 	return &s, nil
 }
 
-// check refuses states no poolc would write: duplicate keys, lanes
+// check refuses fleets no poolc would write: duplicate keys, lanes
 // without a node, routes to lanes that do not exist.
-func (s *State) check() error {
+func (s *Fleet) check() error {
 	lanes := map[[2]string]bool{}
 	for _, l := range s.Lanes {
 		if l.Name == "" || l.Node == "" {

@@ -12,7 +12,7 @@ import (
 )
 
 // bigPlan is the bring-up of a pool of n lanes: far more than a comment holds.
-func bigPlan(t *testing.T, n int) *pools.Plan {
+func bigPlan(t testing.TB, n int) *pools.Plan {
 	p := &pools.Pool{Name: "big"}
 	for i := range n / 10 {
 		p.Nodes = append(p.Nodes, pools.Node{Name: fmt.Sprintf("node-%04d", i), Address: fmt.Sprintf("10.0.%d.%d", i/250, i%250), MemoryGB: 512, Guard: pools.Guard{Ceiling: 0.9, ReserveGB: 8}})

@@ -1,0 +1,91 @@
+package pools
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ParseSavedPlan reads a saved plan file. It refuses a file of a newer
+// format version, reports a syntax error with its line and column, and
+// refuses a plan no poolc would write (Plan.Check), so that commands can
+// trust its shape.
+func ParseSavedPlan(name string, data []byte) (*SavedPlan, error) {
+	var saved SavedPlan
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return nil, fmt.Errorf("%w (is it a file of poolc plan --out?)", jsonError(name, data, err))
+	}
+	switch {
+	case saved.FormatVersion > SavedPlanFormatVersion:
+		return nil, fmt.Errorf("%s: saved plan format_version %d is newer than this poolc reads (%d): upgrade poolc", name, saved.FormatVersion, SavedPlanFormatVersion)
+	case saved.FormatVersion < 1 || saved.Plan == nil:
+		return nil, fmt.Errorf("%s is not a saved plan: no format_version or plan", name)
+	}
+	if err := saved.Plan.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &saved, nil
+}
+
+// Check refuses a plan no poolc would write: a step without an ID or
+// with one used twice, of an unknown kind, without the detail its kind
+// needs (see StepKind), or depending on a step that does not come before
+// it; and fleets before or after it with duplicate lanes or routes to
+// lanes they do not hold.
+func (p *Plan) Check() error {
+	seen := make(map[string]bool, len(p.Steps))
+	for i, s := range p.Steps {
+		if s.ID == "" || seen[s.ID] {
+			return fmt.Errorf("step %d has no ID or the ID of another step (%q)", i+1, s.ID)
+		}
+		if err := s.checkDetail(); err != nil {
+			return fmt.Errorf("step %s: %w", s.ID, err)
+		}
+		for _, d := range s.DependsOn {
+			if !seen[d] {
+				return fmt.Errorf("step %s depends on %q, which is not an earlier step", s.ID, d)
+			}
+		}
+		seen[s.ID] = true
+	}
+	if err := p.Before.check(); err != nil {
+		return fmt.Errorf("the fleet before the plan: %w", err)
+	}
+	if err := p.After.check(); err != nil {
+		return fmt.Errorf("the fleet after the plan: %w", err)
+	}
+	return nil
+}
+
+// checkDetail reports a step whose kind is unknown or lacks its detail.
+func (s *Step) checkDetail() error {
+	var missing bool
+	switch s.Kind {
+	case StepPrefetch:
+		missing = s.Prefetch == nil
+	case StepStart, StepResidency, StepDrain, StepStop:
+		missing = s.Lane == nil || s.Lane.Name == "" || s.Lane.Node == ""
+	case StepRoute:
+		missing = s.Route == nil || s.Route.Alias == ""
+	case StepMemberEnsure, StepImageSync, StepMemberRemove:
+		missing = s.Member == nil
+	default:
+		return fmt.Errorf("unknown kind %q", s.Kind)
+	}
+	if missing {
+		return fmt.Errorf("a %s step needs its %s", s.Kind, s.Kind.detail())
+	}
+	return nil
+}
+
+// detail names the field that carries what a step of this kind acts on.
+func (k StepKind) detail() string {
+	switch k {
+	case StepPrefetch:
+		return "prefetch"
+	case StepRoute:
+		return "route with an alias"
+	case StepMemberEnsure, StepImageSync, StepMemberRemove:
+		return "member"
+	}
+	return "lane with a name and a node"
+}
