@@ -97,12 +97,13 @@ type Metrics struct {
 //     "node-partition", "disk-full", "cordon", "uncordon", "profile",
 //     "config", "start-lane", and the ends of timed faults: "hang-end",
 //     "partition-end", "disk-ok";
-//   - the fleet: "guard-abort", and "replaced" (a returning node drops a
-//     lane the controller started elsewhere while it was away);
+//   - the fleet: "guard-abort", and "replaced" (a node back from a crash
+//     drops a lane the controller started elsewhere while it was away);
 //   - the controller: "lease-expired" and "lease-renewed" (when a tick
 //     sees them), "apply" (with the plan's summary and the reason),
 //     "plan-advised", "preempt", "hold" (a plan held back, when the
-//     reason changes), "step" and "step-failed" (a step of an apply
+//     reason changes; not for a plan still unstable or already
+//     advised), "step" and "step-failed" (a step of an apply
 //     carried out or failed, by ID), "apply-done", "backoff".
 type Action struct {
 	At     time.Duration `json:"at"`
