@@ -25,6 +25,7 @@ type Error struct {
 	Msg    string
 }
 
+// Error returns the message.
 func (e Error) Error() string { return e.Msg }
 
 // Entry is one member read from a list, with the byte offset where it

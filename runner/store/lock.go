@@ -34,6 +34,7 @@ type LockedError struct {
 	Info LockInfo
 }
 
+// Error says who holds the lock and how to break it.
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("state %s is locked: %s; if that process is gone, run: poolc force-unlock %s", e.Path, e.Info, e.Info.ID)
 }
