@@ -128,14 +128,14 @@ func (w *world) beginLoad(i int32) {
 	} else {
 		w.stats.GBReloaded += in.sizeGB
 	}
-	w.at(w.now+loadTime(in.sizeGB), evLoadDone, i, in.epoch)
+	w.at(w.now+loadTime(in.sizeGB), evLoadDone, i, in.loadEpoch)
 }
 
 // loadDone finishes a load: the lane serves its queue and the plan steps
 // waiting for it go on.
 func (w *world) loadDone(i int32, epoch uint32) {
 	in := &w.insts[i]
-	if in.epoch != epoch || !in.loading {
+	if in.loadEpoch != epoch || !in.loading {
 		return
 	}
 	in.loading, in.loaded = false, true
@@ -156,11 +156,12 @@ func (w *world) unload(i int32) {
 		n.used -= in.spec.MemoryGB
 	}
 	if in.loading {
-		in.epoch++
+		in.loadEpoch++
 		w.finishLoadSteps(i, false, "the lane's node went down while it loaded")
 	}
 	if in.pending {
 		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
+		w.finishLoadSteps(i, false, "the lane stopped waiting for room to load")
 	}
 	in.loaded, in.loading, in.pending = false, false, false
 }

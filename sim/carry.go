@@ -174,7 +174,6 @@ func (w *world) begin(x *execution, k int) {
 		in := &w.insts[i]
 		in.spec.Residency = st.Lane.Residency
 		w.version++
-		w.stats.residencyChanges++
 		if st.Lane.Residency != pools.OnDemand && !in.loaded {
 			w.waitForLoad(i, ref)
 			return
@@ -197,6 +196,7 @@ func (w *world) begin(x *execution, k int) {
 			n := &w.nodes[in.node]
 			n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
 			in.pending = false
+			w.finishLoadSteps(i, false, "the lane was drained while it waited for room to load")
 		}
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
@@ -228,6 +228,11 @@ func (w *world) waitForLoad(i int32, ref stepRef) {
 	in.onLoad = append(in.onLoad, ref)
 	in.forPlan = !in.loading
 	w.admit(i)
+	if !in.loaded && !in.loading && !in.pending {
+		// Admission turned it away: the node is down, or the lane is
+		// latched, draining or stopping.
+		w.finishLoadSteps(i, false, "the lane cannot load now")
+	}
 }
 
 // finishLoadSteps ends the steps waiting for a lane's load.
@@ -312,9 +317,10 @@ func (w *world) effect(s *xstep) string {
 // freed, and what waits for room on its node goes on.
 func (w *world) stop(i int32) {
 	in := &w.insts[i]
-	w.cutOff(i)
+	w.cutOff(i, true)
 	w.unload(i)
-	in.registered, in.stopping, in.draining = false, false, false
+	// The process is gone, and with it the guard's latch.
+	in.registered, in.stopping, in.draining, in.latched = false, false, false, false
 	w.version++
 	if len(w.nodes[in.node].pending) > 0 {
 		w.retryPending(in.node)
@@ -335,6 +341,9 @@ func (w *world) complete(x *execution, k int, why string) {
 		w.skip(x, k)
 	} else {
 		s.state = xDone
+		if s.step.Kind == pools.StepResidency {
+			w.stats.residencyChanges++
+		}
 		w.note(w.now, "step", s.step.ID)
 		for _, d := range x.dependents[k] {
 			if x.steps[d].waiting--; x.steps[d].waiting == 0 && x.steps[d].state == xWaiting {

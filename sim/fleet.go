@@ -62,10 +62,13 @@ type inst struct {
 	head    int
 	waiting int // live requests in queue
 	serving int32
-	// epoch changes when the lane's work is cut off (crash, stop), so
-	// service and load completions scheduled before do nothing.
-	epoch    uint32
-	lastUsed time.Duration
+	// epoch changes when the lane's work is cut off (a fault, a stop), so
+	// service completions scheduled before do nothing; loadEpoch changes
+	// when its load is cancelled, for load completions alike. A load goes
+	// on while the node hangs or is cut off: only a crash or a stop
+	// cancels it.
+	epoch, loadEpoch uint32
+	lastUsed         time.Duration
 	// routed counts the aliases routed here: its priority for eviction.
 	routed int
 

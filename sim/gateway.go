@@ -24,16 +24,20 @@ const connectTimeout = 3 * time.Second
 // request is one request, from arrival to its end. Slots are reused; gen
 // tells the events of one use from those of the next.
 type request struct {
-	src     int32
-	alias   int32
-	inst    int32 // the lane process it waits at or is served by
-	pos     int16 // 0: the alias's route; k: its k-th fallback
-	state   reqState
-	cold    bool // it waited for a load
-	gen     uint32
-	arrival time.Duration
-	queued  time.Duration // when it joined its lane's queue
-	service time.Duration
+	src   int32
+	alias int32
+	inst  int32 // the lane process it waits at or is served by
+	pos   int16 // 0: the alias's route; k: its k-th fallback
+	state reqState
+	cold  bool // it waits at a lane that is loading
+	// coldWait is how long it waited for loads so far; waitedCold says
+	// whether it did at all, until the wait is recorded.
+	coldWait   time.Duration
+	waitedCold bool
+	gen        uint32
+	arrival    time.Duration
+	queued     time.Duration // when it joined its lane's queue
+	service    time.Duration
 }
 
 type reqState uint8
@@ -56,12 +60,14 @@ func (w *world) newRequest(src int32, at, service time.Duration) int32 {
 	}
 	q := &w.reqs[r]
 	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, w.sources[src].alias, -1, 0, reqArriving, false
+	q.coldWait, q.waitedCold = 0, false
 	q.arrival, q.service = at, service
 	return r
 }
 
 func (w *world) release(r int32) {
 	q := &w.reqs[r]
+	w.recordColdWait(q)
 	q.state = reqFree
 	q.gen++
 	w.free = append(w.free, r)
@@ -193,9 +199,8 @@ func (w *world) serve(i int32) {
 		in.waiting--
 		in.serving = e.req
 		q.state = reqServing
-		if q.cold {
-			w.stats.coldWait(w.now - q.queued)
-		}
+		w.leftQueue(q)
+		w.recordColdWait(q)
 		in.lastUsed = w.now
 		w.at(w.now+q.service, evServiceDone, i, in.epoch)
 		break
@@ -254,7 +259,7 @@ func (w *world) coldTimeout(r int32, gen uint32) {
 	}
 	in := &w.insts[q.inst]
 	in.waiting--
-	w.stats.coldWait(w.now - q.queued)
+	w.leftQueue(q)
 	w.toCloud(r)
 	if in.idle() {
 		w.becameIdle(q.inst)
@@ -271,27 +276,51 @@ func (w *world) fail(r int32) {
 	w.release(r)
 }
 
-// cutOff fails every request queued at or served by a lane: its node went
-// away or the lane stopped under them.
-func (w *world) cutOff(i int32) {
+// cutOff ends a lane's work when its node goes away (crashes, hangs, is
+// cut off) or the lane stops: the request in service is interrupted and
+// fails. The requests waiting go on as the gateway handles them: when
+// the lane stopped, to their alias's route; otherwise to the lane again,
+// which no longer answers, so the gateway tries the alias's next target
+// after its timeout, as for any request sent there.
+func (w *world) cutOff(i int32, stopped bool) {
 	in := &w.insts[i]
-	for _, e := range in.queue[in.head:] {
-		q := &w.reqs[e.req]
-		if q.gen == e.gen && q.state == reqQueued && q.inst == i {
-			if q.cold {
-				w.stats.coldWait(w.now - q.queued)
-			}
-			w.stats.Interruptions++
-			w.fail(e.req)
-		}
-	}
 	if in.serving >= 0 {
 		w.stats.Interruptions++
 		w.fail(in.serving)
 		in.serving = -1
 	}
-	in.queue, in.head, in.waiting = in.queue[:0], 0, 0
 	in.epoch++
+	if stopped {
+		w.requeue(i, true)
+		return
+	}
+	waiting := in.queue[in.head:]
+	in.queue, in.head, in.waiting = nil, 0, 0
+	for _, e := range waiting {
+		if q := &w.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
+			w.leftQueue(q)
+			w.dispatch(e.req)
+		}
+	}
+}
+
+// leftQueue adds the time a request waited at a loading lane to its
+// cold wait, as it leaves that lane's queue.
+func (w *world) leftQueue(q *request) {
+	if q.cold && w.now > q.queued {
+		q.coldWait += w.now - q.queued
+		q.waitedCold = true
+	}
+	q.cold = false
+}
+
+// recordColdWait records a request's cold wait, once: when it is served
+// or ends otherwise.
+func (w *world) recordColdWait(q *request) {
+	if q.waitedCold {
+		w.stats.coldWait(q.coldWait)
+		q.waitedCold = false
+	}
 }
 
 // requeue sends the requests waiting at a lane on: to the alias's route
@@ -306,10 +335,7 @@ func (w *world) requeue(i int32, toRoute bool) {
 		if q.gen != e.gen || q.state != reqQueued || q.inst != i {
 			continue
 		}
-		if q.cold && w.now > q.queued {
-			w.stats.coldWait(w.now - q.queued)
-		}
-		q.cold = false
+		w.leftQueue(q)
 		if toRoute {
 			q.pos = 0
 		} else {

@@ -61,7 +61,7 @@ func (w *world) scenarioEvent(i int32) error {
 }
 
 // changeConfig puts a new configuration in force; its new nodes join the
-// fleet, up.
+// fleet, up, and the others take its memory and guard.
 func (w *world) changeConfig(e Event) error {
 	p, err := w.opt.LoadConfig(e.Config)
 	if err != nil {
@@ -74,7 +74,9 @@ func (w *world) changeConfig(e Event) error {
 	}
 	w.learnSizes(p)
 	for _, n := range p.Nodes {
-		if _, ok := w.nodeIdx[n.Name]; !ok {
+		if i, ok := w.nodeIdx[n.Name]; ok {
+			w.nodes[i].budget = n.Budget()
+		} else {
 			w.addNode(n, false)
 		}
 	}

@@ -65,8 +65,9 @@ type Metrics struct {
 	// SLOPercent is ServedWithinSLO as a percentage of Requests.
 	SLOPercent float64 `json:"slo_percent"`
 	// ColdWaits counts requests that waited for their lane to load, and
-	// ColdWaitP95Seconds is the 95th percentile of those waits (until
-	// service, or until the request left for the cloud).
+	// ColdWaitP95Seconds is the 95th percentile of those waits (each the
+	// whole time a request waited at loading lanes, until it was served
+	// or left for the cloud).
 	ColdWaits          int     `json:"cold_waits"`
 	ColdWaitP95Seconds float64 `json:"cold_wait_p95_seconds"`
 	// GBReloaded is the weights loaded after the start that no plan asked
@@ -76,8 +77,9 @@ type Metrics struct {
 	// load). Every load after the start is in one of the two.
 	GBReloaded      float64 `json:"gb_reloaded"`
 	GBLoadedByPlans float64 `json:"gb_loaded_by_plans"`
-	// Interruptions counts requests cut off while queued or in service:
-	// their node crashed, hung or was cut off, or their lane stopped.
+	// Interruptions counts requests cut off in service: their node
+	// crashed, hung or was cut off, or their lane stopped. (Requests only
+	// queued there go on to the alias's next target.)
 	Interruptions int `json:"interruptions"`
 	// ResidencyChangesPerHour is the residency steps of the controller's
 	// plans carried out, per simulated hour.

@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/pools"
+)
+
+// A load goes on while its node hangs or is cut off: when the fault ends
+// the lane is loaded and serves.
+func TestALoadSurvivesAHangOrPartition(t *testing.T) {
+	for _, kind := range []EventKind{Partition, Hang} {
+		p := onePool(map[string]float64{"od-a": 30})
+		sc := Scenario{
+			Duration: time.Hour,
+			Demand:   []Demand{{Alias: "od-a", RatePerMinute: 2}},
+			Events:   []Event{{At: 5 * time.Second, Kind: kind, Node: "n", Duration: time.Minute}},
+		}.withDefaults()
+		w := newWorld(p, sc, Options{Mode: ModeOff})
+		w.admit(w.instIdx[instKey{"od-a", "n"}]) // loads from 0 s for about 12 s
+		if err := w.run(); err != nil {
+			t.Fatal(err)
+		}
+		in, m := lane(w, "od-a"), w.result().Metrics
+		if !in.loaded || in.loading || m.Served < m.Requests/2 {
+			t.Errorf("%s during a load: loaded %v, loading %v; served %d of %d", kind, in.loaded, in.loading, m.Served, m.Requests)
+		}
+	}
+}
+
+// A plan step waiting for a load that waits for room fails when the
+// node crashes, so the change it belongs to ends.
+func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
+	p := onePool(map[string]float64{"od-a": 30, "od-c": 50})
+	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
+	// od-a is busy: base 40 + pref 30 + od-a 30 = 100 of 115.2 GB, and only
+	// pref (30) can be evicted, too little for od-c (50): it must wait.
+	a := w.instIdx[instKey{"od-a", "n"}]
+	w.insts[a].loaded = true
+	w.nodes[0].used += 30
+	w.reqs = append(w.reqs, request{state: reqServing, inst: a})
+	w.insts[a].serving = int32(len(w.reqs) - 1)
+	x := &execution{id: int32(len(w.ctl.execs)), steps: []xstep{{step: pools.Step{ID: "start:od-c@n", Kind: pools.StepStart}, state: xRunning}},
+		dependents: make([][]int, 1), open: 1, running: 1}
+	w.ctl.execs = append(w.ctl.execs, x)
+	c := w.instIdx[instKey{"od-c", "n"}]
+	w.waitForLoad(c, stepRef{x.id, 0})
+	if !w.insts[c].pending {
+		t.Fatal("od-c does not wait for room")
+	}
+	w.crash(0)
+	if err := w.run(); err != nil {
+		t.Fatal(err)
+	}
+	if x.steps[0].state != xFailed || !x.done {
+		t.Errorf("the step is in state %d and its change done %v; want failed and done", x.steps[0].state, x.done)
+	}
+}
+
+// On a crash, a hang or a partition, the request in service is cut off;
+// those only queued go on to the alias's fallback, the cloud here.
+func TestQueuedRequestsGoToTheFallbackOnAFault(t *testing.T) {
+	for _, kind := range []EventKind{Crash, Hang, Partition} {
+		sc := Scenario{
+			Duration: 20 * time.Minute,
+			// Overloaded: a queue builds.
+			Demand: []Demand{{Alias: "base", RatePerMinute: 6, ServiceSeconds: 60}},
+			Events: []Event{{At: 10 * time.Minute, Kind: kind, Node: "n"}},
+		}
+		m := run(t, onePool(nil), sc, ModeOff).Metrics
+		if m.Interruptions != 1 || m.Failed != 1 {
+			t.Errorf("%s: %d interruptions, %d failed; want the one request in service", kind, m.Interruptions, m.Failed)
+		}
+	}
+}
+
+// A request that waits at two loading lanes in turn is one cold wait, of
+// both waits together.
+func TestAColdWaitIsCountedOnce(t *testing.T) {
+	p := onePool(map[string]float64{"od-a": 20, "od-b": 20})
+	w := newWorld(p, Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "od-a"}}}.withDefaults(), Options{Mode: ModeOff})
+	r := w.newRequest(0, 0, time.Second)
+	w.stats.Requests++
+	w.dispatch(r) // od-a loads for 10 s
+	w.now = 5 * time.Second
+	w.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
+	w.requeue(w.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
+	if err := w.run(); err != nil {
+		t.Fatal(err)
+	}
+	m := w.result().Metrics
+	if m.Served != 1 || m.ColdWaits != 1 || m.ColdWaitP95Seconds < 10 {
+		t.Errorf("served %d, cold waits %d (p95 %vs); want one wait of at least 10 s", m.Served, m.ColdWaits, m.ColdWaitP95Seconds)
+	}
+}
+
+// The guard's latch belongs to the process: once it is gone, a start of
+// the lane on that node is not refused for it.
+func TestTheLatchGoesWithTheProcess(t *testing.T) {
+	p := onePool(map[string]float64{"od-e": 80})
+	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
+	i := w.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
+	w.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
+	if !w.insts[i].latched {
+		t.Fatal("the guard did not latch od-e")
+	}
+	w.stop(i)
+	st := pools.Step{Kind: pools.StepStart, Node: "n", Lane: &pools.LaneState{Name: "od-e", Node: "n"}}
+	if why := w.refuses(st); why != "" {
+		t.Errorf("a start after the latched process stopped is refused: %s", why)
+	}
+}
+
+// A configuration change that shrinks a node's guard shrinks what
+// admission lets it load.
+func TestAConfigChangeSetsTheNodesBudget(t *testing.T) {
+	p, q := onePool(nil), onePool(nil)
+	q.Guard = pools.Guard{Ceiling: 0.5, ReserveGB: 8}
+	q.Nodes[0].Guard = q.Guard
+	sc := Scenario{Duration: time.Hour, Events: []Event{{At: time.Minute, Kind: ChangeConfig, Config: "tight"}}}
+	w := newWorld(p, sc.withDefaults(), Options{Mode: ModeOff, LoadConfig: func(string) (*pools.Pool, error) { return q, nil }})
+	if err := w.run(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.nodes[0].budget, q.Nodes[0].Budget(); got != want {
+		t.Errorf("budget after the change %v GB, want %v GB", got, want)
+	}
+}
