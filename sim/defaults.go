@@ -101,6 +101,9 @@ func (sc Scenario) check(p *pools.Pool, opt Options) error {
 	if c := sc.Controller; c.DemotePerMinute > c.PromotePerMinute {
 		return fmt.Errorf("scenario %s: the controller's demote_per_minute (%v; 0.5 unless set) exceeds its promote_per_minute (%v)", sc.Name, c.DemotePerMinute, c.PromotePerMinute)
 	}
+	if l := sc.Lease; l.TTLSeconds <= l.HeartbeatSeconds {
+		return fmt.Errorf("scenario %s: a lease of %v s lapses before the next heartbeat (every %v s)", sc.Name, l.TTLSeconds, l.HeartbeatSeconds)
+	}
 	if c := sc.Controller; c.DemandWindowSeconds < 60 {
 		return fmt.Errorf("scenario %s: the controller's demand_window_seconds (%v) is under a minute", sc.Name, c.DemandWindowSeconds)
 	}

@@ -132,7 +132,7 @@ type ControllerSettings struct {
 	// StableTicks is how many ticks a non-urgent plan must stay the same
 	// before it is applied; default 3.
 	StableTicks int
-	// ResidencyStableTicks is the same for residency-only changes;
+	// ResidencyStableTicks is the same for changes of a residency;
 	// default 20.
 	ResidencyStableTicks int
 	// MinGainGB is the least memory-weighted gain a non-urgent change

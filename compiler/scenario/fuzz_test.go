@@ -48,13 +48,13 @@ func FuzzReadScenario(f *testing.F) {
 		if sc.Duration <= 0 {
 			sc.Duration = time.Hour
 		}
-		perMinute := 0.0
+		perMinute := 0.0 // at the peak, were every burst to overlap
 		for _, d := range sc.Demand {
-			factor := 1.0
+			rate := d.RatePerMinute
 			for _, b := range d.Bursts {
-				factor = max(factor, b.Factor)
+				rate *= max(1, b.Factor)
 			}
-			perMinute += d.RatePerMinute * factor
+			perMinute += rate
 		}
 		if perMinute*sc.Duration.Minutes() > 20000 || sc.Controller.TickSeconds > 0 && sc.Controller.TickSeconds < 1 {
 			return // too long a run for a fuzz input

@@ -180,6 +180,12 @@ func (f *File) Check(p *pools.Pool) pools.Diagnostics {
 			diags.Errorf("event", append(at, "at"), "%s event at %s is after the scenario's end (%s)", e.Kind, e.At, sc.Duration)
 		}
 	}
+	if l := sc.Lease; l.TTLSeconds > 0 && l.TTLSeconds <= l.HeartbeatSeconds {
+		diags.Errorf("lease", pools.Path{"lease", "ttl_seconds"}, "a lease of %v s lapses before the next heartbeat (every %v s): make ttl_seconds longer than heartbeat_seconds", l.TTLSeconds, l.HeartbeatSeconds)
+	}
+	if c := sc.Controller; c.DemotePerMinute > c.PromotePerMinute {
+		diags.Errorf("controller", pools.Path{"controller", "demote_per_minute"}, "demote_per_minute (%v) exceeds promote_per_minute (%v): a lane would be let go at a rate that holds it warm", c.DemotePerMinute, c.PromotePerMinute)
+	}
 	f.Sources.Attach(diags)
 	return diags
 }

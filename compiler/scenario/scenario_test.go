@@ -101,6 +101,19 @@ func TestMistakesInAScenarioArePointedAt(t *testing.T) {
 			t.Errorf("findings lack %q:\n%s", want, got)
 		}
 	}
+	f, diags = Read("lease.hcl", []byte("scenario \"l\" {\n  lease {\n    ttl_seconds = 5\n  }\n  controller {\n    promote_per_minute = 0.2\n  }\n}\n"))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	got = f.Check(cfg.Pool).Err().Error()
+	for _, want := range []string{
+		"lease.hcl:3:19: a lease of 5 s lapses before the next heartbeat (every 10 s)",
+		"lease.hcl:5:3: demote_per_minute (0.5) exceeds promote_per_minute (0.2)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
 	_, diags = Read("typo.hcl", []byte("scenario \"t\" {\n  duraton = \"2h\"\n}\n"))
 	if !strings.Contains(diags.Err().Error(), `typo.hcl:2:3: unknown field "duraton"; did you mean "duration"?`) {
 		t.Errorf("schema finding: %v", diags.Err())

@@ -18,8 +18,9 @@ type Analysis struct {
 	// lane gets one) or vacates a cordoned node; Why says which.
 	Urgent bool
 	Why    string
-	// ResidencyOnly marks a plan of residency steps only.
-	ResidencyOnly bool
+	// ChangesResidency marks a plan with a residency step, alone or among
+	// others (a lane held warm may move where the placer has room for it).
+	ChangesResidency bool
 	// GainGB is the memory-weighted gain: the memory of lanes that get a
 	// place (new, or an earlier candidate than any they hold now), of
 	// lanes whose residency changes, and of processes the plan stops.
@@ -32,7 +33,7 @@ type Analysis struct {
 // Analyze reads a plan made from pool (the configuration in force,
 // cordons and profile included).
 func Analyze(p *pools.Plan, pool *pools.Pool) Analysis {
-	a := Analysis{Key: key(p), ResidencyOnly: len(p.Steps) > 0}
+	a := Analysis{Key: key(p)}
 	var urgent []string
 	urgent = append(urgent, restored(p)...)
 	urgent = append(urgent, vacated(p, pool)...)
@@ -40,8 +41,8 @@ func Analyze(p *pools.Plan, pool *pools.Pool) Analysis {
 		a.Urgent, a.Why = true, strings.Join(urgent, "; ")
 	}
 	for _, s := range p.Steps {
-		if s.Kind != pools.StepResidency {
-			a.ResidencyOnly = false
+		if s.Kind == pools.StepResidency {
+			a.ChangesResidency = true
 		}
 		switch s.Kind {
 		case pools.StepStart:

@@ -8,7 +8,7 @@
 //   - a plan that restores coverage (an alias with no live lane gets one)
 //     or vacates a cordoned node is urgent and acts at once;
 //   - any other plan must stay the same for StableTicks ticks
-//     (ResidencyStableTicks when it only changes residencies), gain at
+//     (ResidencyStableTicks when it changes a residency), gain at
 //     least MinGainGB, come Cooldown after the last apply, fit the hourly
 //     load budget beside what was loaded in the last hour, and interrupt
 //     no alias;
@@ -35,7 +35,7 @@ import (
 type Settings struct {
 	// StableTicks is how many ticks a non-urgent plan must stay the same.
 	StableTicks int
-	// ResidencyStableTicks is the same for residency-only plans.
+	// ResidencyStableTicks is the same for plans that change a residency.
 	ResidencyStableTicks int
 	// MinGainGB is the least gain (Analysis.GainGB) of a non-urgent plan.
 	MinGainGB float64
@@ -166,7 +166,7 @@ func Decide(in Input, m Memory, s Settings) (Decision, Memory) {
 		return act(in, m, d, Urgent, a.Why)
 	}
 	need := s.StableTicks
-	if a.ResidencyOnly {
+	if a.ChangesResidency {
 		need = s.ResidencyStableTicks
 	}
 	used := 0.0

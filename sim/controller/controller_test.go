@@ -134,12 +134,20 @@ func TestOtherPlansWaitUntilStable(t *testing.T) {
 	}
 }
 
-func TestResidencyOnlyPlansWaitLonger(t *testing.T) {
+func TestResidencyPlansWaitLonger(t *testing.T) {
 	k := &ticker{t: t}
 	for range settings.ResidencyStableTicks - 1 {
 		k.expect(residency(), Wait, Unstable)
 	}
 	k.expect(residency(), Apply, Ready)
+	// A residency step among others makes the plan wait as long.
+	mixed := move("l")
+	mixed.Steps = append(mixed.Steps, residency().Steps...)
+	k = &ticker{t: t}
+	for range settings.ResidencyStableTicks - 1 {
+		k.expect(mixed, Wait, Unstable)
+	}
+	k.expect(mixed, Apply, Ready)
 }
 
 func TestTooSmallAGainWaits(t *testing.T) {

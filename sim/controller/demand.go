@@ -13,7 +13,7 @@ import "poolc.dev/poolc/pools"
 // window, from rates) reaches PromotePerMinute, and let go once it falls
 // below DemotePerMinute; between the two it stays as the last decision
 // (held: the lanes Warm returned last time) left it. The band, and the
-// slower hysteresis the residency-only plans this makes get from Decide,
+// slower hysteresis the residency plans this makes get from Decide,
 // keep demand that flaps from changing residencies with it. The result
 // is in lane order.
 func Warm(pool *pools.Pool, rates map[string]float64, held map[string]bool, s Settings) []string {
