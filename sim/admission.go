@@ -15,10 +15,13 @@ import (
 // within the node's budget. When it does not, idle lanes are evicted —
 // on-demand before preferred, least recently used first, then those fewer
 // aliases route to, then the larger, then by name; keep-warm lanes and
-// lanes serving or holding requests are never evicted. When evicting
-// every idle lane would not make room the load waits until a lane goes
-// idle. When even the keep-warm lanes leave no room, the memory guard
-// aborts the load and latches the lane until an operator starts it.
+// lanes serving a request are never evicted. When evicting every idle
+// lane would not make room the load waits, and busy lanes that would make
+// room yield to it, as a swapping gateway does: each serves the requests
+// that were waiting for it, takes no new ones and is then evicted; the
+// requests that came meanwhile wait for it to load again. When even the
+// keep-warm lanes leave no room, the memory guard aborts the load and
+// latches the lane until an operator starts it.
 
 // epsilon absorbs float rounding in GB sums.
 const epsilon = 1e-9
@@ -54,16 +57,69 @@ func (w *world) admit(i int32) {
 		if room < mem-epsilon {
 			in.pending = true
 			n.pending = append(n.pending, i)
+			w.yieldTo(in.node, i, mem-room)
 			return
 		}
+		var reload []int32
 		for _, v := range victims {
 			if n.used+mem <= n.budget+epsilon {
 				break
 			}
 			w.evict(v)
+			if w.insts[v].waiting > 0 {
+				reload = append(reload, v)
+			}
 		}
+		w.beginLoad(i)
+		for _, v := range reload {
+			w.admit(v) // its waiting requests want it back
+		}
+		return
 	}
 	w.beginLoad(i)
+}
+
+// yieldTo makes busy lanes of a node yield to lane except's load, in the
+// order admission evicts, until they hold short GB; none does if all of
+// them together would not.
+func (w *world) yieldTo(ni, except int32, short float64) {
+	var busy []int32
+	held := 0.0
+	for _, j := range w.nodes[ni].insts {
+		o := &w.insts[j]
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !o.swappable() {
+			busy = append(busy, j)
+			held += o.spec.MemoryGB
+		}
+	}
+	if held < short-epsilon {
+		return
+	}
+	w.sortForEviction(busy)
+	for _, j := range busy {
+		if short <= epsilon {
+			break
+		}
+		o := &w.insts[j]
+		if !o.yielding {
+			o.yielding, o.yieldLeft = true, o.waiting
+		}
+		short -= o.spec.MemoryGB
+	}
+}
+
+// endYields lets the lanes of a node that yielded serve again once no
+// load waits there.
+func (w *world) endYields(ni int32) {
+	if len(w.nodes[ni].pending) > 0 {
+		return
+	}
+	for _, j := range w.nodes[ni].insts {
+		if o := &w.insts[j]; o.yielding {
+			o.yielding = false
+			w.serve(j)
+		}
+	}
 }
 
 // keepWarm is the memory of the keep-warm lanes loaded or loading on a
@@ -85,10 +141,16 @@ func (w *world) evictable(ni, except int32) []int32 {
 	var out []int32
 	for _, j := range w.nodes[ni].insts {
 		o := &w.insts[j]
-		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && o.idle() {
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && o.swappable() {
 			out = append(out, j)
 		}
 	}
+	w.sortForEviction(out)
+	return out
+}
+
+// sortForEviction orders lanes as admission evicts them.
+func (w *world) sortForEviction(out []int32) {
 	slices.SortFunc(out, func(a, b int32) int {
 		x, y := &w.insts[a], &w.insts[b]
 		return cmp.Or(
@@ -99,7 +161,6 @@ func (w *world) evictable(ni, except int32) []int32 {
 			cmp.Compare(x.spec.Name, y.spec.Name),
 		)
 	})
-	return out
 }
 
 func evictRank(r pools.Residency) int {
@@ -109,12 +170,21 @@ func evictRank(r pools.Residency) int {
 	return 1
 }
 
-// evict unloads an idle lane to make room.
+// evict unloads an idle lane, or one that yielded, to make room; the
+// requests still waiting for it now wait for it to load again.
 func (w *world) evict(i int32) {
 	in := &w.insts[i]
-	in.loaded = false
+	in.loaded, in.yielding = false, false
 	w.nodes[in.node].used -= in.spec.MemoryGB
 	w.stats.Evictions++
+	for _, e := range in.queue[in.head:] {
+		if q := &w.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
+			q.cold, q.queued = true, w.now
+			if w.aliases[q.alias].hasCloud {
+				w.at(w.now+w.waitLimit, evColdTimeout, e.req, q.gen)
+			}
+		}
+	}
 }
 
 // beginLoad starts loading a lane; its memory counts from now on.
@@ -142,7 +212,7 @@ func (w *world) loadDone(i int32, epoch uint32) {
 	in.lastUsed = w.now
 	w.finishLoadSteps(i, true, "")
 	w.serve(i)
-	if in.idle() {
+	if in.swappable() || len(w.nodes[in.node].pending) > 0 {
 		w.becameIdle(i)
 	}
 }
@@ -163,7 +233,8 @@ func (w *world) unload(i int32) {
 		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
 		w.finishLoadSteps(i, false, "the lane stopped waiting for room to load")
 	}
-	in.loaded, in.loading, in.pending = false, false, false
+	in.loaded, in.loading, in.pending, in.yielding = false, false, false, false
+	w.endYields(in.node)
 }
 
 // retryPending tries again the loads waiting on a node for room, in the
@@ -176,6 +247,7 @@ func (w *world) retryPending(ni int32) {
 		w.insts[i].pending = false
 		w.admit(i)
 	}
+	w.endYields(ni)
 }
 
 // guardAbort is the memory guard refusing a load: the lane latches, the

@@ -197,6 +197,7 @@ func (w *world) begin(x *execution, k int) {
 			n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
 			in.pending = false
 			w.finishLoadSteps(i, false, "the lane was drained while it waited for room to load")
+			w.endYields(in.node)
 		}
 		// Requests not yet served follow their alias's route; those in
 		// service finish.

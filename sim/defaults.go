@@ -34,6 +34,7 @@ func (sc Scenario) withDefaults() Scenario {
 	slices.SortStableFunc(sc.Events, func(a, b Event) int { return compareDurations(a.At, b.At) })
 	def(&sc.SLO.WaitSeconds, 10)
 	def(&sc.Gateway.WaitLimitSeconds, 30)
+	def(&sc.Gateway.RequestTimeoutSeconds, 600)
 	def(&sc.Lease.HeartbeatSeconds, 10)
 	def(&sc.Lease.TTLSeconds, 90)
 	c := &sc.Controller

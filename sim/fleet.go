@@ -71,6 +71,12 @@ type inst struct {
 	lastUsed         time.Duration
 	// routed counts the aliases routed here: its priority for eviction.
 	routed int
+	// yielding marks a busy lane a load on its node waits for: it serves
+	// yieldLeft more requests (those waiting when the load asked for
+	// room), then takes no more until it is evicted, or until no load
+	// waits on its node any more.
+	yielding  bool
+	yieldLeft int
 
 	// onLoad are plan steps waiting for this lane's load; drainStep is the
 	// drain step waiting for it to go idle.
@@ -89,6 +95,12 @@ type queued struct {
 
 // idle reports whether the lane serves and holds no request.
 func (in *inst) idle() bool { return in.serving < 0 && in.waiting == 0 }
+
+// swappable reports whether admission may evict the lane now: it is idle,
+// or it yields and has served what it had to.
+func (in *inst) swappable() bool {
+	return in.serving < 0 && (in.waiting == 0 || in.yielding && in.yieldLeft == 0)
+}
 
 // servable reports whether the gateway may send the lane a request.
 func (in *inst) servable() bool {

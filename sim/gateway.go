@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"poolc.dev/poolc/pools"
@@ -189,6 +190,9 @@ func (w *world) serve(i int32) {
 	if in.serving >= 0 || !in.loaded || !w.nodes[in.node].reachable() {
 		return
 	}
+	if in.yielding && in.yieldLeft == 0 {
+		return // it waits to be evicted
+	}
 	for in.head < len(in.queue) {
 		e := in.queue[in.head]
 		in.head++
@@ -197,6 +201,15 @@ func (w *world) serve(i int32) {
 			continue
 		}
 		in.waiting--
+		if gaveUp := q.arrival + w.timeout; w.now > gaveUp {
+			// The gateway gave up on it while it waited.
+			w.leftQueueAt(q, gaveUp)
+			w.giveUp(e.req)
+			continue
+		}
+		if in.yielding {
+			in.yieldLeft--
+		}
 		in.serving = e.req
 		q.state = reqServing
 		w.leftQueue(q)
@@ -231,16 +244,16 @@ func (w *world) serviceDone(i int32, epoch uint32) {
 	in.serving = -1
 	in.lastUsed = w.now
 	w.serve(i)
-	if in.idle() {
+	if in.swappable() {
 		w.becameIdle(i)
 	}
 }
 
-// becameIdle lets what waits for an idle lane go on: its drain, and the
-// loads waiting on its node for room.
+// becameIdle lets what waits for a lane to go idle (or to have yielded)
+// go on: its drain, and the loads waiting on its node for room.
 func (w *world) becameIdle(i int32) {
 	in := &w.insts[i]
-	if in.drainStep != nil {
+	if in.drainStep != nil && in.idle() {
 		ref := *in.drainStep
 		in.drainStep = nil
 		w.at(w.now, evStepDone, ref.exec, ref.step)
@@ -261,8 +274,25 @@ func (w *world) coldTimeout(r int32, gen uint32) {
 	in.waiting--
 	w.leftQueue(q)
 	w.toCloud(r)
-	if in.idle() {
+	if in.pending && in.waiting == 0 && len(in.onLoad) == 0 && in.spec.Residency == pools.OnDemand {
+		// Nobody wants the load any more.
+		n := &w.nodes[in.node]
+		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == q.inst })
+		in.pending = false
+		w.endYields(in.node)
+	}
+	if in.swappable() {
 		w.becameIdle(q.inst)
+	}
+}
+
+// giveUp ends a request the gateway timed out: to the cloud when its
+// alias has that fallback, failed otherwise.
+func (w *world) giveUp(r int32) {
+	if w.aliases[w.reqs[r].alias].hasCloud {
+		w.toCloud(r)
+	} else {
+		w.fail(r)
 	}
 }
 
@@ -306,9 +336,12 @@ func (w *world) cutOff(i int32, stopped bool) {
 
 // leftQueue adds the time a request waited at a loading lane to its
 // cold wait, as it leaves that lane's queue.
-func (w *world) leftQueue(q *request) {
-	if q.cold && w.now > q.queued {
-		q.coldWait += w.now - q.queued
+func (w *world) leftQueue(q *request) { w.leftQueueAt(q, w.now) }
+
+// leftQueueAt is leftQueue for a request that left at t.
+func (w *world) leftQueueAt(q *request, t time.Duration) {
+	if q.cold && t > q.queued {
+		q.coldWait += t - q.queued
 		q.waitedCold = true
 	}
 	q.cold = false

@@ -127,3 +127,33 @@ func TestAConfigChangeSetsTheNodesBudget(t *testing.T) {
 		t.Errorf("budget after the change %v GB, want %v GB", got, want)
 	}
 }
+
+// Two busy on-demand lanes that cannot share their node take turns, as a
+// swapping gateway serves them: neither starves while the other stays
+// busy.
+func TestBusyLanesThatCannotShareANodeTakeTurns(t *testing.T) {
+	p := onePool(map[string]float64{"od-a": 50, "od-c": 50})
+	for i := range p.Aliases {
+		p.Aliases[i].Fallbacks = nil // no cloud: requests wait their turn
+	}
+	sc := Scenario{Duration: 2 * time.Hour, Demand: []Demand{
+		{Alias: "od-a", RatePerMinute: 2, ServiceSeconds: 10},
+		{Alias: "od-c", RatePerMinute: 2, ServiceSeconds: 10},
+	}}
+	m := run(t, p, sc, ModeOff).Metrics
+	logMetrics(t, "take turns", ModeOff, &Result{Metrics: m})
+	if m.Evictions < 4 || m.Failed > m.Requests/20 {
+		t.Errorf("%d evictions, %d of %d requests failed; want the two lanes to swap and serve nearly all", m.Evictions, m.Failed, m.Requests)
+	}
+}
+
+// The gateway gives up on a request that waits past its timeout.
+func TestARequestWaitsNoLongerThanTheTimeout(t *testing.T) {
+	sc := Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "base", RatePerMinute: 6, ServiceSeconds: 60}}}
+	sc.Gateway.RequestTimeoutSeconds = 120
+	m := run(t, onePool(nil), sc, ModeOff).Metrics
+	// One request a minute is served; the queue behind it times out.
+	if m.Served > 70 || m.ToCloud < m.Requests/2 {
+		t.Errorf("served %d, to the cloud %d of %d", m.Served, m.ToCloud, m.Requests)
+	}
+}

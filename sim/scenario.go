@@ -115,6 +115,10 @@ type Gateway struct {
 	// WaitLimitSeconds is how long a request waits for a cold lane before
 	// it goes to the alias's cloud fallback (if it has one); default 30.
 	WaitLimitSeconds float64
+	// RequestTimeoutSeconds is how long a request may wait, from its
+	// arrival, before it is served: past that the gateway gives up on it,
+	// and it goes to the alias's cloud fallback or fails; default 600.
+	RequestTimeoutSeconds float64
 }
 
 // Lease is the membership lease of every node.

@@ -16,7 +16,7 @@ type world struct {
 	opt Options
 	end time.Duration
 
-	heartbeat, ttl, waitLimit, slo time.Duration
+	heartbeat, ttl, waitLimit, timeout, slo time.Duration
 	// slots is how many heartbeat phases the interval is divided into.
 	slots int
 
@@ -57,7 +57,8 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
 		heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds),
-		waitLimit: secs(sc.Gateway.WaitLimitSeconds), slo: secs(sc.SLO.WaitSeconds),
+		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
+		slo:     secs(sc.SLO.WaitSeconds),
 		cfg:     pool,
 		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
 		aliasIdx: map[string]int32{}, sizes: map[string]float64{}, slots: max(1, len(pool.Nodes)),

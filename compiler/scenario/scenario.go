@@ -75,7 +75,10 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 		Duration:    dur(pools.Path{"duration"}, v.StringAt("duration")),
 		Seed:        uint64(v.NumberAt("seed")),
 		SLO:         sim.SLO{WaitSeconds: v.Get("slo").NumberAt("wait_seconds")},
-		Gateway:     sim.Gateway{WaitLimitSeconds: v.Get("gateway").NumberAt("wait_limit_seconds")},
+		Gateway: sim.Gateway{
+			WaitLimitSeconds:      v.Get("gateway").NumberAt("wait_limit_seconds"),
+			RequestTimeoutSeconds: v.Get("gateway").NumberAt("request_timeout_seconds"),
+		},
 		Lease: sim.Lease{
 			HeartbeatSeconds: v.Get("lease").NumberAt("heartbeat_seconds"),
 			TTLSeconds:       v.Get("lease").NumberAt("ttl_seconds"),
