@@ -108,6 +108,11 @@ func (sc Scenario) check(p *pools.Pool, opt Options) error {
 	if c := sc.Controller; c.DemandWindowSeconds < 60 {
 		return fmt.Errorf("scenario %s: the controller's demand_window_seconds (%v) is under a minute", sc.Name, c.DemandWindowSeconds)
 	}
+	for m, s := range sc.ModelServiceSeconds {
+		if s <= 0 {
+			return fmt.Errorf("scenario %s: model %s's service time must be positive", sc.Name, m)
+		}
+	}
 	for _, gbps := range sc.Links.PerNode {
 		if gbps <= 0 {
 			return fmt.Errorf("scenario %s: link bandwidths must be positive", sc.Name)

@@ -53,11 +53,11 @@ func newSource(d Demand, alias int32, seed uint64, nth int) source {
 }
 
 // next returns the first arrival after t and before end, if any, and its
-// service time. Within a segment of constant burst factor it draws
+// work: its service time as a multiple of the mean (exponential, mean 1). Within a segment of constant burst factor it draws
 // exponential gaps at the segment's peak rate and keeps a candidate with
 // probability shape(t) (thinning); a gap that crosses the segment's end
 // starts over from there, which the exponential's lack of memory allows.
-func (s *source) next(t, end time.Duration) (time.Duration, time.Duration, bool) {
+func (s *source) next(t, end time.Duration) (time.Duration, float64, bool) {
 	for t < end {
 		for s.seg+1 < len(s.breaks) && s.breaks[s.seg+1] <= t {
 			s.seg++
@@ -83,7 +83,7 @@ func (s *source) next(t, end time.Duration) (time.Duration, time.Duration, bool)
 		if s.daily && s.rng.Float64() >= dayShape(t) {
 			continue
 		}
-		return t, secs(s.rng.ExpFloat64() * s.service), true
+		return t, s.rng.ExpFloat64(), true
 	}
 	return 0, 0, false
 }
@@ -112,10 +112,10 @@ func smoothstep(x float64) float64 { return x * x * (3 - 2*x) }
 // nextArrival schedules source i's next request after t.
 func (w *world) nextArrival(i int32, t time.Duration) {
 	s := &w.sources[i]
-	at, service, ok := s.next(t, w.end)
+	at, work, ok := s.next(t, w.end)
 	if !ok {
 		return
 	}
-	r := w.newRequest(i, at, service)
+	r := w.newRequest(i, at, work)
 	w.at(at, evArrival, r, w.reqs[r].gen)
 }

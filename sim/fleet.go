@@ -50,6 +50,9 @@ type inst struct {
 	spec   pools.LaneState // as started; spec.Loaded is not used
 	node   int32
 	sizeGB float64
+	// serviceSeconds is its model's mean service time, when the scenario
+	// sets one (0: each request's alias's).
+	serviceSeconds float64
 
 	registered, loaded, loading, pending bool
 	// latched is set when the memory guard aborted the lane's load: it

@@ -38,7 +38,11 @@ type request struct {
 	gen        uint32
 	arrival    time.Duration
 	queued     time.Duration // when it joined its lane's queue
-	service    time.Duration
+	// work is the request's service time as a multiple of the mean;
+	// service is its service time at its alias's mean, or, once served,
+	// at the mean of the model serving it.
+	work    float64
+	service time.Duration
 }
 
 type reqState uint8
@@ -51,7 +55,9 @@ const (
 	reqServing
 )
 
-func (w *world) newRequest(src int32, at, service time.Duration) int32 {
+// newRequest makes a request of source src arriving at at, with work
+// times its mean service time to be served.
+func (w *world) newRequest(src int32, at time.Duration, work float64) int32 {
 	var r int32
 	if n := len(w.free); n > 0 {
 		r, w.free = w.free[n-1], w.free[:n-1]
@@ -62,7 +68,8 @@ func (w *world) newRequest(src int32, at, service time.Duration) int32 {
 	q := &w.reqs[r]
 	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, w.sources[src].alias, -1, 0, reqArriving, false
 	q.coldWait, q.waitedCold = 0, false
-	q.arrival, q.service = at, service
+	q.arrival, q.work = at, work
+	q.service = secs(work * w.sources[src].service)
 	return r
 }
 
@@ -212,6 +219,9 @@ func (w *world) serve(i int32) {
 		}
 		in.serving = e.req
 		q.state = reqServing
+		if in.serviceSeconds > 0 {
+			q.service = secs(q.work * in.serviceSeconds)
+		}
 		w.leftQueue(q)
 		w.recordColdWait(q)
 		in.lastUsed = w.now

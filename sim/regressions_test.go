@@ -80,7 +80,7 @@ func TestQueuedRequestsGoToTheFallbackOnAFault(t *testing.T) {
 func TestAColdWaitIsCountedOnce(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 20, "od-b": 20})
 	w := newWorld(p, Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "od-a"}}}.withDefaults(), Options{Mode: ModeOff})
-	r := w.newRequest(0, 0, time.Second)
+	r := w.newRequest(0, 0, 1) // its mean work: 2 s
 	w.stats.Requests++
 	w.dispatch(r) // od-a loads for 10 s
 	w.now = 5 * time.Second
@@ -155,5 +155,17 @@ func TestARequestWaitsNoLongerThanTheTimeout(t *testing.T) {
 	// One request a minute is served; the queue behind it times out.
 	if m.Served > 70 || m.ToCloud < m.Requests/2 {
 		t.Errorf("served %d, to the cloud %d of %d", m.Served, m.ToCloud, m.Requests)
+	}
+}
+
+// A model's service time applies to every request it serves, whatever
+// the alias's demand says.
+func TestAModelsServiceTimeRulesItsRequests(t *testing.T) {
+	sc := Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "base", RatePerMinute: 1, ServiceSeconds: 2}}}
+	quick := run(t, onePool(nil), sc, ModeOff).Metrics
+	sc.ModelServiceSeconds = map[string]float64{"base": 240}
+	slow := run(t, onePool(nil), sc, ModeOff).Metrics
+	if quick.Served < quick.Requests*9/10 || slow.Served > quick.Served/2 {
+		t.Errorf("served %d of %d at 2 s a request, %d at 240 s", quick.Served, quick.Requests, slow.Served)
 	}
 }

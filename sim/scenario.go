@@ -22,6 +22,10 @@ type Scenario struct {
 
 	// Demand is the request load, per alias.
 	Demand []Demand
+	// ModelServiceSeconds is the mean time a model takes to serve a
+	// request, for the models it names; a request served by a lane of
+	// another model takes its demand's ServiceSeconds.
+	ModelServiceSeconds map[string]float64
 	// Events are the timeline, in any order (sorted by At when run).
 	Events []Event
 

@@ -145,6 +145,7 @@ func (w *world) register(l pools.LaneState) int32 {
 	in := &w.insts[i]
 	in.spec = l
 	in.sizeGB = w.sizes[l.Model]
+	in.serviceSeconds = w.sc.ModelServiceSeconds[l.Model]
 	in.registered, in.latched, in.draining, in.stopping = true, false, false, false
 	w.version++
 	return i

@@ -6,8 +6,10 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -99,6 +101,12 @@ func decode(name string, v *tree.Value) (sim.Scenario, pools.Diagnostics) {
 			DemandWindowSeconds:  c.NumberAt("demand_window_seconds"),
 		}
 	}
+	if ms := v.Get("models"); ms != nil {
+		sc.ModelServiceSeconds = map[string]float64{}
+		for _, f := range ms.Fields {
+			sc.ModelServiceSeconds[f.Key] = f.Value.NumberAt("service_seconds")
+		}
+	}
 	if per := v.Get("links").Get("per_node"); per != nil {
 		sc.Links.PerNode = map[string]float64{}
 		for _, f := range per.Fields {
@@ -159,6 +167,11 @@ func (f *File) Check(p *pools.Pool) pools.Diagnostics {
 	for _, d := range sc.Demand {
 		if !aliases[d.Alias] {
 			diags.Errorf("unknown-alias", pools.Path{"demand", d.Alias}, "demand for alias %q, which pool %s does not declare", d.Alias, p.Name)
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(sc.ModelServiceSeconds)) {
+		if p.Model(m) == nil {
+			diags.Errorf("unknown-model", pools.Path{"models", m}, "service time for model %q, which pool %s does not declare", m, p.Name)
 		}
 	}
 	for i, e := range sc.Events {

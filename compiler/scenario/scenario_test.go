@@ -79,6 +79,7 @@ func TestMistakesInAScenarioArePointedAt(t *testing.T) {
   demand "chatt" {
     rate_per_minute = 1
   }
+  models = { qwen4 = { service_seconds = 3 } }
   events = [
     { at = "1h", kind = "crash", node = "spark-node-9" },
     { at = "3h", kind = "profile", profile = "standalone" },
@@ -93,9 +94,10 @@ func TestMistakesInAScenarioArePointedAt(t *testing.T) {
 	got := f.Check(cfg.Pool).Err().Error()
 	for _, want := range []string{
 		`bad.hcl:3:10: demand for alias "chatt", which pool spark-lab does not declare`,
-		`bad.hcl:7:41: crash event: node "spark-node-9" is not in pool spark-lab`,
-		`bad.hcl:8:12: profile event at 3h0m0s is after the scenario's end (2h0m0s)`,
-		`bad.hcl:9:5: a recover event names its node`,
+		`bad.hcl:6:14: service time for model "qwen4", which pool spark-lab does not declare`,
+		`bad.hcl:8:41: crash event: node "spark-node-9" is not in pool spark-lab`,
+		`bad.hcl:9:12: profile event at 3h0m0s is after the scenario's end (2h0m0s)`,
+		`bad.hcl:10:5: a recover event names its node`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("findings lack %q:\n%s", want, got)
