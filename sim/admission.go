@@ -74,6 +74,7 @@ func (w *world) admit(i int32) {
 		for _, v := range reload {
 			w.admit(v) // its waiting requests want it back
 		}
+		w.restorePreferred(in.node) // the evictions may have left room
 		return
 	}
 	w.beginLoad(i)

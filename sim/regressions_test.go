@@ -169,3 +169,24 @@ func TestAModelsServiceTimeRulesItsRequests(t *testing.T) {
 		t.Errorf("served %d of %d at 2 s a request, %d at 240 s", quick.Served, quick.Requests, slow.Served)
 	}
 }
+
+// A preferred lane evicted for a larger load comes back when a smaller
+// one takes that load's place and leaves room.
+func TestAPreferredLaneComesBackWhenRoomIsLeft(t *testing.T) {
+	p := onePool(map[string]float64{"od-a": 30, "od-c": 50})
+	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeOff})
+	load := func(name string) {
+		w.admit(w.instIdx[instKey{name, "n"}])
+		if err := w.run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load("od-c") // base 40 + pref 30 + od-c 50 passes 115.2: pref goes
+	if lane(w, "pref").loaded {
+		t.Fatal("pref was not evicted for od-c")
+	}
+	load("od-a") // od-c goes for od-a, leaving 45 GB: room for pref's 30
+	if !lane(w, "pref").loaded && !lane(w, "pref").loading {
+		t.Errorf("pref stays out with %.1f GB free", w.nodes[0].budget-w.nodes[0].used)
+	}
+}
