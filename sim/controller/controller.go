@@ -42,7 +42,8 @@ type Settings struct {
 	// Cooldown is the least time from the last apply to a non-urgent one.
 	Cooldown time.Duration
 	// LoadBudgetGBPerHour caps the weights loaded in any hour by applies,
-	// a non-urgent plan included.
+	// a non-urgent plan included; a plan that loads more than the whole
+	// budget waits for an hour with no other load.
 	LoadBudgetGBPerHour float64
 	// Backoff is the wait after the first failed apply; it doubles on each
 	// further failure, up to MaxBackoff.
@@ -182,7 +183,8 @@ func Decide(in Input, m Memory, s Settings) (Decision, Memory) {
 		return wait(Interrupts, "the plan interrupts alias %s; apply it by hand", in.Plan.Interruptions[0].Alias)
 	case m.Applied && in.Now-m.LastApply < s.Cooldown:
 		return wait(Cooldown, "cooling down until %s", m.LastApply+s.Cooldown)
-	case used+a.LoadGB > s.LoadBudgetGBPerHour:
+	case used > 0 && used+a.LoadGB > s.LoadBudgetGBPerHour:
+		// A plan larger than the whole budget goes in an hour of its own.
 		return wait(OverBudget, "the plan loads %s; %s of the hour's %s budget is used",
 			pools.GB(a.LoadGB), pools.GB(used), pools.GB(s.LoadBudgetGBPerHour))
 	}

@@ -261,3 +261,24 @@ func TestWarmHoldsBusyOnDemandLanesWithABand(t *testing.T) {
 		t.Errorf("Warm = %v, want %v", got, want)
 	}
 }
+
+// A plan that loads more than the whole hourly budget is not held for
+// ever: it goes in an hour with no other load.
+func TestAPlanLargerThanTheBudgetGoesAlone(t *testing.T) {
+	small := settings
+	small.LoadBudgetGBPerHour = 5 // move("l") loads 10 GB
+	decide := func(now time.Duration, m Memory) (Decision, Memory) {
+		return Decide(Input{Now: now, Plan: move("l"), Pool: pool()}, m, small)
+	}
+	var d Decision
+	m := Memory{Loads: []Load{{At: 0, GB: 1}}}
+	for tick := time.Duration(1); tick <= 4; tick++ {
+		d, m = decide(tick*30*time.Second, m)
+	}
+	if d.Code != OverBudget {
+		t.Fatalf("beside another load this hour: %s (%s); want %s", d.Code, d.Reason, OverBudget)
+	}
+	if d, _ = decide(time.Hour+time.Minute, m); d.Verdict != Apply {
+		t.Errorf("in an hour of its own: %s (%s); want it applied", d.Code, d.Reason)
+	}
+}
