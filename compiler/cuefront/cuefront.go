@@ -113,7 +113,11 @@ func evaluate(inst *build.Instance) (*tree.Value, pools.Diagnostics) {
 	}
 	addEvalCUE(&diags, v.Validate(cue.Concrete(true)), v)
 	r := &reader{diags: diags, left: MaxValues}
-	doc := r.read(v, position(v.Pos()))
+	root := position(v.Pos())
+	if root.Line == 0 && len(inst.Files) > 0 {
+		root = pools.Pos{File: inst.Files[0].Filename, Line: 1, Col: 1}
+	}
+	doc := r.read(v, root)
 	return doc, r.diags
 }
 
@@ -200,6 +204,15 @@ func position(p token.Pos) pools.Pos {
 	return pools.Pos{File: p.Filename(), Line: at.Line, Col: at.Column}
 }
 
+// within is a value's position, or, for a value CUE gives none (one of
+// the standard library's, embedded), the position of what holds it.
+func within(p, holder pools.Pos) pools.Pos {
+	if p.Line == 0 {
+		return holder
+	}
+	return p
+}
+
 // read reads v, which is at p, into a tree. Callers pass p because
 // finding a value's position is not free and a field needs it twice.
 func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
@@ -218,7 +231,7 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 		}
 		for it.Next() {
 			fv := it.Value()
-			keyPos := position(fv.Pos())
+			keyPos := within(position(fv.Pos()), p)
 			val := r.read(fv, keyPos)
 			if val.Kind != tree.Object {
 				val.Pos = written(fv, val.Pos)
@@ -234,7 +247,7 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 		}
 		for it.Next() {
 			item := it.Value()
-			list.Items = append(list.Items, r.read(item, position(item.Pos())))
+			list.Items = append(list.Items, r.read(item, within(position(item.Pos()), p)))
 		}
 		return list
 	case cue.StringKind:
