@@ -230,11 +230,22 @@ func (w *world) unload(i int32) {
 		in.loadEpoch++
 		w.finishLoadSteps(i, false, "the lane's node went down while it loaded")
 	}
-	if in.pending {
-		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
-		w.finishLoadSteps(i, false, "the lane stopped waiting for room to load")
+	w.dropPending(i, "the lane stopped waiting for room to load")
+	in.loaded, in.loading, in.yielding = false, false, false
+}
+
+// dropPending takes a lane's load off its node's list of loads waiting
+// for room: the plan steps waiting for it fail (why), and the lanes that
+// yielded to it serve again if no other load waits.
+func (w *world) dropPending(i int32, why string) {
+	in := &w.insts[i]
+	if !in.pending {
+		return
 	}
-	in.loaded, in.loading, in.pending, in.yielding = false, false, false, false
+	n := &w.nodes[in.node]
+	n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
+	in.pending = false
+	w.finishLoadSteps(i, false, why)
 	w.endYields(in.node)
 }
 

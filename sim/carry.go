@@ -192,13 +192,7 @@ func (w *world) begin(x *execution, k int) {
 		}
 		in := &w.insts[i]
 		in.draining = true
-		if in.pending {
-			n := &w.nodes[in.node]
-			n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
-			in.pending = false
-			w.finishLoadSteps(i, false, "the lane was drained while it waited for room to load")
-			w.endYields(in.node)
-		}
+		w.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
 		w.requeue(i, true)

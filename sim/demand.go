@@ -53,7 +53,8 @@ func newSource(d Demand, alias int32, seed uint64, nth int) source {
 }
 
 // next returns the first arrival after t and before end, if any, and its
-// work: its service time as a multiple of the mean (exponential, mean 1). Within a segment of constant burst factor it draws
+// work: its service time as a multiple of the mean (exponential, mean 1).
+// Within a segment of constant burst factor it draws
 // exponential gaps at the segment's peak rate and keeps a candidate with
 // probability shape(t) (thinning); a gap that crosses the segment's end
 // starts over from there, which the exponential's lack of memory allows.

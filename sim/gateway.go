@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"slices"
 	"time"
 
 	"poolc.dev/poolc/pools"
@@ -31,16 +30,14 @@ type request struct {
 	pos   int16 // 0: the alias's route; k: its k-th fallback
 	state reqState
 	cold  bool // it waits at a lane that is loading
-	// coldWait is how long it waited for loads so far; waitedCold says
-	// whether it did at all, until the wait is recorded.
-	coldWait   time.Duration
-	waitedCold bool
-	gen        uint32
-	arrival    time.Duration
-	queued     time.Duration // when it joined its lane's queue
+	// coldWait is how long it waited for loads so far, until recorded.
+	coldWait time.Duration
+	gen      uint32
+	arrival  time.Duration
+	queued   time.Duration // when it joined its lane's queue
 	// work is the request's service time as a multiple of the mean;
-	// service is its service time at its alias's mean, or, once served,
-	// at the mean of the model serving it.
+	// service is its service time, set when it is served: work times the
+	// mean of the model serving it, or of its alias's demand.
 	work    float64
 	service time.Duration
 }
@@ -67,9 +64,8 @@ func (w *world) newRequest(src int32, at time.Duration, work float64) int32 {
 	}
 	q := &w.reqs[r]
 	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, w.sources[src].alias, -1, 0, reqArriving, false
-	q.coldWait, q.waitedCold = 0, false
+	q.coldWait = 0
 	q.arrival, q.work = at, work
-	q.service = secs(work * w.sources[src].service)
 	return r
 }
 
@@ -219,9 +215,11 @@ func (w *world) serve(i int32) {
 		}
 		in.serving = e.req
 		q.state = reqServing
-		if in.serviceSeconds > 0 {
-			q.service = secs(q.work * in.serviceSeconds)
+		mean := in.serviceSeconds
+		if mean == 0 {
+			mean = w.sources[q.src].service
 		}
+		q.service = secs(q.work * mean)
 		w.leftQueue(q)
 		w.recordColdWait(q)
 		in.lastUsed = w.now
@@ -284,12 +282,8 @@ func (w *world) coldTimeout(r int32, gen uint32) {
 	in.waiting--
 	w.leftQueue(q)
 	w.toCloud(r)
-	if in.pending && in.waiting == 0 && len(in.onLoad) == 0 && in.spec.Residency == pools.OnDemand {
-		// Nobody wants the load any more.
-		n := &w.nodes[in.node]
-		n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == q.inst })
-		in.pending = false
-		w.endYields(in.node)
+	if in.waiting == 0 && len(in.onLoad) == 0 && in.spec.Residency == pools.OnDemand {
+		w.dropPending(q.inst, "") // nobody wants the load any more
 	}
 	if in.swappable() {
 		w.becameIdle(q.inst)
@@ -352,7 +346,6 @@ func (w *world) leftQueue(q *request) { w.leftQueueAt(q, w.now) }
 func (w *world) leftQueueAt(q *request, t time.Duration) {
 	if q.cold && t > q.queued {
 		q.coldWait += t - q.queued
-		q.waitedCold = true
 	}
 	q.cold = false
 }
@@ -360,9 +353,9 @@ func (w *world) leftQueueAt(q *request, t time.Duration) {
 // recordColdWait records a request's cold wait, once: when it is served
 // or ends otherwise.
 func (w *world) recordColdWait(q *request) {
-	if q.waitedCold {
+	if q.coldWait > 0 {
 		w.stats.coldWait(q.coldWait)
-		q.waitedCold = false
+		q.coldWait = 0
 	}
 }
 
