@@ -35,7 +35,11 @@ is stale").
 
 Steps run in dependency order, --parallelism at a time. A failed step
 skips every step that depends on it; independent steps go on. Only
-failures the plugin marks retryable are retried, with backoff. The state
+failures the plugin marks retryable are retried, up to --retries times,
+each wait twice as long as the one before. An attempt that runs past
+--step-timeout fails as timed out and is not retried unless the plugin
+marked that failure retryable: the step may still be running on its
+target. The state
 is written after every step and a journal records each step as it starts
 and ends, so a killed apply loses nothing: the next one refreshes from the
 plugins and carries on without starting a lane twice.
