@@ -103,9 +103,6 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		writeDiagnostics(io, diags)
 		return ExitError
 	}
-	if saved != nil && saved.ConfigHash != cfg.Hash {
-		return applyFail(io, "saved plan is stale: the configuration (%s) changed since it was planned; plan again", strings.Join(cfg.Files, ", "))
-	}
 	statePath := o.statePath
 	if statePath == "" {
 		statePath = cfg.StatePath()
@@ -130,14 +127,8 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	if err != nil {
 		return applyFail(io, "reading the journal: %v", err)
 	}
-	if saved != nil {
-		switch {
-		case interrupted != nil:
-			return applyFail(io, "saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
-		case saved.StateLineage != state.Lineage || saved.StateSerial != state.Serial:
-			return applyFail(io, "saved plan is stale: it was planned against state serial %d (lineage %s), the state is now serial %d (lineage %s); plan again",
-				saved.StateSerial, orDash(saved.StateLineage), state.Serial, orDash(state.Lineage))
-		}
+	if saved != nil && interrupted != nil {
+		return applyFail(io, "saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
 	}
 	if interrupted != nil {
 		fmt.Fprintf(io.Err, "The last apply (%s) was interrupted with %d steps in flight; refreshing from the plugins before planning.\n", interrupted.Apply, len(interrupted.InFlight))
@@ -158,7 +149,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 
 	state.Pool = cfg.Pool.Name
-	if saved == nil && (o.refresh || interrupted != nil) {
+	if o.refresh || interrupted != nil {
 		octx, cancel := context.WithTimeout(ctx, o.stepTimeout)
 		observed, managed, odiags := set.Observe(octx)
 		cancel()
@@ -167,10 +158,15 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			writeDiagnostics(io, odiags)
 			return ExitError
 		}
-		if refreshed := refresh(state, observed, managed); refreshed {
+		if refreshed := refresh(state, observed, managed); refreshed && saved == nil { // a saved plan is checked against it below
 			if err := st.Write(state); err != nil {
 				return applyFail(io, "%v", err)
 			}
+		}
+	}
+	if saved != nil {
+		if err := compiler.CheckSavedPlan(cfg, state, saved); err != nil {
+			return applyFail(io, "%v", err)
 		}
 	}
 

@@ -25,6 +25,7 @@ func TestScripts(t *testing.T) {
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"tamper": tamperCmd,
 			// mkfile NAME MB PATTERN writes a file of MB mebibytes made of PATTERN repeated.
 			"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {
