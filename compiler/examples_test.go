@@ -101,3 +101,24 @@ func TestMemberBlocksKeepTheirOrder(t *testing.T) {
 		t.Fatalf("members = %+v, want zeta then alpha", m)
 	}
 }
+
+// The template example expands definitions, defaults, pattern constraints
+// and comprehensions into a pool; what poolc reads is CUE's evaluated,
+// defaulted value.
+func TestCUETemplatesExpand(t *testing.T) {
+	p := mustLoad(t, "../examples/cue-templates")
+	if len(p.Nodes) != 9 || len(p.Lanes) != 11 || len(p.Models) != 5 {
+		t.Fatalf("got %d nodes, %d lanes, %d models; want 9, 11, 5", len(p.Nodes), len(p.Lanes), len(p.Models))
+	}
+	if n := p.Node("spark-3"); n == nil || n.MemoryGB != 128 {
+		t.Errorf("spark-3 = %+v, want the #Node default of 128 GB", n)
+	}
+	for _, l := range p.Lanes {
+		if l.Name == "whisper-1" && (l.Residency != pools.OnDemand || len(l.Aliases) != 1 || l.Aliases[0] != "whisper-1") {
+			t.Errorf("whisper-1 = %+v, want the #Lane defaults (on-demand, its own name as alias)", l)
+		}
+		if l.Name == "qwen3-27b-3" && l.Residency != pools.KeepWarm {
+			t.Errorf("qwen3-27b-3 residency = %q, want the table's keep-warm", l.Residency)
+		}
+	}
+}
