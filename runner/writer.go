@@ -21,8 +21,8 @@ type recording struct {
 	stop     context.CancelCauseFunc
 	interval time.Duration
 
-	mu       sync.Mutex // guards state and effects, and orders the journal's finished records as the state applies them
-	state    *pools.State
+	mu      sync.Mutex // guards state and effects, and orders the journal's finished records as the state applies them
+	state   *pools.State
 	effects int // effects journaled, all of them in state
 
 	errMu      sync.Mutex
