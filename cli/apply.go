@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -119,7 +120,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	defer lock.Unlock()
 
-	state, err := st.Read()
+	state, err := st.ReadPool(cfg.Pool.Name)
 	if err != nil {
 		return applyFail(io, "%v", err)
 	}
@@ -251,7 +252,7 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 		cancel()
 		<-signals
 		fmt.Fprintln(io.Err, "Stopped at once. The journal and state hold every finished step; the next apply refreshes and carries on.")
-		os.Exit(130)
+		store.Exit(130) // releases the lock
 	}()
 
 	view := newProgress(io.Out, o.json, !o.json && isTerminal(io.Out), len(plan.Steps))
@@ -260,9 +261,11 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 	})
 	view.Close()
 	summary := fmt.Sprintf("%d done, %d failed, %d skipped, %d cancelled", res.Count(runner.Done), res.Count(runner.Failed), res.Count(runner.Skipped), res.Count(runner.Cancelled))
-	journal.End(summary)
+	if err := journal.End(summary); err != nil {
+		res.WriteErr = errors.Join(res.WriteErr, err)
+	}
 	if res.WriteErr != nil {
-		fmt.Fprintf(io.Err, "poolc apply: writing the state: %v\n", res.WriteErr)
+		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
 	}
 	if res.OK() {
 		if !o.json {

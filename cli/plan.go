@@ -190,7 +190,7 @@ func currentState(cfg *compiler.Config, statePath string, base []string) (*pools
 	if statePath == "" {
 		statePath = cfg.StatePath()
 	}
-	return store.Open(statePath).Read()
+	return store.Open(statePath).ReadPool(cfg.Pool.Name)
 }
 
 // savePlan writes a plan bound to the configuration and state it was made

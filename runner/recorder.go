@@ -6,8 +6,8 @@ import (
 )
 
 // FileRecorder records a run in a state file and its journal. It carries
-// the lineage and serial from one write to the next, since the runner
-// hands over snapshots of the state.
+// the lineage and serial from one snapshot to the next, since the runner
+// hands over copies of the state.
 type FileRecorder struct {
 	store   *store.File
 	journal *store.Journal
@@ -15,23 +15,24 @@ type FileRecorder struct {
 	serial  int64
 }
 
+var _ Recorder = (*FileRecorder)(nil)
+
 // NewFileRecorder records into st and j, continuing from the state st
 // last held (its lineage and serial).
 func NewFileRecorder(st *store.File, j *store.Journal, from *pools.State) *FileRecorder {
 	return &FileRecorder{store: st, journal: j, lineage: from.Lineage, serial: from.Serial}
 }
 
-// WriteState writes a snapshot as the next serial of the lineage.
-func (r *FileRecorder) WriteState(st *pools.State) error {
+// WriteState writes a snapshot as the next serial of the lineage,
+// announced in the journal with the number of finished steps it holds.
+func (r *FileRecorder) WriteState(st *pools.State, finished int) error {
 	st.Lineage, st.Serial = r.lineage, r.serial
-	if err := r.store.Write(st); err != nil {
+	if err := r.store.WriteSnapshot(st, r.journal, finished); err != nil {
 		return err
 	}
 	r.lineage, r.serial = st.Lineage, st.Serial
 	return nil
 }
 
-// Journal appends a step event to the journal.
-func (r *FileRecorder) Journal(ev store.JournalEvent, step, message string) {
-	r.journal.Add(ev, step, message)
-}
+// Journal appends a record to the journal.
+func (r *FileRecorder) Journal(rec store.Record) error { return r.journal.Append(rec) }

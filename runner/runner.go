@@ -23,6 +23,9 @@ const (
 	DefaultStepTimeout = 10 * time.Minute
 	DefaultRetries     = 3
 	DefaultBackoff     = time.Second
+	// DefaultSnapshotInterval is the least time between two snapshots
+	// of the state during a run.
+	DefaultSnapshotInterval = time.Second
 )
 
 // Actuators finds the actuator for a step kind and names the plugin.
@@ -30,13 +33,17 @@ type Actuators interface {
 	For(kind pools.StepKind) (sdk.Actuator, string, bool)
 }
 
-// Recorder keeps what the runner learns: the state after each step and a
-// journal of step events. Both may be slow; the runner coalesces state
-// writes so that one write covers every step finished while the previous
-// one was in progress.
+// Recorder keeps what the runner learns: a journal of step events, each
+// finished step with its effect (the step as the state records it), and
+// now and then a snapshot of the state. Journal must have written the
+// record (to the OS, at least) when it returns, since a snapshot is taken
+// only now and then and the journal holds what a kill would lose; an
+// error from it stops the run. WriteState writes a snapshot holding the
+// effects of the first finished records journaled; it may be slow, and
+// runs beside the steps.
 type Recorder interface {
-	WriteState(st *pools.State) error
-	Journal(ev store.JournalEvent, step, message string)
+	Journal(r store.Record) error
+	WriteState(st *pools.State, finished int) error
 }
 
 // Options shape a run.
@@ -56,6 +63,9 @@ type Options struct {
 	RetryTimeouts bool
 	// Events receives progress, one event at a time.
 	Events func(Event)
+	// SnapshotInterval is the least time between two snapshots of the
+	// state; the last one is written when the run ends.
+	SnapshotInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -76,6 +86,9 @@ func (o *Options) defaults() {
 	}
 	if o.Events == nil {
 		o.Events = func(Event) {}
+	}
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = DefaultSnapshotInterval
 	}
 }
 
@@ -105,7 +118,9 @@ type StepResult struct {
 type Result struct {
 	Steps []StepResult
 	State *pools.State
-	// WriteErr is the last state write that failed, if any.
+	// WriteErr is what failed to be recorded, if anything: the first
+	// journal write that failed (which stops the run), or the last
+	// snapshot of the state.
 	WriteErr error
 }
 
@@ -130,14 +145,18 @@ func (r Result) OK() bool { return r.Count(Done) == len(r.Steps) && r.WriteErr =
 // out its decisions with a goroutine per attempt and the wall clock.
 func Run(ctx context.Context, plan *pools.Plan, st *pools.State, acts Actuators, rec Recorder, opt Options) Result {
 	opt.defaults()
-	r := &run{plan: plan, acts: acts, rec: rec, opt: opt, state: st,
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r := &run{plan: plan, acts: acts, opt: opt,
 		results: make([]StepResult, len(plan.Steps)), began: make([]time.Time, len(plan.Steps))}
 	for i, s := range plan.Steps {
 		r.results[i].ID = s.ID
 	}
-	r.writer = newStateWriter(rec, r.snapshot)
+	r.rec = newRecording(ctx, stop, rec, st, opt.SnapshotInterval)
 	r.loop(ctx)
-	return Result{Steps: r.results, State: r.snapshot(), WriteErr: r.writer.close()}
+	res := Result{Steps: r.results, WriteErr: r.rec.close()}
+	res.State, _ = r.rec.snapshot()
+	return res
 }
 
 // Policy is the scheduling policy the options stand for.
@@ -149,12 +168,9 @@ func (o Options) Policy() schedule.Policy {
 type run struct {
 	plan *pools.Plan
 	acts Actuators
-	rec  Recorder
+	rec  *recording
 	opt  Options
 
-	mu     sync.Mutex // guards state
-	state  *pools.State
-	writer *stateWriter
 	events sync.Mutex // serializes Events
 
 	// Only the loop's goroutine touches these.
@@ -176,14 +192,6 @@ func (r *run) emit(e Event) {
 	r.events.Lock()
 	defer r.events.Unlock()
 	r.opt.Events(e)
-}
-
-func (r *run) snapshot() *pools.State {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := *r.state
-	c.Fleet = r.state.Fleet.Clone()
-	return &c
 }
 
 // loop feeds the schedule what happens (attempts ending, the time of a
@@ -353,16 +361,11 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	return e
 }
 
-// apply records a finished step in the state and tells the writer.
+// apply records a finished step in the state and the journal.
 func (r *run) apply(s pools.Step) {
-	r.mu.Lock()
-	err := r.state.Fleet.Apply(s)
-	r.mu.Unlock()
-	if err != nil {
+	if err := r.rec.finished(s); err != nil {
 		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: "recording the step in the state: " + err.Error()})
-		return
 	}
-	r.writer.changed()
 }
 
 func summary(ds sdk.Diagnostics) string {

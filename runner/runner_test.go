@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -58,24 +59,38 @@ func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Pro
 func (f *fake) For(pools.StepKind) (sdk.Actuator, string, bool) { return f, "fake", true }
 
 type memRecorder struct {
-	mu      sync.Mutex
-	writes  int
-	last    *pools.State
-	journal []string
+	mu       sync.Mutex
+	writes   int
+	last     *pools.State
+	finished int // what the last snapshot said it holds
+	journal  []string
+	effects  int
+	failAt   int // the journal fails from this record on (1-based); 0 never
+	written  func(*pools.State)
 }
 
-func (m *memRecorder) WriteState(st *pools.State) error {
+func (m *memRecorder) WriteState(st *pools.State, finished int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.writes++
-	m.last = st
+	m.last, m.finished = st, finished
+	if m.written != nil {
+		m.written(st)
+	}
 	return nil
 }
 
-func (m *memRecorder) Journal(ev store.JournalEvent, step, msg string) {
+func (m *memRecorder) Journal(r store.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.journal = append(m.journal, string(ev)+" "+step)
+	if m.failAt > 0 && len(m.journal)+1 >= m.failAt {
+		return errors.New("disk full")
+	}
+	m.journal = append(m.journal, string(r.Event)+" "+r.Step)
+	if r.Effect != nil {
+		m.effects++
+	}
+	return nil
 }
 
 // routes builds a plan of route steps; deps maps a step index to the

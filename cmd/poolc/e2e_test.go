@@ -254,8 +254,8 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 
 type discard struct{}
 
-func (discard) WriteState(*pools.State) error              { return nil }
-func (discard) Journal(store.JournalEvent, string, string) {}
+func (discard) WriteState(*pools.State, int) error { return nil }
+func (discard) Journal(store.Record) error         { return nil }
 
 // A third-party plugin end to end: the example webhook plugin, built from
 // its own module, found on the plugin path, pinned by sha256, carries out a

@@ -9,13 +9,16 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"poolc.dev/poolc/pools"
 )
 
 // JournalEvent is what a journal record says happened.
 type JournalEvent string
 
 // The journal events. An apply's records start with ApplyStarted and, when
-// it was not killed, end with ApplyEnded.
+// it was not killed, end with ApplyEnded. Snapshot announces a state file
+// written during the apply.
 const (
 	ApplyStarted  JournalEvent = "apply-started"
 	StepStarted   JournalEvent = "started"
@@ -23,6 +26,7 @@ const (
 	StepFailed    JournalEvent = "failed"
 	StepSkipped   JournalEvent = "skipped"
 	StepCancelled JournalEvent = "cancelled"
+	Snapshot      JournalEvent = "snapshot"
 	ApplyEnded    JournalEvent = "apply-ended"
 )
 
@@ -33,10 +37,20 @@ type Record struct {
 	Event   JournalEvent `json:"event"`
 	Step    string       `json:"step,omitempty"`
 	Message string       `json:"message,omitempty"`
+	// Effect is, on a StepFinished record, the step as the state records
+	// it: what Read replays when no snapshot holds it yet.
+	Effect *pools.Step `json:"effect,omitempty"`
+	// Lineage and Serial name a state file, on ApplyStarted (the state
+	// the apply started from) and Snapshot records; Finished is how many
+	// of the apply's StepFinished records that state file holds.
+	Lineage  string `json:"lineage,omitempty"`
+	Serial   int64  `json:"serial,omitempty"`
+	Finished int    `json:"finished,omitempty"`
 }
 
 // Journal appends the records of one apply. Each record is written with
-// one write call, so a killed process leaves whole lines; Close syncs.
+// one write call before Append returns, so a killed process leaves whole
+// lines and loses none it reported; Close syncs.
 type Journal struct {
 	mu    sync.Mutex
 	fh    *os.File
@@ -50,22 +64,41 @@ type Interrupted struct {
 	InFlight []string
 }
 
-// LastApply reads the journal and reports the last apply if it was
-// interrupted (killed before its end record), or nil.
-func (f *File) LastApply() (*Interrupted, error) {
+// journalScan is what the journal says about the last apply.
+type journalScan struct {
+	apply   string
+	ended   bool
+	effects []pools.Step // the effects of its finished steps, in order
+	marks   []Record     // its ApplyStarted and Snapshot records
+	open    map[string]bool
+	order   []string // steps in the order they first started
+}
+
+// after returns the effects the state file of lineage and serial does not
+// hold: those finished after the last record that names that file. When
+// no record names it, the file is not one the last apply wrote (it was
+// written since), and nothing is replayed.
+func (s *journalScan) after(lineage string, serial int64) []pools.Step {
+	for i := len(s.marks) - 1; i >= 0; i-- {
+		if m := s.marks[i]; m.Lineage == lineage && m.Serial == serial {
+			return s.effects[min(m.Finished, len(s.effects)):]
+		}
+	}
+	return nil
+}
+
+func (f *File) scanJournal() (*journalScan, error) {
+	s := &journalScan{open: map[string]bool{}}
 	fh, err := os.Open(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return s, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	var last *Interrupted
-	open := map[string]bool{}
-	var order []string
 	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for sc.Scan() {
 		var r Record
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
@@ -73,53 +106,86 @@ func (f *File) LastApply() (*Interrupted, error) {
 		}
 		switch r.Event {
 		case ApplyStarted:
-			last, open, order = &Interrupted{Apply: r.Apply}, map[string]bool{}, nil
+			*s = journalScan{apply: r.Apply, open: map[string]bool{}, marks: []Record{r}}
 		case ApplyEnded:
-			last = nil
+			s.ended = true
+		case Snapshot:
+			s.marks = append(s.marks, r)
 		case StepStarted:
-			if !open[r.Step] {
-				order = append(order, r.Step)
+			if !s.open[r.Step] {
+				s.order = append(s.order, r.Step)
 			}
-			open[r.Step] = true
+			s.open[r.Step] = true
+		case StepFinished:
+			if r.Effect != nil {
+				s.effects = append(s.effects, *r.Effect)
+			}
+			delete(s.open, r.Step)
 		default:
-			delete(open, r.Step)
+			delete(s.open, r.Step)
 		}
 	}
-	if last != nil {
-		for _, s := range order {
-			if open[s] {
-				last.InFlight = append(last.InFlight, s)
-			}
+	return s, sc.Err()
+}
+
+// LastApply reads the journal and reports the last apply if it was
+// interrupted (killed before its end record), or nil.
+func (f *File) LastApply() (*Interrupted, error) {
+	s, err := f.scanJournal()
+	if err != nil || s.apply == "" || s.ended {
+		return nil, err
+	}
+	last := &Interrupted{Apply: s.apply}
+	for _, id := range s.order {
+		if s.open[id] {
+			last.InFlight = append(last.InFlight, id)
 		}
 	}
-	return last, sc.Err()
+	return last, nil
 }
 
 // StartJournal begins the journal of a new apply, replacing the previous
-// apply's records.
+// apply's records; its first record names the state file as it is now.
+// The caller holds the lock, which has settled the previous journal.
 func (f *File) StartJournal(apply string) (*Journal, error) {
-	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	lineage, serial, err := f.probe()
+	if err != nil {
+		return nil, err
+	}
+	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
 	j := &Journal{fh: fh, apply: apply}
-	if err := j.Add(ApplyStarted, "", ""); err != nil {
+	if err := j.Append(Record{Event: ApplyStarted, Lineage: lineage, Serial: serial}); err != nil {
 		fh.Close()
 		return nil, err
 	}
-	return j, fh.Sync()
+	if err := fh.Sync(); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("writing the journal: %w", err)
+	}
+	return j, nil
 }
 
-// Add appends a record.
+// Add appends a record of a step event.
 func (j *Journal) Add(ev JournalEvent, step, message string) error {
-	line, err := json.Marshal(Record{Time: time.Now().UTC(), Apply: j.apply, Event: ev, Step: step, Message: message})
+	return j.Append(Record{Event: ev, Step: step, Message: message})
+}
+
+// Append appends r, stamped with the time and the apply's ID.
+func (j *Journal) Append(r Record) error {
+	r.Time, r.Apply = time.Now().UTC(), j.apply
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	line, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	_, err = j.fh.Write(append(line, '\n'))
-	return err
+	if _, err := j.fh.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("writing the journal: %w", err)
+	}
+	return nil
 }
 
 // Sync flushes the journal to disk.
@@ -132,5 +198,7 @@ func (j *Journal) Sync() error {
 // End records the end of the apply and closes the journal.
 func (j *Journal) End(message string) error {
 	err := j.Add(ApplyEnded, "", message)
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	return errors.Join(err, j.fh.Sync(), j.fh.Close())
 }
