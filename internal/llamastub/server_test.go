@@ -2,7 +2,6 @@ package llamastub
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,34 +11,17 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/syncbuf"
 )
-
-// syncBuffer is a log the server writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // stub is a stand-in running in process.
 type stub struct {
 	t    *testing.T
 	url  string
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 	sig  chan os.Signal
 	done chan struct{} // closed when Run has returned
 	code int           // Run's exit code, once done
@@ -49,7 +31,7 @@ type stub struct {
 // waits until it listens.
 func startStub(t *testing.T, env map[string]string, args ...string) *stub {
 	t.Helper()
-	s := &stub{t: t, log: &syncBuffer{}, sig: make(chan os.Signal, 2), done: make(chan struct{})}
+	s := &stub{t: t, log: &syncbuf.Buffer{}, sig: make(chan os.Signal, 2), done: make(chan struct{})}
 	args = append([]string{"--port", "0"}, args...)
 	go func() {
 		s.code = Run(args, func(k string) string { return env[k] }, s.log, s.sig)

@@ -19,10 +19,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/syncbuf"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -50,7 +51,7 @@ type Server struct {
 	HostKey ssh.PublicKey
 
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *syncbuf.Buffer
 	stopped chan struct{}
 }
 
@@ -138,7 +139,7 @@ func (s *Server) config(extra []string) string {
 // start runs sshd and waits until it answers with an SSH banner; it
 // returns "" or what went wrong, with sshd's log.
 func (s *Server) start(bin, cfg string) string {
-	s.log = &syncBuffer{}
+	s.log = &syncbuf.Buffer{}
 	s.cmd = exec.Command(bin, "-D", "-e", "-f", cfg)
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.log
@@ -306,22 +307,4 @@ func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
 	if err := os.WriteFile(path, data, mode); err != nil {
 		t.Fatalf("testsshd: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for sshd's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
