@@ -68,6 +68,17 @@ func TestDefaultsComeFromTheSchema(t *testing.T) {
 	if p.State != (pools.StateBackend{Backend: "file", Path: "poolc.state.json"}) {
 		t.Errorf("state = %+v", p.State)
 	}
+	for _, tg := range p.Targets() {
+		if tg.Plugin != pools.DefaultPlugin {
+			t.Errorf("%s is served by %q, want the default %q", tg.What, tg.Plugin, pools.DefaultPlugin)
+		}
+	}
+	if n := p.Node("n"); n.Runtime != pools.DefaultPlugin || p.Gateway != pools.DefaultPlugin || p.PodPools[0].Cluster != pools.DefaultPlugin {
+		t.Errorf("schema defaults: runtime %q, gateway %q, cluster %q; want %q", n.Runtime, p.Gateway, p.PodPools[0].Cluster, pools.DefaultPlugin)
+	}
+	if n := p.Node("n"); n.SSHPort != 22 || n.SSHUser != "" {
+		t.Errorf("node ssh = %s@:%d, want no user and port 22", n.SSHUser, n.SSHPort)
+	}
 	if p.Node("n").Budget() != 56 {
 		t.Errorf("budget = %v, want 56 (64 - 8 reserve)", p.Node("n").Budget())
 	}
