@@ -2,12 +2,15 @@ package sdk_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -16,7 +19,9 @@ import (
 	"testing"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/plugins/sdk/sdktest"
 	"poolc.dev/poolc/pools"
 )
 
@@ -260,5 +265,39 @@ func TestDocExamplePool(t *testing.T) {
 		`pod_pool "harness" cluster: ` + pools.DefaultPlugin, `pod_pool "harness" image_sync: ` + pools.DefaultPlugin}
 	if !slices.Equal(got, want) {
 		t.Errorf("the example pool's targets are %q, want %q", got, want)
+	}
+}
+
+// TestDocWireProtocol builds testdata/wireplugin, a plugin written from
+// the guide's description of the wire protocol without go-plugin or the
+// SDK (its own handshake line, certificate, mutual TLS, health service and
+// Actuator service on TCP), and checks that poolc's side accepts it: the
+// conformance checks pass against the binary, and plugins/host starts it,
+// configures it and routes the gateway to it.
+func TestDocWireProtocol(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "poolc-plugin-wire")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/wireplugin")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/wireplugin: %v\n%s", err, out)
+	}
+	t.Run("Conformance", func(t *testing.T) { sdktest.ConformanceBinary(t, bin) })
+
+	pool := &pools.Pool{Name: "wire", Gateway: "wire", Plugins: []pools.Plugin{{Name: "wire", Path: bin}}}
+	set, ds := host.Start(context.Background(), pool, host.Options{WorkDir: t.TempDir()})
+	if set == nil || ds.HasErrors() {
+		t.Fatalf("host.Start: %v", ds)
+	}
+	defer set.Close()
+	var wire host.Info
+	for _, info := range set.Plugins() {
+		if info.Name == "wire" {
+			wire = info
+		}
+	}
+	if wire.Version != "0.0.1" || !slices.Equal(wire.Targets, []string{"gateway"}) || !slices.Equal(wire.Capabilities.Observes, []string{sdk.ObserveRoutes}) {
+		t.Errorf("the wire plugin runs as %+v; want version 0.0.1 serving the gateway and observing routes", wire)
+	}
+	if _, ods := set.Observe(context.Background()); ods.HasErrors() {
+		t.Errorf("Observe: %v", ods)
 	}
 }
