@@ -144,4 +144,3 @@ func FuzzParseSavedPlan(f *testing.F) {
 		}
 	})
 }
-
