@@ -8,8 +8,9 @@
 // Configuration (the plugin's config block):
 //
 //	world          file the world is kept in, relative to the pool's
-//	               directory (default ".poolc/sim-world.json"; ":memory:"
-//	               keeps it in the plugin process only)
+//	               directory (default ".poolc/sim-world.json", with its
+//	               recent changes in a journal beside it: world.go;
+//	               ":memory:" keeps it in the plugin process only)
 //	time_scale     0 for virtual time (steps return at once), or the
 //	               fraction of simulated seconds to really wait (0.01)
 //	prefetch_gbps  simulated copy rate of weights (default 1)
@@ -24,16 +25,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -68,8 +66,8 @@ type Sim struct {
 
 	mu    sync.Mutex
 	cfg   Config
-	path  string // "" keeps the world in memory
 	world World
+	log   *worldLog // writes the world's changes (world.go)
 }
 
 var _ sdk.Actuator = (*Sim)(nil)
@@ -117,63 +115,20 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg
-	s.path = ""
+	path := ""
 	if cfg.World != ":memory:" {
-		s.path = cfg.World
-		if !filepath.IsAbs(s.path) {
-			s.path = filepath.Join(req.WorkDir, s.path)
+		path = cfg.World
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(req.WorkDir, path)
 		}
 	}
-	w, err := loadWorld(s.path)
+	w, log, err := loadWorld(path)
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"world"}, err.Error())}
 	}
-	s.world = w
+	s.log.close()
+	s.world, s.log = w, log
 	return sdk.ConfigureResponse{}
-}
-
-func loadWorld(path string) (World, error) {
-	w := World{Starts: map[string]int{}, Attempts: map[string]int{}}
-	w.Fleet.Normalize()
-	if path == "" {
-		return w, nil
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return w, nil
-	}
-	if err != nil {
-		return w, err
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return w, fmt.Errorf("sim world %s: %v", path, err)
-	}
-	if w.Starts == nil {
-		w.Starts = map[string]int{}
-	}
-	if w.Attempts == nil {
-		w.Attempts = map[string]int{}
-	}
-	w.Fleet.Normalize()
-	return w, nil
-}
-
-// ReadWorld reads a world file, for tests and tools that inspect a run.
-func ReadWorld(path string) (World, error) { return loadWorld(path) }
-
-// save writes the world; the caller holds s.mu.
-func (s *Sim) save() error {
-	if s.path == "" {
-		return nil
-	}
-	data, err := json.MarshalIndent(s.world, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(s.path, data, 0o644)
 }
 
 // Observe returns the fleet as the sim's hardware has it.
@@ -197,7 +152,7 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 	step := req.Step
 	s.mu.Lock()
 	cfg := s.cfg
-	s.world.Attempts[step.ID]++
+	s.record(change{Attempt: step.ID})
 	attempt := s.world.Attempts[step.ID]
 	s.mu.Unlock()
 	switch {
@@ -221,22 +176,18 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 		}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if diags := s.check(step); diags.HasErrors() {
-		if err := s.save(); err != nil {
-			diags = append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)
+	diags := s.check(step)
+	if !diags.HasErrors() {
+		if err := s.record(change{Effect: &step, Seconds: seconds}); err != nil {
+			diags = sdk.Errorf(nil, err.Error())
 		}
+	}
+	s.mu.Unlock()
+	if err := s.commit(); err != nil {
+		return sdk.ApplyResponse{Retryable: true, Diagnostics: append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)}
+	}
+	if diags.HasErrors() {
 		return sdk.ApplyResponse{Diagnostics: diags}
-	}
-	if err := s.world.Fleet.Apply(step); err != nil {
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
-	}
-	if step.Kind == pools.StepStart {
-		s.world.Starts[step.Lane.Name+"@"+step.Lane.Node]++
-	}
-	s.world.ClockSeconds += seconds
-	if err := s.save(); err != nil {
-		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "saving the sim world: "+err.Error())}
 	}
 	progress(sdk.Progress{Message: "done", Fraction: 1})
 	return sdk.ApplyResponse{}
@@ -249,7 +200,7 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	f := &s.world.Fleet
 	violate := func(msg string) sdk.Diagnostics {
-		s.world.Violations = append(s.world.Violations, msg)
+		s.record(change{Violation: msg})
 		return sdk.Errorf(nil, msg)
 	}
 	switch step.Kind {
@@ -269,7 +220,7 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	case pools.StepStop:
 		for _, r := range f.Routes {
 			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node {
-				s.world.Interruptions = append(s.world.Interruptions, fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node))
+				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
 			}
 		}
 	}
