@@ -35,9 +35,10 @@ type execution struct {
 	plan      *pools.Plan
 	m         *schedule.Machine
 	steps     []xstep
-	failed    []string // the IDs of the steps that failed
-	done      bool     // every step has an outcome
-	preempted bool     // a later plan took over
+	failed    []string  // the IDs of the steps that failed
+	done      bool      // every step has an outcome
+	preempted bool      // a later plan took over
+	wakeAt    time.Time // the last retry time a wake is scheduled for
 }
 
 // xstep is a step of an execution: the attempt in flight (0: none), the
@@ -83,7 +84,8 @@ func (w *world) decided(x *execution, d schedule.Decision) {
 	for _, r := range d.Retry {
 		w.note(w.now, "step-retry", fmt.Sprintf("%s: attempt %d failed; trying again at %s", x.plan.Steps[r.Step].ID, r.Attempt, r.At.Sub(epoch)))
 	}
-	if !d.Wake.IsZero() {
+	if !d.Wake.IsZero() && !d.Wake.Equal(x.wakeAt) {
+		x.wakeAt = d.Wake
 		w.at(d.Wake.Sub(epoch), evStepWake, x.id, 0)
 	}
 	if d.Over && !x.done {
