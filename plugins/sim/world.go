@@ -187,6 +187,23 @@ func ReadWorld(path string) (World, error) {
 	return w, err
 }
 
+// WriteWorld replaces the world kept at path with w, its journal
+// included, for tests and tools that change a world by hand (a lane that
+// died, say) while no sim runs on it.
+func WriteWorld(path string, w World) error {
+	data, err := json.Marshal(snapshot{World: w})
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Remove(journalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // record makes a change in the world and queues it for the journal; the
 // caller holds s.mu, and calls s.commit once it has released it.
 func (s *Sim) record(c change) error {
