@@ -1,15 +1,10 @@
 package llama
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,60 +81,4 @@ func stopAtEnd(t testing.TB, n *Node, l Lane) {
 			t.Errorf("cleanup stop of %s: %v", l.Name, err)
 		}
 	})
-}
-
-// streamChat sends a streaming chat completion to addr and reports
-// whether it ended with its final event and [DONE].
-func streamChat(ctx context.Context, client *http.Client, addr, model string, tokens int) error {
-	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"hi"}]}`, model, tokens)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	var finished, done bool
-	got := 0
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if line == "[DONE]" {
-			done = true
-			continue
-		}
-		var ev struct {
-			Choices []struct {
-				Delta        struct{ Content string } `json:"delta"`
-				FinishReason *string                  `json:"finish_reason"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			return fmt.Errorf("event %q: %v", line, err)
-		}
-		for _, c := range ev.Choices {
-			if c.Delta.Content != "" {
-				got++
-			}
-			if c.FinishReason != nil && *c.FinishReason == "stop" {
-				finished = true
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("truncated after %d tokens: %v", got, err)
-	}
-	if !finished || !done || got != tokens {
-		return fmt.Errorf("truncated: %d of %d tokens, final event %v, [DONE] %v", got, tokens, finished, done)
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/internal/sshx"
 	"poolc.dev/poolc/internal/testsshd"
 )
@@ -46,7 +47,7 @@ func TestE2ELaneOverSSHStartsServesDrainsAndStops(t *testing.T) {
 	}
 	pid := obs.Lanes[0].PID
 	streamed := make(chan error, 1)
-	go func() { streamed <- streamChat(ctx, http.DefaultClient, l.probeAddr(), "chat", 50) }()
+	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 50) }()
 	waitBusy(t, n, l)
 	if err := n.Stop(ctx, l, nil); err != nil {
 		t.Fatal(err)

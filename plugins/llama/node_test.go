@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"poolc.dev/poolc/internal/loadgen"
 	"time"
 )
 
@@ -61,7 +63,7 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 	// A stream in flight when the stop begins completes: stop waits for
 	// the slot to go idle before SIGTERM.
 	streamed := make(chan error, 1)
-	go func() { streamed <- streamChat(ctx, http.DefaultClient, l.probeAddr(), "chat", 60) }()
+	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 60) }()
 	waitBusy(t, n, l)
 	if err := n.Stop(ctx, l, nil); err != nil {
 		t.Fatal(err)
