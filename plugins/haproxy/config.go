@@ -196,7 +196,8 @@ func Config(spec Spec) (cfg, mapFile string, err error) {
 	if spec.CloudAddr == "" {
 		p(`    http-request return status 503 content-type application/json string "{\"error\":{\"code\":503,\"message\":\"no lane serves this model\"}}"`)
 	} else {
-		p("    server cloud %s ssl verify required ca-file @system-ca sni str(%s)", spec.CloudAddr, strings.Split(spec.CloudAddr, ":")[0])
+		// init-addr lets HAProxy start while the name does not resolve.
+		p("    server cloud %s ssl verify required ca-file %s sni str(%s) init-addr last,libc,none", spec.CloudAddr, SystemCAFile, strings.Split(spec.CloudAddr, ":")[0])
 	}
 	routes := map[string]string{}
 	for _, a := range spec.Aliases {
@@ -225,3 +226,7 @@ func formatMap(m map[string]string) string {
 	}
 	return b.String()
 }
+
+// SystemCAFile is the CA bundle the cloud backend verifies against, where
+// Debian and Ubuntu keep it.
+const SystemCAFile = "/etc/ssl/certs/ca-certificates.crt"

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,3 +138,24 @@ func (p *proxy) gateway(t *testing.T) *Gateway {
 }
 
 func (p *proxy) base() string { return "http://" + p.spec.Bind }
+
+// TestE2ETheGoldenConfigIsValid has haproxy -c check the golden
+// configuration, its file paths moved under a temporary directory.
+func TestE2ETheGoldenConfigIsValid(t *testing.T) {
+	bin := findHAProxy(t)
+	cfg, err := os.ReadFile(filepath.Join("testdata", "spark.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	text := string(cfg)
+	for _, p := range []string{"/run/haproxy/poolc.sock", "/var/lib/haproxy/poolc-servers.state", "/etc/haproxy/poolc-aliases.map"} {
+		text = strings.ReplaceAll(text, p, filepath.Join(dir, filepath.Base(p)))
+	}
+	os.WriteFile(filepath.Join(dir, "poolc-aliases.map"), nil, 0o644)
+	path := filepath.Join(dir, "haproxy.cfg")
+	os.WriteFile(path, []byte(text), 0o644)
+	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+}
