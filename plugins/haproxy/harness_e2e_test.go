@@ -96,7 +96,7 @@ func (p *proxy) run(t *testing.T, bin string) {
 	}
 	p.exited = make(chan struct{})
 	go func() { p.cmd.Wait(); close(p.exited) }()
-	rt := Runtime{Dial: UnixSocket(p.spec.AdminSocket)}
+	rt := Runtime{Dial: p.localDialer()}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-p.exited:
@@ -129,8 +129,25 @@ func (p *proxy) stop() {
 	<-p.exited
 }
 
+// localDialer reaches the admin socket from this machine.
+func (p *proxy) localDialer() Dialer {
+	if addr, ok := strings.CutPrefix(p.spec.AdminSocket, "ipv4@"); ok {
+		return func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	return UnixSocket(p.spec.AdminSocket)
+}
+
 func (p *proxy) gateway(t *testing.T) *Gateway {
-	g, err := New(UnixSocket(p.spec.AdminSocket), LocalFiles{}, Options{MapFile: p.spec.MapFile, StateFile: p.spec.StateFile, DrainTimeout: 20 * time.Second, Poll: 20 * time.Millisecond})
+	return p.gatewayThrough(t, p.localDialer(), LocalFiles{})
+}
+
+// gatewayThrough is a gateway reaching the admin socket with dial and
+// writing its files with files.
+func (p *proxy) gatewayThrough(t *testing.T, dial Dialer, files Files) *Gateway {
+	g, err := New(dial, files, Options{MapFile: p.spec.MapFile, StateFile: p.spec.StateFile, DrainTimeout: 20 * time.Second, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
