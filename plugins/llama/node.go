@@ -73,6 +73,11 @@ func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
 	if err != nil {
 		return err
 	}
+	return n.launch(ctx, l, argv, progress)
+}
+
+// launch starts argv as lane l unless l runs, and waits until it serves.
+func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progress) error {
 	meta, _ := json.Marshal(laneMeta{Name: l.Name, Host: l.listenHost(), Port: l.Port, Model: l.Model, Aliases: sortedSet(l.Aliases)})
 	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(meta)+"\n"))
 	if err != nil {
@@ -131,11 +136,14 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 
 // checkServes verifies that a healthy lane serves its model under every alias.
 func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
+	// A router serves no single file (its /props wants ?model=).
 	var pr props
-	if err := p.getJSON(ctx, "/props", &pr); err != nil {
-		return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
+	if l.Name != RouterLane {
+		if err := p.getJSON(ctx, "/props", &pr); err != nil {
+			return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
+		}
 	}
-	if pr.ModelPath != l.Model {
+	if l.Name != RouterLane && pr.ModelPath != l.Model {
 		return fmt.Errorf("lane %s on %s: port %d serves %s, not %s (another process holds the port?)", l.Name, n.host, l.Port, pr.ModelPath, l.Model)
 	}
 	names, err := p.modelNames(ctx)

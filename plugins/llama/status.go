@@ -89,10 +89,14 @@ func parseStatus(out string) (nodeStatus, error) {
 	return st, sc.Err()
 }
 
-// RunningLane is a lane observed serving on a node.
+// RunningLane is a lane observed serving on a node: its own process, or
+// (OnDemand) a model of the node's router, whose weights are in memory
+// only while Loaded.
 type RunningLane struct {
 	Lane
-	PID int
+	PID      int
+	OnDemand bool
+	Loaded   bool
 }
 
 // Observation is what a node runs: the lanes verified live (their process
@@ -130,6 +134,18 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is not its server (%q)", name, r.pid, r.args))
 			continue
 		}
+		if name == RouterLane {
+			models, err := n.routerModels(ctx, l)
+			if err != nil {
+				obs.Drift = append(obs.Drift, fmt.Sprintf("router: pid %d does not answer on port %d: %v", r.pid, l.Port, err))
+				continue
+			}
+			for _, m := range models {
+				obs.Lanes = append(obs.Lanes, RunningLane{Lane: Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases},
+					PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
+			}
+			continue
+		}
 		p := newProber(n.host, l)
 		var pr props
 		if err := p.getJSON(ctx, "/props", &pr); err != nil {
@@ -152,7 +168,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			}
 		}
 		l.Aliases = aliases
-		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid})
+		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true})
 	}
 	for _, path := range models {
 		m, err := n.probeModel(ctx, path)
