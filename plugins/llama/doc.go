@@ -31,4 +31,15 @@
 // (".poolc/lanes" in the login's home by default). A lock directory
 // serialises two starts of one lane, so a node never runs two processes of
 // it; a start finding its lane live succeeds without starting another.
+//
+// Keep-warm and preferred lanes run as their own processes. On-demand
+// lanes are served by the node's router (RouterLane): one llama-server in
+// router mode whose preset poolc writes (EnsureRouter), so a lane really
+// loads on its first request. The router evicts the least recently used
+// idle model when --models-max are loaded: by count, blind to memory. poolc
+// therefore sets --models-max with ModelsMax to the largest k such that
+// the k largest on-demand models fit together in the room the node's
+// budget leaves beside its reserved lanes, so no set of models the router
+// may keep loaded can pass the budget; the price is that several small
+// models may be evicted to respect a bound computed from large ones.
 package llama
