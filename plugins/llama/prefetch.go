@@ -13,9 +13,10 @@ import (
 )
 
 // Model is a weights file to bring to a node: where it goes (Path), where
-// it comes from (Source: an http or https URL the node downloads, or a
-// file on the machine running poolc, as an absolute path or a file URL,
-// sent through the connection), its sha256 (required: a file is never
+// it comes from (Source: an http or https URL the node downloads, a
+// host:/path the node copies with its own SSH access, or a file on the
+// machine running poolc, as an absolute path or a file URL, sent through
+// the connection), its sha256 (required: a file is never
 // used unverified) and its size when known (0 otherwise).
 type Model struct {
 	Path      string
@@ -70,11 +71,19 @@ func (e *DigestError) Error() string {
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// remoteRE is a host:path source: a host name and an absolute path.
+var remoteRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]*:/[^\x00\n\r]*$`)
+
 // sourceKind classifies a model source: "http" for a URL the node
-// downloads, "file" with the local path for a file poolc sends.
+// downloads, "file" with the local path for a file poolc sends, "remote"
+// for a host:path the node copies from over its own SSH (rsync, resuming,
+// or scp).
 func sourceKind(src string) (kind, local string, err error) {
 	if strings.HasPrefix(src, "/") {
 		return "file", src, nil
+	}
+	if !strings.Contains(src, "://") && remoteRE.MatchString(src) {
+		return "remote", "", nil
 	}
 	u, err := url.Parse(src)
 	if err != nil {
@@ -92,7 +101,7 @@ func sourceKind(src string) (kind, local string, err error) {
 		}
 		return "file", u.Path, nil
 	}
-	return "", "", fmt.Errorf("source %q: want an http(s) URL, a file URL or an absolute path", src)
+	return "", "", fmt.Errorf("source %q: want an http(s) URL, host:/path, a file URL or an absolute path", src)
 }
 
 // modelProbe is what scriptProbe reports of a model path.
@@ -249,7 +258,11 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		// A complete download awaiting its check: a Range request past
 		// the end would be refused.
 	default:
-		if _, err := n.run(ctx, scriptDownload, part, m.Source); err != nil {
+		script := scriptDownload
+		if kind == "remote" {
+			script = scriptRemoteCopy
+		}
+		if _, err := n.run(ctx, script, part, m.Source); err != nil {
 			return res, fmt.Errorf("downloading %s to %s on %s: %w", m.Source, part, n.host, err)
 		}
 		after, err := n.probeModel(ctx, m.Path)

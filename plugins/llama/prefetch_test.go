@@ -147,3 +147,24 @@ func TestPrefetchRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestSourceKinds(t *testing.T) {
+	for src, want := range map[string]string{
+		"https://h/m.gguf":            "http",
+		"http://h:8080/m":             "http",
+		"nas.lan:/srv/models/m.gguf":  "remote",
+		"/srv/m.gguf":                 "file",
+		"file:///srv/m.gguf":          "file",
+		"-oProxyCommand=x:/m":         "",
+		"nas.lan:relative":            "",
+		"ftp://h/m":                   "",
+		"nas.lan:/m\nrm -rf /":        "",
+		"https:///nohost":             "",
+		"file://elsewhere/srv/m.gguf": "",
+	} {
+		kind, _, err := sourceKind(src)
+		if (err != nil) != (want == "") || kind != want {
+			t.Errorf("%q: %q %v, want %q", src, kind, err, want)
+		}
+	}
+}

@@ -111,6 +111,16 @@ fi
 exec wget -q -c -O "$1" "$2"
 `
 
+// scriptRemoteCopy copies host:path $2 into file $1 with the node's own
+// SSH access: rsync resumes what is there, scp starts over. The "./" keeps
+// a destination from reading as an option or a host.
+const scriptRemoteCopy = `case $1 in /*) dst=$1 ;; *) dst=./$1 ;; esac
+if command -v rsync >/dev/null 2>&1; then
+  exec rsync --partial --append-verify -e "ssh -o BatchMode=yes" -- "$2" "$dst"
+fi
+exec scp -B -q -- "$2" "$dst"
+`
+
 // shArgv is the argv running program with positional parameters args.
 func shArgv(program string, args ...string) []string {
 	return append([]string{"sh", "-c", program, "sh"}, args...)
