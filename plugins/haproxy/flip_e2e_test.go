@@ -74,7 +74,9 @@ func (ls *lanes) stop(node string, l llama.Lane) {
 	}
 }
 
-func endpoint(l llama.Lane) *Endpoint { return &Endpoint{Lane: l.Name, Addr: l.Host, Port: l.Port} }
+func endpoint(node string, l llama.Lane) *Endpoint {
+	return &Endpoint{Lane: l.Name, Node: node, Addr: l.Host, Port: l.Port}
+}
 
 // TestE2EFlipsUnderLiveTrafficFailNoRequest moves alias "chat" under a
 // streaming load: first its lane to another node (a second server of the
@@ -104,7 +106,7 @@ func TestE2EFlipsUnderLiveTrafficFailNoRequest(t *testing.T) {
 	// The lane moves from node-a to node-b.
 	start := time.Now()
 	var lines []string
-	if err := g.Route(ctx, "chat", endpoint(b), func(s string) { lines = append(lines, s) }); err != nil {
+	if err := g.Route(ctx, "chat", endpoint("node-b", b), func(s string) { lines = append(lines, s) }); err != nil {
 		t.Fatal(err)
 	}
 	moveTook := time.Since(start)
@@ -113,7 +115,7 @@ func TestE2EFlipsUnderLiveTrafficFailNoRequest(t *testing.T) {
 
 	// The alias moves to another lane.
 	start = time.Now()
-	if err := g.Route(ctx, "chat", endpoint(c), nil); err != nil {
+	if err := g.Route(ctx, "chat", endpoint("node-c", c), nil); err != nil {
 		t.Fatal(err)
 	}
 	flipTook := time.Since(start)
@@ -130,7 +132,7 @@ func TestE2EFlipsUnderLiveTrafficFailNoRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(obs) != 1 || obs[0].Alias != "chat" || obs[0].Lane != "scribe" || len(obs[0].Endpoints) != 1 || obs[0].Endpoints[0].Port != c.Port {
+	if len(obs) != 1 || obs[0].Alias != "chat" || obs[0].Lane != "scribe" || len(obs[0].Endpoints) != 1 || obs[0].Endpoints[0].Port != c.Port || obs[0].Endpoints[0].Node != "node-c" {
 		t.Fatalf("observed %+v", obs)
 	}
 	// The files keep the routes: a restarted haproxy serves scribe.

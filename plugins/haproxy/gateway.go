@@ -2,7 +2,11 @@ package haproxy
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -10,11 +14,14 @@ import (
 	"poolc.dev/poolc/internal/atomicfile"
 )
 
-// Files writes the gateway host's files: the map and the server state
-// that make runtime changes survive a restart.
+// Files reads and writes the gateway host's files: the map and the server
+// state that make runtime changes survive a restart, and the node names of
+// the endpoints.
 type Files interface {
 	// WriteFile replaces path with data atomically.
 	WriteFile(ctx context.Context, path string, data []byte) error
+	// ReadFile returns the content of path, nil when it does not exist.
+	ReadFile(ctx context.Context, path string) ([]byte, error)
 }
 
 // LocalFiles writes files on this machine.
@@ -23,6 +30,15 @@ type LocalFiles struct{}
 // WriteFile implements Files.
 func (LocalFiles) WriteFile(_ context.Context, path string, data []byte) error {
 	return atomicfile.Write(path, data, 0o644)
+}
+
+// ReadFile implements Files.
+func (LocalFiles) ReadFile(_ context.Context, path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
 }
 
 // Gateway flips the routes of a pool's aliases on one HAProxy. It keeps
@@ -72,10 +88,12 @@ func New(dial Dialer, files Files, o Options) (*Gateway, error) {
 	return &Gateway{rt: Runtime{Dial: dial}, files: files, mapFile: o.MapFile, state: o.StateFile, drain: o.DrainTimeout, poll: o.Poll}, nil
 }
 
-// Endpoint is where a route sends an alias: a lane at Addr:Port, or the
-// hosted fallback (Lane Cloud, no address).
+// Endpoint is where a route sends an alias: a lane at Addr:Port on a node,
+// or the hosted fallback (Lane Cloud, no address). HAProxy knows only the
+// address; the node's name is kept beside the map (nodesFile).
 type Endpoint struct {
 	Lane string
+	Node string
 	Addr string
 	Port int
 }
@@ -139,6 +157,11 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		}
 	}
 	say("alias %s routes to %s", alias, to)
+	if to.Lane != Cloud && to.Node != "" {
+		if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
+			return err
+		}
+	}
 	if err := g.persist(ctx); err != nil {
 		return err
 	}
@@ -289,6 +312,42 @@ func (g *Gateway) persist(ctx context.Context) error {
 	return nil
 }
 
+// nodesFile is beside the map file: the node name of each endpoint
+// address (a JSON object of "ADDR:PORT": "NODE"), since HAProxy's servers
+// have addresses only.
+func (g *Gateway) nodesFile() string { return g.mapFile + ".nodes" }
+
+func (g *Gateway) nodeNames(ctx context.Context) (map[string]string, error) {
+	b, err := g.files.ReadFile(ctx, g.nodesFile())
+	if err != nil {
+		return nil, fmt.Errorf("haproxy: reading %s: %w", g.nodesFile(), err)
+	}
+	names := map[string]string{}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &names); err != nil {
+			return nil, fmt.Errorf("haproxy: %s: %v", g.nodesFile(), err)
+		}
+	}
+	return names, nil
+}
+
+// nameNode records that addr is on node.
+func (g *Gateway) nameNode(ctx context.Context, addr, node string) error {
+	names, err := g.nodeNames(ctx)
+	if err != nil {
+		return err
+	}
+	if names[addr] == node {
+		return nil
+	}
+	names[addr] = node
+	b, _ := json.MarshalIndent(names, "", "  ")
+	if err := g.files.WriteFile(ctx, g.nodesFile(), append(b, '\n')); err != nil {
+		return fmt.Errorf("haproxy: writing %s: %w", g.nodesFile(), err)
+	}
+	return nil
+}
+
 // Observed is an alias's route as HAProxy has it: the backend's ready
 // servers (none for the cloud backend or a lane nowhere yet).
 type Observed struct {
@@ -311,6 +370,10 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 	if err != nil {
 		return nil, err
 	}
+	names, err := g.nodeNames(ctx)
+	if err != nil {
+		return nil, err
+	}
 	aliases := make([]string, 0, len(routes))
 	for a := range routes {
 		aliases = append(aliases, a)
@@ -321,7 +384,7 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 		o := Observed{Alias: a, Lane: laneOfBackend(routes[a])}
 		for _, s := range srvs {
 			if s.Backend == routes[a] && s.Ready() {
-				o.Endpoints = append(o.Endpoints, Endpoint{Lane: o.Lane, Addr: s.Addr, Port: s.Port})
+				o.Endpoints = append(o.Endpoints, Endpoint{Lane: o.Lane, Node: names[joinHostPort(s.Addr, s.Port)], Addr: s.Addr, Port: s.Port})
 			}
 		}
 		obs = append(obs, o)

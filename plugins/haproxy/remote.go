@@ -30,6 +30,18 @@ cat > "$1.poolc-tmp"
 mv -f "$1.poolc-tmp" "$1"
 `
 
+// scriptRead prints file $1, and nothing when it does not exist.
+const scriptRead = `if [ -e "$1" ]; then cat "$1"; fi`
+
+// ReadFile implements Files.
+func (f SSHFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	out, err := f.Client.Run(ctx, []string{"sh", "-c", scriptRead, "sh", path}, nil)
+	if len(out.Stdout) == 0 {
+		return nil, err
+	}
+	return out.Stdout, err
+}
+
 // WriteFile implements Files.
 func (f SSHFiles) WriteFile(ctx context.Context, path string, data []byte) error {
 	_, err := f.Client.Run(ctx, []string{"sh", "-c", scriptReplace, "sh", path}, bytes.NewReader(data))

@@ -39,7 +39,7 @@ func TestE2EARouteThroughAnSSHTunnel(t *testing.T) {
 
 	load := loadgen.Start(p.base(), "chat", 4, 10)
 	load.WaitServed(20, 20*time.Second)
-	if err := g.Route(ctx, "chat", endpoint(b), nil); err != nil {
+	if err := g.Route(ctx, "chat", endpoint("node-b", b), nil); err != nil {
 		t.Fatal(err)
 	}
 	ls.stop("node-a", a)
@@ -51,6 +51,9 @@ func TestE2EARouteThroughAnSSHTunnel(t *testing.T) {
 	}
 	if m, _ := os.ReadFile(spec.MapFile); string(m) != "chat lane_scribe\n" {
 		t.Errorf("map file written over SSH: %q", m)
+	}
+	if obs, err := g.Observe(ctx); err != nil || len(obs) != 1 || obs[0].Endpoints[0].Node != "node-b" {
+		t.Errorf("observed through the tunnel: %+v %v", obs, err)
 	}
 	if st, _ := os.ReadFile(spec.StateFile); len(st) == 0 {
 		t.Error("no server state file written over SSH")
