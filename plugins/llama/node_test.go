@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -207,5 +208,37 @@ func TestLaneValidationAndArgv(t *testing.T) {
 	}
 	if _, err := (Settings{Env: map[string]string{"A;B": "x"}}).argv(good); err == nil {
 		t.Error("bad env name accepted")
+	}
+}
+
+// TestAZombieIsNotALane: a lane process that exited but was not reaped
+// (its parent gone, no init reaping) still answers kill -0; it is drift
+// and a stop does not wait for it.
+func TestAZombieIsNotALane(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	n := NewNode(Local{}, set)
+	l := testLane(t, "zombie", 1000)
+	// A child of this test that exits and is not waited for is a zombie.
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); strings.Contains(string(st), ") Z ") {
+			break
+		}
+	}
+	os.MkdirAll(set.StateDir, 0o755)
+	os.WriteFile(set.StateDir+"/zombie.pid", []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	os.WriteFile(set.StateDir+"/zombie.json", []byte(`{"name":"zombie","host":"127.0.0.1","port":`+strconv.Itoa(l.Port)+`,"model":"`+l.Model+`"}`+"\n"), 0o644)
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	if alive, err := n.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
+		t.Errorf("a zombie is alive: %v %v", alive, err)
 	}
 }

@@ -50,7 +50,12 @@ for f in "$dir"/*.pid; do
   alive=0 args=
   case $pid in
     ''|*[!0-9]*) pid=0 ;;
-    *) if kill -0 "$pid" 2>/dev/null; then alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1); fi ;;
+    *) if kill -0 "$pid" 2>/dev/null; then
+         case $(ps -o stat= -p "$pid" 2>/dev/null) in
+           *Z*) ;; # a zombie has exited; only its parent has not reaped it
+           *) alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1) ;;
+         esac
+       fi ;;
   esac
   meta=$(head -n 1 "$dir/$name.json" 2>/dev/null || true)
   printf 'lane\t%s\t%s\t%s\t%s\t%s\n' "$name" "$pid" "$alive" "$meta" "$args"
@@ -64,10 +69,12 @@ fi
 const scriptForget = `rm -f "$1/$2.pid" "$1/$2.json"`
 
 // scriptSignal sends signal $1 to process $2; scriptAlive prints "alive"
-// or "gone" for process $1.
+// or "gone" for process $1 (a zombie, exited but not reaped, is gone).
 const (
 	scriptSignal = `kill -s "$1" "$2" 2>/dev/null || true`
-	scriptAlive  = `if kill -0 "$1" 2>/dev/null; then echo alive; else echo gone; fi`
+	scriptAlive  = `if kill -0 "$1" 2>/dev/null; then
+  case $(ps -o stat= -p "$1" 2>/dev/null) in *Z*) echo gone ;; *) echo alive ;; esac
+else echo gone; fi`
 )
 
 // scriptLogTail prints the end of lane $2's log in state directory $1.
