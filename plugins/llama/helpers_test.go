@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,4 +83,11 @@ func stopAtEnd(t testing.TB, n *Node, l Lane) {
 			t.Errorf("cleanup stop of %s: %v", l.Name, err)
 		}
 	})
+}
+
+// processLives reports whether pid runs: a zombie, exited but not yet
+// reaped by whoever inherited it, does not.
+func processLives(pid int) bool {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(st), ") Z ")
 }

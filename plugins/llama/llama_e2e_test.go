@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
@@ -55,7 +54,7 @@ func TestE2ELaneOverSSHStartsServesDrainsAndStops(t *testing.T) {
 	if err := <-streamed; err != nil {
 		t.Errorf("stream in flight at stop: %v", err)
 	}
-	if syscall.Kill(pid, 0) == nil {
+	if processLives(pid) {
 		t.Errorf("pid %d survives the stop", pid)
 	}
 }

@@ -72,7 +72,7 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 	if err := <-streamed; err != nil {
 		t.Errorf("the stream in flight at stop: %v", err)
 	}
-	if syscall.Kill(pid, 0) == nil {
+	if processLives(pid) {
 		t.Errorf("pid %d still runs after stop", pid)
 	}
 	if obs, _ := n.Observe(ctx, nil); len(obs.Lanes)+len(obs.Drift) != 0 {
@@ -135,7 +135,7 @@ func TestAKilledLaneIsDriftAndItsStopSucceeds(t *testing.T) {
 	}
 	pid := obs.Lanes[0].PID
 	syscall.Kill(pid, syscall.SIGKILL)
-	for syscall.Kill(pid, 0) == nil {
+	for processLives(pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	obs, err = n.Observe(ctx, nil)
