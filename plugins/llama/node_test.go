@@ -111,7 +111,7 @@ func TestStartOfAModelThatFailsToLoadReportsItsLog(t *testing.T) {
 
 func TestStartTimesOutWhileLoading(t *testing.T) {
 	set := testSettings(t)
-	set.StartBase = 300 * time.Millisecond
+	set.StartBase = 2 * time.Second
 	set.LoadRate = 1 << 40 // the timeout leaves no time for the model
 	n := NewNode(Local{}, set)
 	l := testLane(t, "slow", 40_000_000) // 10s at the stand-in's 4 MB/s
