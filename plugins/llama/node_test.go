@@ -242,3 +242,19 @@ func TestAZombieIsNotALane(t *testing.T) {
 		t.Errorf("a zombie is alive: %v %v", alive, err)
 	}
 }
+
+// TestAStaleStartLockIsBroken: a start cut off with its session leaves its
+// lock directory; the next start breaks it since its holder is gone.
+func TestAStaleStartLockIsBroken(t *testing.T) {
+	set := testSettings(t)
+	n := NewNode(Local{}, set)
+	l := testLane(t, "locked", 1000)
+	stopAtEnd(t, n, l)
+	cmd := exec.Command("true")
+	cmd.Run()
+	os.MkdirAll(set.StateDir+"/locked.lock", 0o755)
+	os.WriteFile(set.StateDir+"/locked.lock/pid", []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	if err := n.Start(context.Background(), l, nil); err != nil {
+		t.Fatal(err)
+	}
+}

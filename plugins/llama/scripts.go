@@ -9,7 +9,8 @@ package llama
 // names a live process. $1 is the state directory, $2 the lane name, the
 // rest the server's argv; stdin is the lane's metadata (one JSON line). It
 // prints "running PID" or "started PID". A lock directory serialises two
-// starts of one lane, so a node never runs two processes of it.
+// starts of one lane, so a node never runs two processes of it; a lock
+// whose holder died (a start cut off with its session) is broken.
 const scriptStart = `set -eu
 dir=$1 name=$2
 shift 2
@@ -17,11 +18,17 @@ mkdir -p "$dir"
 lock="$dir/$name.lock"
 n=0
 until mkdir "$lock" 2>/dev/null; do
+  holder=$(cat "$lock/pid" 2>/dev/null || true)
+  case $holder in
+    ''|*[!0-9]*) ;;
+    *) if ! kill -0 "$holder" 2>/dev/null; then rm -rf "$lock"; continue; fi ;;
+  esac
   n=$((n+1))
-  if [ "$n" -ge 50 ]; then echo "lane $name: another start holds $lock" >&2; exit 75; fi
+  if [ "$n" -ge 50 ]; then echo "lane $name: another start (pid $holder) holds $lock" >&2; exit 75; fi
   sleep 0.1
 done
-trap 'rmdir "$lock"' EXIT
+echo $$ > "$lock/pid"
+trap 'rm -rf "$lock"' EXIT
 pidf="$dir/$name.pid"
 if [ -s "$pidf" ]; then
   pid=$(cat "$pidf")
