@@ -373,3 +373,31 @@ func TestLayoutPicksNamedManifest(t *testing.T) {
 		t.Error("a missing layout loaded")
 	}
 }
+
+func TestObserveHoldingsAndBytesToMove(t *testing.T) {
+	ctx := context.Background()
+	reg := newTestRegistry(t)
+	dest := reg.dest("pool-node-b", "harness")
+	old := artifactOf(t, imageOf(t, layers(t, 2, 32<<10), nil))
+	cur := artifactOf(t, imageOf(t, layers(t, 2, 32<<10), nil))
+	if res := Sync(ctx, old, dest, Options{}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	st, err := Observe(ctx, cur, dest, []v1.Hash{old.Digest, cur.Digest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Inspect(ctx, cur, dest)
+	if !st.Holding(old.Digest) || st.Holding(cur.Digest) || st.BlobsToMove != 3 || st.BytesToMove != p.BytesToSend() || st.BytesToMove < cur.TotalBlobBytes() {
+		t.Errorf("before the sync: %+v (plan %d bytes, blobs %d)", st, p.BytesToSend(), cur.TotalBlobBytes())
+	}
+	if res := Sync(ctx, cur, dest, Options{}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if st, err = Observe(ctx, cur, dest, nil); err != nil || !st.Holding(cur.Digest) || st.BytesToMove != 0 {
+		t.Errorf("after the sync: %+v, %v", st, err)
+	}
+	if reg.manifestPuts.Load() != 4 {
+		t.Errorf("%d manifest puts for two syncs, want 4 (observing writes nothing)", reg.manifestPuts.Load())
+	}
+}
