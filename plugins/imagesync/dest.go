@@ -62,6 +62,16 @@ func (d Destination) connect(ctx context.Context, jobs int) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("member %s: registry %q, repository %q: %w", d.Member, d.Registry, d.Repository, err)
 	}
+	if d.Tunnel != nil {
+		// Open one tunnel first, so an unreachable or refused host
+		// (a host key that does not match) fails with its own error
+		// instead of inside the registry handshake's attempts.
+		c, err := d.Tunnel(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.Close()
+	}
 	base := d.transport(repo.Registry)
 	rt, err := transport.NewWithContext(ctx, repo.Registry, authn.Anonymous, base, []string{repo.Scope(transport.PushScope)})
 	if err != nil {
