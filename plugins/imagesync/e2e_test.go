@@ -39,7 +39,7 @@ type distribution struct {
 	log  *syncbuf.Buffer
 }
 
-func startDistribution(t *testing.T) *distribution {
+func startDistribution(t testing.TB) *distribution {
 	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
@@ -134,7 +134,7 @@ type tunnelled struct {
 // newTunnelled starts sshd and the registry; known, when set, returns the
 // known_hosts file the client checks sshd's key against (default: one
 // listing sshd's key).
-func newTunnelled(t *testing.T, known func(*testsshd.Server) string) *tunnelled {
+func newTunnelled(t testing.TB, known func(*testsshd.Server) string) *tunnelled {
 	t.Helper()
 	tu := &tunnelled{srv: testsshd.Start(t), reg: startDistribution(t)}
 	cfg := tu.srv.ClientConfig()
@@ -311,4 +311,16 @@ func TestE2ETunnelCutMidPushIsRetryable(t *testing.T) {
 		t.Fatalf("retry: %+v", res)
 	}
 	t.Logf("retry: %d blobs sent, %d already there", res.BlobsSent, res.BlobsPresent)
+}
+
+// BenchmarkE2ESyncThroughSSH syncs through a real sshd's tunnel to
+// Debian's docker-registry, a new repository for every sync (the
+// registry keeps blobs per repository, so a new one holds none).
+func BenchmarkE2ESyncThroughSSH(b *testing.B) {
+	tu := newTunnelled(b, nil)
+	n := 0
+	benchSync(b, func(b *testing.B) Destination {
+		n++
+		return tu.dest(fmt.Sprintf("bench-%d", n))
+	})
 }

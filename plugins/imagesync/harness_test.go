@@ -40,7 +40,7 @@ type testRegistry struct {
 	maxRepos int
 }
 
-func newTestRegistry(t *testing.T) *testRegistry {
+func newTestRegistry(t testing.TB) *testRegistry {
 	t.Helper()
 	tr := &testRegistry{inflight: map[string]int{}}
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
@@ -135,7 +135,7 @@ func (c countingConn) Write(b []byte) (int, error) {
 }
 
 // layers returns n random gzip layers of size bytes each.
-func layers(t *testing.T, n int, size int64) []v1.Layer {
+func layers(t testing.TB, n int, size int64) []v1.Layer {
 	t.Helper()
 	ls := make([]v1.Layer, n)
 	for i := range ls {
@@ -149,7 +149,7 @@ func layers(t *testing.T, n int, size int64) []v1.Layer {
 }
 
 // imageOf stacks layers into an image for platform (nil for none).
-func imageOf(t *testing.T, ls []v1.Layer, platform *v1.Platform) v1.Image {
+func imageOf(t testing.TB, ls []v1.Layer, platform *v1.Platform) v1.Image {
 	t.Helper()
 	img, err := mutate.AppendLayers(empty.Image, ls...)
 	if err != nil {
@@ -170,7 +170,7 @@ func imageOf(t *testing.T, ls []v1.Layer, platform *v1.Platform) v1.Image {
 }
 
 // artifactOf loads img as an Artifact through an OCI layout.
-func artifactOf(t *testing.T, img v1.Image) *Artifact {
+func artifactOf(t testing.TB, img v1.Image) *Artifact {
 	t.Helper()
 	dir := writeLayout(t, img, nil)
 	a, err := Load(context.Background(), Source{Kind: SourceOCILayout, Path: dir}, LoadOptions{})
@@ -180,7 +180,7 @@ func artifactOf(t *testing.T, img v1.Image) *Artifact {
 	return a
 }
 
-func mustDigest(t *testing.T, d interface{ Digest() (v1.Hash, error) }) v1.Hash {
+func mustDigest(t testing.TB, d interface{ Digest() (v1.Hash, error) }) v1.Hash {
 	t.Helper()
 	h, err := d.Digest()
 	if err != nil {
@@ -189,7 +189,7 @@ func mustDigest(t *testing.T, d interface{ Digest() (v1.Hash, error) }) v1.Hash 
 	return h
 }
 
-func mustSize(t *testing.T, d interface{ Size() (int64, error) }) int64 {
+func mustSize(t testing.TB, d interface{ Size() (int64, error) }) int64 {
 	t.Helper()
 	n, err := d.Size()
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 )
 
 // writeLayout writes an OCI layout holding img or idx (one of them).
-func writeLayout(t *testing.T, img v1.Image, idx v1.ImageIndex) string {
+func writeLayout(t testing.TB, img v1.Image, idx v1.ImageIndex) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "layout")
 	p, err := layout.Write(dir, empty.Index)
