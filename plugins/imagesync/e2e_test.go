@@ -313,6 +313,41 @@ func TestE2ETunnelCutMidPushIsRetryable(t *testing.T) {
 	t.Logf("retry: %d blobs sent, %d already there", res.BlobsSent, res.BlobsPresent)
 }
 
+func TestE2ETwoAppliesPushingOneImageAgree(t *testing.T) {
+	ctx := context.Background()
+	tu := newTunnelled(t, nil)
+	art := artifactOf(t, imageOf(t, layers(t, 4, 1<<20), nil))
+	// Two applies, each with its own SSH connections, push the same
+	// image to the same registry at once.
+	second, err := sshx.NewPool(tu.srv.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	a := tu.dest("harness")
+	b := a
+	b.Tunnel = SSHTunnel(second.Client(tu.srv.Endpoint()), "127.0.0.1:"+strconv.Itoa(tu.reg.port))
+	results := make([]Result, 2)
+	var wg sync.WaitGroup
+	for i, d := range []Destination{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = Sync(ctx, art, d, Options{Build: "ci-9"})
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.Err != nil || r.Digest != art.Digest || r.Tag != results[0].Tag {
+			t.Errorf("apply %d: %+v\n%s", i, r, tu.reg.log)
+		}
+	}
+	if !tu.reg.serves(t, "harness", results[0].Tag) {
+		t.Error("the tag is not served")
+	}
+	t.Logf("two applies: %d and %d blobs sent, both %s", results[0].BlobsSent, results[1].BlobsSent, results[0].Digest)
+}
+
 // BenchmarkE2ESyncThroughSSH syncs through a real sshd's tunnel to
 // Debian's docker-registry, a new repository for every sync (the
 // registry keeps blobs per repository, so a new one holds none).
