@@ -18,22 +18,26 @@ import (
 const DefaultRegistryHost = "127.0.0.1"
 
 // Config is the image-sync plugin's configuration (its config block).
-// Source is the image (ParseSource's forms; relative paths are resolved
-// from the pool's directory). Build names the build in the immutable tag.
+// Source is where the pod pools' image comes from (ParseSource's forms;
+// relative paths are resolved from the pool's directory); Sources gives
+// one per image name when the plugin serves pools of several images.
+// Without either, an image whose name starts with a registry host is read
+// from that registry. Build names the build in the immutable tag.
 // KnownHosts and Key are the SSH known_hosts and private key files (the
 // agent is used when Key is empty), SSHUser the default login on member
 // hosts. RegistryHost is the address the registry listens on as the
 // member's host sees it (DefaultRegistryHost unless set). Parallel and
 // Jobs bound members at once and blobs at once per member.
 type Config struct {
-	Source       string `json:"source"`
-	Build        string `json:"build,omitempty"`
-	KnownHosts   string `json:"known_hosts,omitempty"`
-	Key          string `json:"ssh_key,omitempty"`
-	SSHUser      string `json:"ssh_user,omitempty"`
-	RegistryHost string `json:"registry_host,omitempty"`
-	Parallel     int    `json:"parallel,omitempty"`
-	Jobs         int    `json:"jobs,omitempty"`
+	Source       string            `json:"source,omitempty"`
+	Sources      map[string]string `json:"sources,omitempty"`
+	Build        string            `json:"build,omitempty"`
+	KnownHosts   string            `json:"known_hosts,omitempty"`
+	Key          string            `json:"ssh_key,omitempty"`
+	SSHUser      string            `json:"ssh_user,omitempty"`
+	RegistryHost string            `json:"registry_host,omitempty"`
+	Parallel     int               `json:"parallel,omitempty"`
+	Jobs         int               `json:"jobs,omitempty"`
 }
 
 // MemberTarget is a pod-pool member as image sync sees it: its name, the
@@ -181,10 +185,25 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// SourceIn parses cfg.Source, resolving a relative layout or archive path
-// from dir.
-func (c Config) SourceIn(dir string) (Source, error) {
-	src, err := ParseSource(c.Source)
+// SourceFor returns the source of a pod pool's image (its name, with or
+// without a digest), resolving a relative layout or archive path from dir.
+func (c Config) SourceFor(image, dir string) (Source, error) {
+	name := image
+	if i := strings.LastIndex(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	s := c.Sources[name]
+	if s == "" {
+		s = c.Source
+	}
+	if s == "" {
+		first, _, ok := strings.Cut(name, "/")
+		if !ok || !(strings.ContainsAny(first, ".:") || first == "localhost") {
+			return Source{}, fmt.Errorf("no source for image %q: set source (or sources.%q) in the image-sync plugin's config, e.g. \"oci:build/oci\" or \"docker-archive:build/image.tar\"", name, name)
+		}
+		s = string(SourceRegistry) + ":" + name
+	}
+	src, err := ParseSource(s)
 	if err != nil {
 		return src, err
 	}

@@ -79,3 +79,30 @@ func TestReacherDestinations(t *testing.T) {
 		t.Errorf("SSH without known_hosts: %v", err)
 	}
 }
+
+func TestSourceFor(t *testing.T) {
+	cfg := Config{Source: "oci:build/oci", Sources: map[string]string{"other": "docker-archive:/abs/other.tar"}}
+	for _, tc := range []struct {
+		cfg   Config
+		image string
+		want  Source
+		err   string
+	}{
+		{cfg, "elanous-harness", Source{Kind: SourceOCILayout, Path: "/pool/build/oci"}, ""},
+		{cfg, "other@sha256:" + strings.Repeat("a", 64), Source{Kind: SourceDockerArchive, Path: "/abs/other.tar"}, ""},
+		{Config{}, "127.0.0.1:5000/ci/harness:7", Source{Kind: SourceRegistry, Ref: "127.0.0.1:5000/ci/harness:7"}, ""},
+		{Config{}, "elanous-harness", Source{}, "no source for image"},
+		{Config{Source: "bogus"}, "x", Source{}, "want"},
+	} {
+		got, err := tc.cfg.SourceFor(tc.image, "/pool")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("SourceFor(%q) = %+v, %v; want error %q", tc.image, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("SourceFor(%q) = %+v, %v; want %+v", tc.image, got, err, tc.want)
+		}
+	}
+}
