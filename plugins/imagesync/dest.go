@@ -47,6 +47,7 @@ func (d Destination) Reference(digest v1.Hash) string {
 type target struct {
 	dest   Destination
 	repo   name.Repository
+	base   *http.Transport
 	client *http.Client // authenticated for push and pull on repo
 	pusher *remote.Pusher
 }
@@ -89,8 +90,11 @@ func (d Destination) connect(ctx context.Context, jobs int) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &target{dest: d, repo: repo, client: &http.Client{Transport: rt, CheckRedirect: d.checkRedirect}, pusher: pusher}, nil
+	return &target{dest: d, repo: repo, base: base, client: &http.Client{Transport: rt, CheckRedirect: d.checkRedirect}, pusher: pusher}, nil
 }
+
+// close closes the target's idle connections (and so its tunnels).
+func (t *target) close() { t.base.CloseIdleConnections() }
 
 // transport returns the HTTP transport to reg: direct, or every
 // connection through the tunnel.

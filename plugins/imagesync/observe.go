@@ -39,6 +39,7 @@ func Observe(ctx context.Context, art *Artifact, dest Destination, digests []v1.
 	if err != nil {
 		return st, fmt.Errorf("member %s: %w", dest.Member, err)
 	}
+	defer t.close()
 	asked := map[v1.Hash]bool{}
 	for _, d := range digests {
 		if asked[d] {

@@ -80,6 +80,7 @@ func Inspect(ctx context.Context, art *Artifact, dest Destination) (Plan, error)
 	if err != nil {
 		return Plan{}, fmt.Errorf("member %s: %w", dest.Member, err)
 	}
+	defer t.close()
 	return t.plan(ctx, art)
 }
 

@@ -123,33 +123,24 @@ func sync1(ctx context.Context, art *Artifact, dest Destination, opts Options, r
 	if err != nil {
 		return err
 	}
+	defer t.close()
 	p, err := t.plan(ctx, art)
 	if err != nil {
 		return err
 	}
-	total := p.BytesToSend()
-	var sent atomic.Int64
-	report := func(done bool) {
-		if opts.Progress != nil {
-			opts.Progress(Progress{Member: dest.Member, Total: total, Sent: sent.Load(), Done: done})
-		}
-	}
-	report(false)
-	counted := func(n int64) {
-		sent.Add(n)
-		report(false)
-	}
-	if err := t.sendBlobs(ctx, p, opts.Jobs, counted); err != nil {
+	m := &meter{member: dest.Member, total: p.BytesToSend(), fn: opts.Progress}
+	defer func() { res.BytesSent = m.sent.Load() }()
+	m.report(false)
+	if err := t.sendBlobs(ctx, p, opts.Jobs, m.add); err != nil {
 		return err
 	}
 	res.BlobsSent, res.BlobsMounted, res.BlobsPresent = p.Count(BlobUpload), p.Count(BlobMount), p.Count(BlobPresent)
-	for _, m := range p.Manifests {
-		if err := t.pusher.Put(ctx, t.repo.Digest(m.Digest.String()), putManifest{m}); err != nil {
+	for _, mf := range p.Manifests {
+		if err := t.pusher.Put(ctx, t.repo.Digest(mf.Digest.String()), putManifest{mf}); err != nil {
 			return err
 		}
-		counted(int64(len(m.Raw)))
+		m.add(int64(len(mf.Raw)))
 	}
-	res.BytesSent = sent.Load()
 	if err := t.verify(ctx, art.Digest.String(), art.Digest); err != nil {
 		return err
 	}
@@ -158,8 +149,44 @@ func sync1(ctx context.Context, art *Artifact, dest Destination, opts Options, r
 	}
 	res.Digest = art.Digest
 	res.Reference = dest.Reference(art.Digest)
-	report(true)
+	m.report(true)
 	return nil
+}
+
+// meter counts one member's bytes sent and reports them in order, at the
+// start, at most once per percent of the total, and at the end.
+type meter struct {
+	member string
+	total  int64
+	fn     func(Progress)
+	sent   atomic.Int64
+
+	mu       sync.Mutex
+	reported int64 // sent at the last report
+}
+
+func (m *meter) add(n int64) {
+	sent := m.sent.Add(n)
+	if m.fn == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sent <= m.reported || (sent-m.reported < m.total/100 && sent < m.total) {
+		return
+	}
+	m.reported = sent
+	m.fn(Progress{Member: m.member, Total: m.total, Sent: sent})
+}
+
+func (m *meter) report(done bool) {
+	if m.fn == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reported = m.sent.Load()
+	m.fn(Progress{Member: m.member, Total: m.total, Sent: m.reported, Done: done})
 }
 
 // sendBlobs uploads or mounts the plan's missing blobs, jobs at a time,

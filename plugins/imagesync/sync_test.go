@@ -60,10 +60,12 @@ func TestSyncSendsOnlyMissingBlobs(t *testing.T) {
 		t.Fatalf("plan on an empty registry: held %v, %d uploads of %d bytes; want 5 of %d", p.Held, p.Count(BlobUpload), p.UploadBytes(), art.TotalBlobBytes())
 	}
 	var last Progress
+	var reports int
+	monotonic := true
 	res := Sync(ctx, art, dest, Options{Progress: func(pr Progress) {
-		if pr.Done {
-			last = pr
-		}
+		reports++
+		monotonic = monotonic && pr.Sent >= last.Sent && pr.Total == p.BytesToSend()
+		last = pr
 	}})
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -79,6 +81,10 @@ func TestSyncSendsOnlyMissingBlobs(t *testing.T) {
 	}
 	if !last.Done || last.Sent != last.Total || last.Total != p.BytesToSend() {
 		t.Errorf("final progress %+v, want Done with Sent == Total == %d", last, p.BytesToSend())
+	}
+	// At the start, at most once per percent, and at the end.
+	if !monotonic || reports < 3 || reports > 102 {
+		t.Errorf("%d progress reports (monotonic %v), want 3 to 102 in order", reports, monotonic)
 	}
 	wantTag := "sha256-" + art.Digest.Hex
 	if res.Tag != wantTag || res.Reference != reg.addr()+"/harness@"+art.Digest.String() {
