@@ -7,12 +7,14 @@ package builtin
 import (
 	"sort"
 
+	"poolc.dev/poolc/plugins/imagesync"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
 )
 
 var registry = map[string]func(version string) sdk.Actuator{
-	"sim": func(v string) sdk.Actuator { return sim.New(v) },
+	"sim":                func(v string) sdk.Actuator { return sim.New(v) },
+	imagesync.PluginName: func(v string) sdk.Actuator { return imagesync.NewActuator(v) },
 }
 
 // New returns the built-in actuator of that name, reporting the given
