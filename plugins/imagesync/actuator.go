@@ -14,6 +14,10 @@ import (
 // PluginName is the name the image-sync actuator is built in under.
 const PluginName = "image-sync"
 
+// DefaultParallel is how many members the actuator syncs at once unless
+// the config's parallel says otherwise.
+const DefaultParallel = 4
+
 // ConfigSchema is the CUE schema of the plugin's config block; Config
 // documents each setting.
 var ConfigSchema = fmt.Sprintf(`{
@@ -40,6 +44,7 @@ type Actuator struct {
 	members []sdk.Member
 	reacher *Reacher
 	arts    map[Source]*Artifact
+	slots   chan struct{} // one per member synced at once
 }
 
 var _ sdk.Actuator = (*Actuator)(nil)
@@ -101,6 +106,11 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.cfg, a.workDir, a.members, a.reacher = cfg, req.WorkDir, req.Inventory.Members, r
 	a.arts = map[Source]*Artifact{}
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel
+	}
+	a.slots = make(chan struct{}, parallel)
 	return sdk.ConfigureResponse{}
 }
 
@@ -191,7 +201,14 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	}
 	a.mu.Lock()
 	opts := Options{Jobs: a.cfg.Jobs, Build: a.cfg.Build, Want: s.Digest}
+	slots := a.slots
 	a.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
 	opts.Progress = func(p Progress) {
 		if progress == nil {
 			return

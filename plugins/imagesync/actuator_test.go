@@ -106,3 +106,46 @@ func TestActuatorConfigureDiagnostics(t *testing.T) {
 		}
 	}
 }
+
+func TestActuatorBoundsMembersSyncedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := writeLayout(t, imageOf(t, layers(t, 2, 256<<10), nil), nil)
+	var members []sdk.Member
+	for i := 0; i < 6; i++ {
+		_, port, _ := net.SplitHostPort(newTestRegistry(t).addr())
+		members = append(members, sdk.Member{PodPool: "harness", Context: fmt.Sprintf("member-%d", i), Registry: "k3d-r:" + port, Image: "elanous-harness"})
+	}
+	a := NewActuator("test")
+	if ds := configure(t, a, map[string]any{"source": "oci:" + dir, "parallel": 2}, members...); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	var mu sync.Mutex
+	active, most := map[string]bool{}, 0
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			step := sdk.Step{ID: "image-sync:harness/" + m.Context, Kind: sdk.KindImageSync, ImageSync: &sdk.ImageSync{Member: m, Image: m.Image}}
+			resp := a.Apply(ctx, sdk.ApplyRequest{Step: step}, func(p sdk.Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				active[m.Context] = p.Fraction < 1
+				n := 0
+				for _, on := range active {
+					if on {
+						n++
+					}
+				}
+				most = max(most, n)
+			})
+			if resp.Diagnostics.HasErrors() {
+				t.Errorf("%s: %v", m.Context, resp.Diagnostics)
+			}
+		}()
+	}
+	wg.Wait()
+	if most > 2 {
+		t.Errorf("%d members were being synced at once, want at most 2", most)
+	}
+}

@@ -27,8 +27,9 @@ const DefaultRegistryHost = "127.0.0.1"
 // KnownHosts and Key are the SSH known_hosts and private key files (the
 // agent is used when Key is empty), SSHUser the default login on member
 // hosts. RegistryHost is the address the registry listens on as the
-// member's host sees it (DefaultRegistryHost unless set). Parallel and
-// Jobs bound members at once and blobs at once per member.
+// member's host sees it (DefaultRegistryHost unless set). Parallel bounds
+// the members synced at once (DefaultParallel unless set), Jobs the blobs
+// sent at once to one member (DefaultJobs unless set).
 type Config struct {
 	Source       string            `json:"source,omitempty"`
 	Sources      map[string]string `json:"sources,omitempty"`

@@ -17,5 +17,6 @@
 // digest, and only then tags it with an immutable tag derived from the
 // build or the content digest. A tag that already names another digest is
 // refused, never moved; two syncs of the same image racing to one registry
-// both succeed and agree. SyncAll runs members in parallel, bounded.
+// both succeed and agree. The Actuator serves poolc's image-sync steps,
+// several members at once, bounded.
 package imagesync

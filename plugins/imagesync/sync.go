@@ -14,13 +14,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Defaults for the zero fields of Options; they are written nowhere else.
-const (
-	// DefaultJobs is how many blobs one member receives at once.
-	DefaultJobs = 4
-	// DefaultParallel is how many members SyncAll syncs at once.
-	DefaultParallel = 4
-)
+// DefaultJobs is how many blobs one member receives at once unless
+// Options.Jobs says otherwise.
+const DefaultJobs = 4
 
 // Options adjust a sync. Build, when set, names the build (a commit, a CI
 // run) and goes into the immutable tag; Want, when set, is the digest the
@@ -29,7 +25,6 @@ const (
 // from several goroutines at once.
 type Options struct {
 	Jobs     int
-	Parallel int
 	Build    string
 	Want     string
 	Progress func(Progress)
@@ -38,9 +33,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Jobs <= 0 {
 		o.Jobs = DefaultJobs
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = DefaultParallel
 	}
 	return o
 }
@@ -285,29 +277,3 @@ func (r *countingReader) Read(b []byte) (int, error) {
 }
 
 func (r *countingReader) Close() error { return r.rc.Close() }
-
-// SyncAll syncs art to every destination, opts.Parallel members at once,
-// and returns their results in the order of dests. One member's failure
-// does not stop the others.
-func SyncAll(ctx context.Context, art *Artifact, dests []Destination, opts Options) []Result {
-	opts = opts.withDefaults()
-	results := make([]Result, len(dests))
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
-	for i, d := range dests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i] = Result{Member: d.Member, Err: fmt.Errorf("member %s: %w", d.Member, ctx.Err())}
-				return
-			}
-			defer func() { <-sem }()
-			results[i] = Sync(ctx, art, d, opts)
-		}()
-	}
-	wg.Wait()
-	return results
-}

@@ -342,24 +342,6 @@ func TestPinnedDigestRefusesOtherSource(t *testing.T) {
 	}
 }
 
-func TestSyncAllBoundsMembers(t *testing.T) {
-	reg := newTestRegistry(t)
-	art := artifactOf(t, imageOf(t, layers(t, 3, 64<<10), nil))
-	var dests []Destination
-	for _, m := range []string{"a", "b", "c", "d", "e", "f"} {
-		dests = append(dests, reg.dest("member-"+m, "harness-"+m))
-	}
-	results := SyncAll(context.Background(), art, dests, Options{Parallel: 2})
-	for i, r := range results {
-		if r.Err != nil || r.Member != dests[i].Member || r.Digest != art.Digest {
-			t.Errorf("member %d: %+v", i, r)
-		}
-	}
-	if reg.maxRepos > 2 {
-		t.Errorf("%d members had requests in flight at once, want at most 2", reg.maxRepos)
-	}
-}
-
 func TestLayoutPicksNamedManifest(t *testing.T) {
 	ctx := context.Background()
 	a, b := imageOf(t, layers(t, 1, 1024), nil), imageOf(t, layers(t, 1, 1024), nil)
