@@ -117,33 +117,52 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 // Observe reports, for each member with a registry, the pool's image as
 // NAME@DIGEST when the member's registry serves it (the digest the pool
 // pins, or that of the configured source), and the member without an
-// image otherwise, with a warning giving the bytes a sync would send. A member that cannot be asked is left out, with a
-// warning, so poolc keeps what it last recorded.
+// image otherwise, with a warning giving the bytes a sync would send. A
+// member whose registry cannot be asked is reported without an image,
+// with a warning saying why, so poolc plans a sync that will say the same.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
-	members := a.members
+	members, slots := a.members, a.slots
 	a.mu.Unlock()
-	var resp sdk.ObserveResponse
+	type seen struct {
+		member sdk.Member
+		st     Status
+		want   v1.Hash
+		err    error
+	}
+	var all []*seen
+	var wg sync.WaitGroup
 	for _, m := range members {
 		if m.Registry == "" {
 			continue
 		}
-		st, want, err := a.observe(ctx, m)
-		if err != nil {
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("pod_pool %q member %s: %v", m.PodPool, m.Context, err)})
+		s := &seen{member: m}
+		all = append(all, s)
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			s.st, s.want, s.err = a.observe(ctx, m)
+		})
+	}
+	wg.Wait()
+	var resp sdk.ObserveResponse
+	for _, s := range all {
+		m := s.member
+		if s.err != nil {
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("pod_pool %q member %s: %v", m.PodPool, m.Context, s.err)})
 			continue
 		}
 		obs := m
 		obs.Image = ""
 		switch {
-		case st.Holding(want):
-			obs.Image = imageName(m.Image) + "@" + want.String()
-		case st.BlobsToMove > 0 || st.BytesToMove > 0:
+		case s.st.Holding(s.want):
+			obs.Image = imageName(m.Image) + "@" + s.want.String()
+		case s.st.BlobsToMove > 0 || s.st.BytesToMove > 0:
 			// The fleet has no field for it: the bytes a sync would move
 			// reach the plan's reader as a warning.
 			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
 				Summary: fmt.Sprintf("pod_pool %q member %s: registry %s lacks %s@%s; a sync sends %d bytes (%d blobs)",
-					m.PodPool, m.Context, m.Registry, imageName(m.Image), want, st.BytesToMove, st.BlobsToMove)})
+					m.PodPool, m.Context, m.Registry, imageName(m.Image), s.want, s.st.BytesToMove, s.st.BlobsToMove)})
 		}
 		resp.Fleet.Members = append(resp.Fleet.Members, obs)
 	}
@@ -161,20 +180,26 @@ func (a *Actuator) observe(ctx context.Context, m sdk.Member) (Status, v1.Hash, 
 	if err != nil {
 		return Status{}, v1.Hash{}, err
 	}
-	if pin := digestOf(m.Image); pin != "" {
-		h, err := v1.NewHash(pin)
+	art, err := a.artifact(ctx, m.Image)
+	pin := digestOf(m.Image)
+	if pin == "" {
 		if err != nil {
 			return Status{}, v1.Hash{}, err
 		}
-		st, err := Observe(ctx, nil, d, []v1.Hash{h})
-		return st, h, err
+		st, err := Observe(ctx, art, d, nil)
+		return st, art.Digest, err
 	}
-	art, err := a.artifact(ctx, m.Image)
-	if err != nil {
-		return Status{}, v1.Hash{}, err
+	want, perr := v1.NewHash(pin)
+	if perr != nil {
+		return Status{}, v1.Hash{}, perr
 	}
-	st, err := Observe(ctx, art, d, nil)
-	return st, art.Digest, err
+	if err != nil || art.Digest != want {
+		// The source is not (yet) the pinned image: what the registry
+		// holds is still known, the bytes to move are not.
+		art = nil
+	}
+	st, err := Observe(ctx, art, d, []v1.Hash{want})
+	return st, want, err
 }
 
 // Apply syncs the step's image to its member's registry and returns the

@@ -149,3 +149,41 @@ func TestActuatorBoundsMembersSyncedAtOnce(t *testing.T) {
 		t.Errorf("%d members were being synced at once, want at most 2", most)
 	}
 }
+
+func TestActuatorObservesThePinnedDigest(t *testing.T) {
+	ctx := context.Background()
+	dir := writeLayout(t, imageOf(t, layers(t, 2, 32<<10), nil), nil)
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newTestRegistry(t)
+	_, port, _ := net.SplitHostPort(reg.addr())
+	pinned := "elanous-harness@" + art.Digest.String()
+	m := sdk.Member{PodPool: "harness", Context: "pool-node-b", Registry: "k3d-r:" + port, Image: pinned}
+	a := NewActuator("test")
+	if ds := configure(t, a, map[string]any{"source": "oci:" + dir}, m); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	obs := a.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || len(obs.Diagnostics) != 1 || !strings.Contains(obs.Diagnostics[0].Summary, "lacks "+pinned) {
+		t.Fatalf("before: %+v", obs)
+	}
+	step := sdk.Step{ID: "image-sync:harness/pool-node-b", Kind: sdk.KindImageSync, ImageSync: &sdk.ImageSync{Member: m, Image: pinned, Digest: art.Digest.String()}}
+	if resp := a.Apply(ctx, sdk.ApplyRequest{Step: step}, nil); resp.Diagnostics.HasErrors() || resp.Observed.Members[0].Image != pinned {
+		t.Fatalf("apply: %+v", resp)
+	}
+	obs = a.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != pinned || len(obs.Diagnostics) != 0 {
+		t.Fatalf("after: %+v", obs)
+	}
+	// A pin the source does not have: what the registry holds is still
+	// told, without a byte count.
+	m.Image = "elanous-harness@sha256:" + strings.Repeat("2", 64)
+	if ds := configure(t, a, map[string]any{"source": "oci:" + dir}, m); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	if obs = a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || obs.Diagnostics.HasErrors() {
+		t.Fatalf("other pin: %+v", obs)
+	}
+}

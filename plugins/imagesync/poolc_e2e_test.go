@@ -130,4 +130,7 @@ func TestE2EPoolcApplySyncsEveryMember(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Plan: 2 image-sync ·") {
 		t.Fatalf("plan exited %d", code)
 	}
+	if n := strings.Count(out, "lacks elanous-harness@"+digest2+"; a sync sends"); n != 2 {
+		t.Errorf("plan warns of the bytes to move for %d members, want 2", n)
+	}
 }
