@@ -249,8 +249,8 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		return fail(res.Err)
 	}
 	if progress != nil {
-		progress(sdk.Progress{Fraction: 1, Message: fmt.Sprintf("%s: %s (tag %s): %d blobs sent (%d bytes), %d mounted, %d present",
-			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, res.BlobsMounted, res.BlobsPresent)})
+		progress(sdk.Progress{Fraction: 1, Message: fmt.Sprintf("%s: %s (tag %s): %d blobs sent (%d bytes of the image's %d), %d mounted, %d present",
+			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, art.TotalBlobBytes(), res.BlobsMounted, res.BlobsPresent)})
 	}
 	obs := s.Member
 	obs.Image = imageName(s.Image) + "@" + res.Digest.String()
@@ -278,7 +278,7 @@ func (a *Actuator) artifact(ctx context.Context, image string) (*Artifact, error
 	if art := a.arts[src]; art != nil {
 		return art, nil
 	}
-	art, err := Load(ctx, src, LoadOptions{})
+	art, err := Load(ctx, src)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package imagesync
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -37,9 +36,6 @@ type Manifest struct {
 	Raw       []byte
 }
 
-// RawManifest returns the manifest's bytes (remote.Taggable).
-func (m Manifest) RawManifest() ([]byte, error) { return m.Raw, nil }
-
 // Blob is a config or layer of the artifact, with the layer to read it from.
 type Blob struct {
 	Digest v1.Hash
@@ -57,17 +53,11 @@ func (a *Artifact) TotalBlobBytes() int64 {
 	return n
 }
 
-// LoadOptions adjust how a Source is read. Transport, when set, carries the
-// requests to a source registry (default http.DefaultTransport).
-type LoadOptions struct {
-	Transport http.RoundTripper
-}
-
 // Load reads src into an Artifact. A layout or archive is read from disk;
 // a registry source is resolved to its manifest, and its blobs are fetched
 // only when a sync sends them.
-func Load(ctx context.Context, src Source, opts LoadOptions) (*Artifact, error) {
-	root, err := open(ctx, src, opts)
+func Load(ctx context.Context, src Source) (*Artifact, error) {
+	root, err := open(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("image source %s: %w", src, err)
 	}
@@ -82,18 +72,14 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Artifact, error) 
 }
 
 // open returns the root of src: a v1.Image or a v1.ImageIndex.
-func open(ctx context.Context, src Source, opts LoadOptions) (partial.Describable, error) {
+func open(ctx context.Context, src Source) (partial.Describable, error) {
 	switch src.Kind {
 	case SourceRegistry:
 		ref, err := parseReference(src.Ref)
 		if err != nil {
 			return nil, err
 		}
-		ropts := []remote.Option{remote.WithContext(ctx)}
-		if opts.Transport != nil {
-			ropts = append(ropts, remote.WithTransport(opts.Transport))
-		}
-		desc, err := remote.Get(ref, ropts...)
+		desc, err := remote.Get(ref, remote.WithContext(ctx))
 		if err != nil {
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func (d Destination) connect(ctx context.Context, jobs int) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &target{dest: d, repo: repo, base: base, client: &http.Client{Transport: rt, CheckRedirect: d.checkRedirect}, pusher: pusher}, nil
+	return &target{dest: d, repo: repo, base: base, client: &http.Client{Transport: rt}, pusher: pusher}, nil
 }
 
 // close closes the target's idle connections (and so its tunnels).
@@ -117,13 +117,6 @@ func (d Destination) transport(reg name.Registry) *http.Transport {
 		return d.Tunnel(ctx)
 	}
 	return t
-}
-
-func (d Destination) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return fmt.Errorf("member %s: too many redirects", d.Member)
-	}
-	return nil
 }
 
 // hostPort returns the host:port connections to reg go to, with the
