@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -140,7 +139,7 @@ func TestE2EMemberLifecycle(t *testing.T) {
 
 	t.Run("remove refuses while Jobs run", func(t *testing.T) {
 		// Without a scheduler the Job's pod never runs: the Job stays active.
-		must(t)(csA.BatchV1().Jobs("jobs").Create(ctx, testJob("busy", a.Pool), metav1.CreateOptions{}))
+		must(t)(csA.BatchV1().Jobs("jobs").Create(ctx, testJobFor("busy", a.Pool), metav1.CreateOptions{}))
 		_, err := k.Remove(ctx, a, RemoveOptions{})
 		var running *JobsRunningError
 		if !errors.As(err, &running) || !slices.Equal(running.Jobs, []string{"busy"}) {
@@ -178,7 +177,7 @@ func TestE2EMemberLifecycle(t *testing.T) {
 	t.Run("remove leaves what poolc did not make", func(t *testing.T) {
 		// A Job of someone else in a namespace poolc did not make does not
 		// hold the pool's removal up.
-		must(t)(csB.BatchV1().Jobs("jobs").Create(ctx, testJob("theirs", ""), metav1.CreateOptions{}))
+		must(t)(csB.BatchV1().Jobs("jobs").Create(ctx, testJobFor("theirs", ""), metav1.CreateOptions{}))
 		r, err := k.Remove(ctx, b, RemoveOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -219,20 +218,6 @@ func must(t *testing.T) func(any, error) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func testJob(name, pool string) *batchv1.Job {
-	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
-		}}},
-	}
-	if pool != "" {
-		j.Labels = map[string]string{LabelManagedBy: ManagedBy, LabelPodPool: pool}
-	}
-	return j
 }
 
 // checkObjects checks every object Ensure makes for m, as the API server
