@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
 
+	"poolc.dev/poolc/compiler/numlit"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/pools"
 )
@@ -301,8 +302,9 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 
 // scan reads src's tokens for what CUE would mishandle, before it parses
 // them: nesting deeper than tree.MaxNesting, which its parser and
-// evaluator would recurse into until the stack is exhausted, and number
-// literals beyond float64, which it may read as 1 (1e999999).
+// evaluator would recurse into until the stack is exhausted, number
+// literals HCL would read otherwise (numlit), and number literals beyond
+// float64, which it may read as 1 (1e999999).
 //
 // Within a field every opening bracket, label colon, keyword and operator
 // counts as a level of nesting, since each may nest the parsed expression
@@ -327,6 +329,9 @@ func scan(filename string, src []byte) *pools.Diagnostic {
 		case tok == token.EOF:
 			return nil
 		case tok == token.FLOAT || tok == token.INT:
+			if err := numlit.Check(lit); err != nil {
+				return &pools.Diagnostic{Code: "syntax", Pos: position(pos), Message: err.Error()}
+			}
 			if !inRange(lit) {
 				return &pools.Diagnostic{Code: "syntax", Pos: position(pos), Message: fmt.Sprintf("number %s is out of range: its magnitude must be 0 or from %g to %g", lit, math.SmallestNonzeroFloat64, math.MaxFloat64)}
 			}
@@ -366,7 +371,7 @@ func scan(filename string, src []byte) *pools.Diagnostic {
 }
 
 // inRange reports whether a decimal number literal is 0 or within the
-// range of a float64. Literals it cannot read (hexadecimal, 1Ki) pass.
+// range of a float64.
 func inRange(lit string) bool {
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {
