@@ -228,6 +228,7 @@ func Compile(files []File) (*Config, pools.Diagnostics) {
 	if doc == nil {
 		return cfg, diags
 	}
+	diags = append(diags, compactMembers(doc)...)
 	diags = append(diags, schema.Check(doc)...)
 	if diags.HasErrors() {
 		return cfg, diags
