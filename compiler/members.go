@@ -104,7 +104,7 @@ func capacity(text string, at pools.Pos, diags *pools.Diagnostics) *tree.Value {
 		return &tree.Value{Kind: tree.String, Str: text}
 	}
 	if err := numlit.Check(digits); err != nil {
-		diags.ErrorAt("syntax", at, "capacity: %v", err)
+		diags.ErrorAt("syntax", at, "%v", err)
 		return &tree.Value{Kind: tree.Invalid}
 	}
 	n, err := strconv.ParseFloat(text, 64)
