@@ -32,7 +32,6 @@ type validator struct {
 	p     *pools.Pool
 	diags pools.Diagnostics
 	views map[string]pools.View // by profile, see view
-	hosts map[string]string     // node address host -> address, see hostOf
 }
 
 // view returns the fleet as a profile shapes it, computed once per
