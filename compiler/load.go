@@ -6,10 +6,10 @@ package compiler
 
 import (
 	"bytes"
-	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -192,7 +192,7 @@ func readFile(name string, left int64) (File, *pools.Diagnostic) {
 		return File{}, &pools.Diagnostic{Code: code, Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
 	}
 	tooLarge := func() (File, *pools.Diagnostic) {
-		return bad("too-large", "the pool's files pass %s; poolc reads at most %s for one pool, all its files together", mib(MaxPoolSize), mib(MaxPoolSize))
+		return bad("too-large", "with this file the pool passes %s; poolc reads at most that much for one pool, all its files together", mib(MaxPoolSize))
 	}
 	st, err := os.Stat(name)
 	if err != nil {
@@ -200,6 +200,9 @@ func readFile(name string, left int64) (File, *pools.Diagnostic) {
 	}
 	if !st.Mode().IsRegular() {
 		return bad("read", "not a regular file (%s): poolc reads pool files only from regular files", kindOf(st.Mode()))
+	}
+	if st.Size() > MaxPoolSize {
+		return bad("too-large", "file is %s; poolc reads pool files of at most %s", mib(st.Size()), mib(MaxPoolSize))
 	}
 	if st.Size() > left {
 		return tooLarge()
