@@ -39,6 +39,7 @@ type Source struct {
 // back as diagnostics at the positions CUE gives.
 func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
+	var syntax []*ast.File
 	inst := build.NewContext().NewInstance("", nil)
 	for _, f := range files {
 		if d := scan(f.Name, f.Src); d != nil {
@@ -56,9 +57,13 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 		if err := inst.AddSyntax(syn); err != nil {
 			addCUE(&diags, err)
 		}
+		syntax = append(syntax, syn)
 	}
 	if diags.HasErrors() {
 		return nil, diags
+	}
+	if doc, more, ok := plainData(syntax); ok {
+		return doc, append(diags, more...)
 	}
 	type result struct {
 		doc   *tree.Value
