@@ -65,6 +65,16 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	if doc, more, ok := plainData(syntax); ok {
 		return doc, append(diags, more...)
 	}
+	if doc, more, ok := evaluateApart(files); ok {
+		return doc, append(diags, more...)
+	}
+	return evaluateHere(inst, files[0].Name, diags)
+}
+
+// evaluateHere evaluates the instance in this process, within
+// MaxEvalTime; the evaluation cannot be stopped, so past the limit it is
+// left running in the background.
+func evaluateHere(inst *build.Instance, first string, diags pools.Diagnostics) (*tree.Value, pools.Diagnostics) {
 	type result struct {
 		doc   *tree.Value
 		diags pools.Diagnostics
@@ -80,9 +90,13 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	case r := <-done:
 		return r.doc, append(diags, r.diags...)
 	case <-timeout.C:
-		diags.ErrorAt("too-slow", pools.Pos{File: files[0].Name, Line: 1, Col: 1}, "CUE did not finish evaluating the pool within %v: look for long chains of references (a: b, b: c, ...) or large comprehensions", MaxEvalTime)
+		diags = append(diags, tooSlow(first))
 		return nil, diags
 	}
+}
+
+func tooSlow(first string) pools.Diagnostic {
+	return pools.Diagnostic{Code: "too-slow", Pos: pools.Pos{File: first, Line: 1, Col: 1}, Message: fmt.Sprintf("CUE did not finish evaluating the pool within %v: look for long chains of references (a: b, b: c, ...) or large comprehensions", MaxEvalTime)}
 }
 
 // written is where v's value is written, if its source says; p, where it
@@ -103,10 +117,10 @@ func written(v cue.Value, p pools.Pos) pools.Pos {
 // largest pools poolc is designed for evaluate in about two seconds, and
 // a 16 MB one in well under a minute; but a few thousand lines of CUE can
 // keep the evaluator busy for hours (a chain of references a0: a1, a1: a2,
-// ... takes time cubic in its length). CUE cannot be interrupted, so
-// past the limit Parse returns an error and leaves the evaluation running
-// in the background until it ends or the program exits, as poolc's
-// commands do right after reporting.
+// ... takes time cubic in its length). An evaluation in a child process
+// (evaluateApart) is killed at the limit; one in this process cannot be
+// interrupted and is left running in the background until it ends or the
+// program exits, as poolc's commands do right after reporting.
 const MaxEvalTime = time.Minute
 
 // evaluate builds the instance and reads it into a tree.

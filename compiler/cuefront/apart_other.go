@@ -1,0 +1,12 @@
+//go:build !unix
+
+package cuefront
+
+import (
+	"poolc.dev/poolc/compiler/tree"
+	"poolc.dev/poolc/pools"
+)
+
+// evaluateApart is not available without RLIMIT_AS: CUE is evaluated in
+// process.
+func evaluateApart([]Source) (*tree.Value, pools.Diagnostics, bool) { return nil, nil, false }
