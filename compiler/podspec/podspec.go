@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"poolc.dev/poolc/pools"
 )
@@ -58,9 +59,9 @@ func Split(list string) ([]Entry, []Error) {
 	var errs []Error
 	off := 0
 	for i, raw := range strings.Split(list, ",") {
-		start := off + len(raw) - len(strings.TrimLeft(raw, " \t\n"))
-		off += len(raw) + 1
 		entry := strings.TrimSpace(raw)
+		start := off + len(raw) - len(strings.TrimLeftFunc(raw, unicode.IsSpace))
+		off += len(raw) + 1
 		if entry == "" {
 			errs = append(errs, Error{start, fmt.Sprintf("member %d: empty entry between commas", i+1)})
 			continue
