@@ -3,6 +3,7 @@ package compiler
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"poolc.dev/poolc/compiler/podspec"
 	"poolc.dev/poolc/compiler/tree"
@@ -231,6 +232,11 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 	}
 	var out []pools.Member
 	for _, item := range items {
+		if list.Kind == tree.List && strings.Contains(item.Str, ",") {
+			// One form or the other: a list holds one member per item.
+			d.diags.ErrorAt("bad-member", item.Pos, "pod_pool %q: %q holds %d members, but a list of members holds one per item: write [%s], or the whole list as one comma-separated string", pool, item.Str, len(strings.Split(item.Str, ",")), quotedItems(item.Str))
+			continue
+		}
 		entries, errs := podspec.Parse(item.Str)
 		for _, e := range errs {
 			d.diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)
@@ -241,6 +247,15 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 		}
 	}
 	return out
+}
+
+// quotedItems writes a comma-separated member list as list items.
+func quotedItems(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		parts[i] = strconv.Quote(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stringPos is the position of byte off inside a string literal at p
