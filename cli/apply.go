@@ -86,11 +86,11 @@ type applyOptions struct {
 
 // applyFail prints a failure of apply, once, and returns the exit code.
 func applyFail(io Stdio, format string, args ...any) int {
-	fmt.Fprintf(io.Err, "poolc apply: "+format+"\n", args...)
-	return ExitError
+	return fail(io, "apply", fmt.Sprintf(format, args...))
 }
 
 func apply(args []string, o applyOptions, io Stdio) int {
+	io.diags = diagFormFor(o.json, true, io.Err, o.noColor)
 	var saved *pools.SavedPlan
 	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
 		s, err := readSavedPlan(args[0])
@@ -187,6 +187,9 @@ func apply(args []string, o applyOptions, io Stdio) int {
 				j.End("refreshed after an interrupted apply; nothing to do")
 			}
 		}
+		if o.json {
+			newProgress(io.Out, true, false, 0).Close() // the summary: nothing to do
+		}
 		return ExitOK
 	}
 	if len(plan.Interruptions) > 0 && !o.allowInterruption {
@@ -269,7 +272,7 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 	}
 	if res.OK() {
 		if !o.json {
-			fmt.Fprintf(io.Out, "\nApply complete: %d steps done.\n", len(res.Steps))
+			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural(len(res.Steps), "step"))
 		}
 		return ExitOK
 	}

@@ -23,10 +23,14 @@ const (
 	ExitError = 1
 )
 
-// Stdio is where a command reads and writes.
+// Stdio is where a command reads and writes, and how it shows findings.
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// diags is how writeDiagnostics shows findings; a command that
+	// writes JSON sets it once, so that every refusal, from any depth,
+	// comes out in the same form.
+	diags diagForm
 }
 
 // command is one poolc subcommand.

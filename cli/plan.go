@@ -67,6 +67,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 			detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
 			return func(args []string, io Stdio) int {
+				io.diags = diagFormFor(*format == "json", false, io.Err, *noColor)
 				if err := checkFormat(*format); err != nil {
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
@@ -78,13 +79,11 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 				}
 				current, err := currentState(cfg, *statePath, *base)
 				if err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
+					return fail(io, "plan", err.Error())
 				}
 				p, err := compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()})
 				if err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
+					return fail(io, "plan", err.Error())
 				}
 				writeDiagnostics(io, diags) // warnings
 				if *out != "" {

@@ -24,26 +24,85 @@ type progressView interface {
 func newProgress(w io.Writer, asJSON, terminal bool, total int) progressView {
 	switch {
 	case asJSON:
-		enc := json.NewEncoder(w)
-		return &jsonProgress{enc: enc}
+		return &jsonProgress{enc: json.NewEncoder(w), total: total, start: time.Now()}
 	case terminal:
 		return newBarProgress(w, total)
 	}
 	return &lineProgress{w: w, total: total}
 }
 
+// jsonEvent is one line of apply --json: a runner event, or the summary
+// that ends the stream ("event": "summary"). Every duration is in
+// seconds.
+type jsonEvent struct {
+	FormatVersion   int              `json:"format_version"`
+	Time            time.Time        `json:"time"`
+	Event           runner.EventKind `json:"event"`
+	Step            string           `json:"step,omitempty"`
+	Plugin          string           `json:"plugin,omitempty"`
+	Message         string           `json:"message,omitempty"`
+	Fraction        float64          `json:"fraction,omitempty"`
+	Attempt         int              `json:"attempt,omitempty"`
+	EstimateSeconds float64          `json:"estimate_seconds,omitempty"`
+	ElapsedSeconds  float64          `json:"elapsed_seconds,omitempty"`
+	// The summary's fields.
+	OK              *bool         `json:"ok,omitempty"`
+	Steps           *int          `json:"steps,omitempty"`
+	Outcomes        *jsonOutcomes `json:"outcomes,omitempty"`
+	DurationSeconds *float64      `json:"duration_seconds,omitempty"`
+}
+
+// jsonOutcomes counts the steps of a run by outcome.
+type jsonOutcomes struct {
+	Done      int `json:"done"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+	Cancelled int `json:"cancelled"`
+}
+
+// summaryEvent is the last event of a run of total steps that began at
+// start.
+func summaryEvent(total int, o jsonOutcomes, start time.Time) jsonEvent {
+	now := time.Now()
+	ok := o.Done == total
+	d := now.Sub(start).Seconds()
+	return jsonEvent{FormatVersion: JSONFormatVersion, Time: now.UTC(), Event: "summary", OK: &ok, Steps: &total, Outcomes: &o, DurationSeconds: &d}
+}
+
 type jsonProgress struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu       sync.Mutex
+	enc      *json.Encoder
+	total    int
+	start    time.Time
+	outcomes jsonOutcomes
 }
 
 func (p *jsonProgress) Event(e runner.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.enc.Encode(e)
+	switch e.Kind {
+	case runner.EventDone:
+		p.outcomes.Done++
+	case runner.EventFailed:
+		p.outcomes.Failed++
+	case runner.EventSkipped:
+		p.outcomes.Skipped++
+	case runner.EventCancelled:
+		p.outcomes.Cancelled++
+	}
+	p.enc.Encode(jsonEvent{
+		FormatVersion: JSONFormatVersion, Time: e.Time, Event: e.Kind, Step: e.Step, Plugin: e.Plugin,
+		Message: e.Message, Fraction: e.Fraction, Attempt: e.Attempt,
+		EstimateSeconds: e.Estimate, ElapsedSeconds: e.Elapsed.Seconds(),
+	})
 }
 
-func (p *jsonProgress) Close() {}
+// Close ends the stream with the summary.
+func (p *jsonProgress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enc.Encode(summaryEvent(p.total, p.outcomes, p.start))
+}
 
 // eventLine is the text of an event worth a line, or "" for progress
 // chatter. finished counts steps with an outcome so far.

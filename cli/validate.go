@@ -44,7 +44,7 @@ Valid pools print nothing (a one-line summary with -v). Findings go to
 standard error; with --format json one JSON document goes to standard
 output instead, valid or not:
 
-  {"format_version": "1", "valid": false, "pool": "spark-lab",
+  {"format_version": 1, "valid": false, "pool": "spark-lab",
    "files": [...], "errors": 1, "warnings": 0,
    "diagnostics": [{"severity": "error", "code": "unknown-model",
      "message": "...", "file": "pool.hcl", "line": 12, "column": 17,
@@ -59,7 +59,9 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			format := fs.String("format", "text", "output format: text or json")
 			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
+			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
 			return func(args []string, io Stdio) int {
+				io.diags = textDiagForm(io.Err, *noColor)
 				v, err := newDiagView(*format, io)
 				if err != nil {
 					fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
