@@ -57,7 +57,8 @@ Examples:
   poolc plan --out plan.json pools/ && poolc show plan.json
 
 Exit codes: 0 success, 1 an error or an invalid configuration; with
---detailed-exitcode 0 no changes, 1 error, 2 changes.`,
+--detailed-exitcode 0 no changes, 1 error, 2 changes or aliases left
+unserved (as --assume-down may leave them).`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			statePath := fs.String("state", "", "state file to plan from (default: the pool's own)")
 			base := fs.StringArray("base", nil, "plan from the configuration at this path instead of from the state (repeatable)")
@@ -96,7 +97,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				if *detailed && !p.Empty() {
+				if *detailed && (!p.Empty() || len(p.Unserved) > 0) {
 					return ExitChanges
 				}
 				return ExitOK

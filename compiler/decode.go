@@ -30,6 +30,9 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)
 	}
 	first := poolsObj.Fields[0]
+	// A finding about something the files leave to a default (the
+	// guard's reserve) points at the pool.
+	d.sm.Set(pools.Path{}, first.KeyPos)
 	d.record(first.Value, nil)
 	p := d.pool(first.Key, first.Value)
 	return p, d.sm, d.diags
