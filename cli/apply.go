@@ -92,7 +92,7 @@ func applyFail(io Stdio, format string, args ...any) int {
 func apply(args []string, o applyOptions, io Stdio) int {
 	io.diags = diagFormFor(o.json, true, io.Err, o.noColor)
 	var saved *pools.SavedPlan
-	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
+	if savedPlanArg(args) {
 		s, err := readSavedPlan(args[0])
 		if err != nil {
 			return applyFail(io, "%v", err)

@@ -198,7 +198,7 @@ func currentState(cfg *compiler.Config, statePath string, base []string) (*pools
 func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []string, p *pools.Plan) error {
 	saved := pools.SavedPlan{
 		FormatVersion: pools.SavedPlanFormatVersion, PoolcVersion: Version(),
-		ConfigHash: cfg.Hash, ConfigFiles: cfg.Files,
+		ConfigHash: cfg.Hash, ConfigFiles: planFilePaths(path, cfg.Files),
 		StateLineage: pools.LineageOf(st), StateSerial: st.Serial, StateHash: st.ContentHash(),
 		AssumeDown: assumeDown, Plan: p,
 	}
@@ -214,5 +214,9 @@ func readSavedPlan(path string) (*pools.SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pools.ParseSavedPlan(path, data)
+	saved, err := pools.ParseSavedPlan(path, data)
+	if err == nil {
+		saved.ConfigFiles = resolvePlanFiles(path, saved.ConfigFiles)
+	}
+	return saved, err
 }
