@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -89,28 +88,6 @@ func TestREADMERunsAsWritten(t *testing.T) {
 	blocks := readmeBlocks(string(doc))
 	tmp := t.TempDir()
 
-	pools := 0
-	for _, b := range blocks {
-		lang, kind, _ := strings.Cut(b.info, " ")
-		if kind != "pool" {
-			continue
-		}
-		pools++
-		dir := filepath.Join(tmp, "readme-pools", strconv.Itoa(b.line))
-		file := filepath.Join(dir, "pool."+lang)
-		os.MkdirAll(dir, 0o755)
-		if err := os.WriteFile(file, []byte(b.text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var out, errs bytes.Buffer
-		if code := Main([]string{"validate", file}, Stdio{Out: &out, Err: &errs}); code != ExitOK {
-			t.Errorf("README.md:%d: the %s block is not a valid pool (exit %d):\n%s", b.line, b.info, code, errs.String())
-		}
-	}
-	if pools == 0 {
-		t.Error("README.md has no block marked as a pool (```hcl pool)")
-	}
-
 	repo := filepath.Join(tmp, "repo")
 	if err := copyTree(root, repo); err != nil {
 		t.Fatal(err)
@@ -141,6 +118,34 @@ func TestREADMERunsAsWritten(t *testing.T) {
 	}
 	if scripts == 0 {
 		t.Error("README.md has no sh block")
+	}
+	// The pool blocks, checked by the poolc the quick start installed
+	// (validate starts the pool's plugins, as that binary serves them).
+	poolc := filepath.Join(bin, "poolc")
+	if _, err := os.Stat(poolc); err != nil {
+		t.Fatalf("the quick start did not install poolc in GOBIN: %v", err)
+	}
+	pools := 0
+	for _, b := range blocks {
+		lang, kind, _ := strings.Cut(b.info, " ")
+		if kind != "pool" {
+			continue
+		}
+		pools++
+		dir := filepath.Join(tmp, "readme-pools", strconv.Itoa(b.line))
+		file := filepath.Join(dir, "pool."+lang)
+		os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(file, []byte(b.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(poolc, "validate", file)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("README.md:%d: the %s block is not a valid pool (%v):\n%s", b.line, b.info, err, out)
+		}
+	}
+	if pools == 0 {
+		t.Error("README.md has no block marked as a pool (```hcl pool)")
 	}
 }
 

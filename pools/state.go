@@ -290,3 +290,12 @@ func (s *State) MarshalCompact() ([]byte, error) {
 	}
 	return append(b, '\n'), nil
 }
+
+// ImageDigest is the digest an image reference pins (NAME@sha256:...), or
+// "" when it pins none.
+func ImageDigest(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return image[i+1:]
+	}
+	return ""
+}

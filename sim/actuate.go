@@ -25,7 +25,7 @@ func (w *world) actuate(p *pools.Plan) (runner.Result, error) {
 		return runner.Result{}, fmt.Errorf("configuring the sim actuator: %s", resp.Diagnostics[0].Summary)
 	}
 	for _, s := range seed(p.Before) {
-		if resp := act.Apply(ctx, sdk.ApplyRequest{Step: s}, func(sdk.Progress) {}); resp.Diagnostics.HasErrors() {
+		if resp := act.ApplyStep(ctx, s, func(sdk.Progress) {}); resp.Diagnostics.HasErrors() {
 			return runner.Result{}, fmt.Errorf("setting up the sim actuator's world (%s): %s", s.ID, resp.Diagnostics[0].Summary)
 		}
 	}
@@ -62,31 +62,16 @@ type actuators struct {
 	sim *simplugin.Sim
 }
 
-// For returns the one actuator, for every kind.
-func (a *actuators) For(pools.StepKind) (sdk.Actuator, string, bool) { return a, "sim", true }
-
-// Describe is the sim actuator's.
-func (a *actuators) Describe(ctx context.Context, req sdk.DescribeRequest) sdk.DescribeResponse {
-	return a.sim.Describe(ctx, req)
-}
-
-// Configure is the sim actuator's.
-func (a *actuators) Configure(ctx context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
-	return a.sim.Configure(ctx, req)
-}
-
-// Observe is the sim actuator's.
-func (a *actuators) Observe(ctx context.Context, req sdk.ObserveRequest) sdk.ObserveResponse {
-	return a.sim.Observe(ctx, req)
-}
+// For returns the one actuator, for every step.
+func (a *actuators) For(pools.Step) (runner.Actuator, string, bool) { return a, "sim", true }
 
 // Apply refuses what the modelled hardware refuses, then hands the step
 // to the sim actuator.
-func (a *actuators) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
-	if why := a.w.refuses(req.Step); why != "" {
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, why)}
+func (a *actuators) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) runner.Response {
+	if why := a.w.refuses(s); why != "" {
+		return runner.Response{Diagnostics: sdk.Errorf(nil, why)}
 	}
-	return a.sim.Apply(ctx, req, progress)
+	return a.sim.ApplyStep(ctx, s, progress)
 }
 
 // refuses says why the hardware cannot carry out a step now, or "".
