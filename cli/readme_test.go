@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	simplugin "poolc.dev/poolc/plugins/sim"
 )
 
 // readmeBlock is one fenced code block of the README: its info string
@@ -181,4 +184,20 @@ func copyTree(root, dir string) error {
 		}
 		return os.WriteFile(target, data, info.Mode().Perm())
 	})
+}
+
+// TestREADMEDocumentsSimOptions requires the README's table of the sim
+// plugin's options to name every option the plugin reads.
+func TestREADMEDocumentsSimOptions(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ty := reflect.TypeOf(simplugin.Config{})
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		if !strings.Contains(string(doc), "| `"+name+"` |") {
+			t.Errorf("README.md does not document the sim plugin's option %s in its table", name)
+		}
+	}
 }
