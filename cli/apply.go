@@ -53,6 +53,14 @@ second fails at once with the first one's lock info, or waits up to
 --lock-timeout. The first Ctrl-C stops new steps and cancels those in
 flight cleanly; a second stops at once.
 
+On a terminal the steps in flight show with their plugin's latest
+progress; elsewhere each event is a line. --json prints one JSON object
+per line instead: the runner's events (durations in seconds), a refusal
+as {"event": "diagnostics", ...} with file, line and column, and at the
+end {"event": "summary", "ok": ..., "steps": N, "outcomes": {...},
+"duration_seconds": ...}. A PLANFILE is recognised by its content, from
+any working directory.
+
 Examples:
   poolc apply --auto-approve examples/spark-lab
   poolc plan --out plan.json pools/ && poolc apply plan.json
