@@ -41,7 +41,10 @@ const applyPodPoolHCL = `pool "jobs-lab" {
 `
 
 // TestE2EApplyBringsPodPoolMembersUp applies a pool whose pod pool's
-// cluster plugin is kube against two real API servers, then plans again.
+// cluster plugin is kube against two real API servers: the members come
+// up, the next plan is empty, a hand-edited quota is drift that one
+// member-ensure puts back, and a capacity change in the config is one
+// in-place member-ensure.
 func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
 	dir := t.TempDir()
@@ -105,4 +108,35 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 		t.Fatalf("plan after a hand edit: exit %d, want changes naming member-b\n%s", code, out)
 	}
 	t.Logf("plan after the hand edit:\n%s", out)
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply over the hand edit: exit %d\n%s", code, out)
+	}
+
+	// A capacity change in the config is one in-place step.
+	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051", "member-a:4#k3d-reg:5051", 1)
+	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run("plan", "--detailed-exitcode", "--no-color", dir)
+	if code != ExitChanges || !strings.Contains(out, "member-ensure harness/member-a") || !strings.Contains(out, "Plan: 1 member-ensure ·") {
+		t.Fatalf("plan after the config change: exit %d\n%s", code, out)
+	}
+	t.Logf("plan after the config change:\n%s", out)
+	before, err := env.Cluster("member-a").Client.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply of the config change: exit %d\n%s", code, out)
+	}
+	after, err := env.Cluster("member-a").Client.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := after.Spec.Hard[kube.JobCount]; h.Value() != 4 || after.UID != before.UID {
+		t.Errorf("member-a quota after the change: %v (uid %s, was %s)", after.Spec.Hard, after.UID, before.UID)
+	}
+	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
+		t.Fatalf("plan after the last apply: exit %d\n%s", code, out)
+	}
 }
