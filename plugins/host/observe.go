@@ -152,8 +152,8 @@ func (s seen) lay(part string, f *pools.Fleet) {
 		}
 	case sdk.ObserveImages:
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] {
-				continue
+			if !o.imageSyncs[m.PodPool] || m.Registry == "" {
+				continue // a member without a registry has no image to sync
 			}
 			f.Members[i].Image = ""
 			if j := slices.IndexFunc(seen.Members, func(x pools.MemberState) bool { return x.Key() == m.Key() }); j >= 0 {

@@ -35,3 +35,13 @@ func TestRefreshKeepsTheImagePluginsImage(t *testing.T) {
 		t.Errorf("one plugin for both: image %q, want its h@sha256:old", f.Members[0].Image)
 	}
 }
+
+// A member without a registry has no image to sync: an image-sync plugin
+// that does not report it leaves the image the state records.
+func TestRefreshLeavesTheImageOfAMemberWithoutRegistry(t *testing.T) {
+	images := seen{plugin: "sim", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}}}
+	f := pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Image: "h:1"}}}
+	if drift := (Observation{seen: []seen{images}}).Refresh(&f); len(drift) != 0 || f.Members[0].Image != "h:1" {
+		t.Errorf("members %+v, drift %v; want the image kept", f.Members, drift)
+	}
+}
