@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/orchestrate"
@@ -229,11 +229,11 @@ func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []s
 		StateLineage: pools.LineageOf(st), StateSerial: st.Serial, StateHash: st.ContentHash(),
 		AssumeDown: assumeDown, Plan: p,
 	}
-	data, err := json.MarshalIndent(saved, "", "  ")
+	data, err := planjson.MarshalSaved(&saved)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(data, '\n'), 0o644)
+	return atomicfile.Write(path, data, 0o644)
 }
 
 func readSavedPlan(path string) (*pools.SavedPlan, error) {
@@ -241,5 +241,5 @@ func readSavedPlan(path string) (*pools.SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pools.ParseSavedPlan(path, data)
+	return planjson.ParseSaved(path, data)
 }

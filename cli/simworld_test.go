@@ -1,37 +1,31 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/pools"
 )
 
 // dropLaneCmd is the testscript command `droplane WORLD LANE NODE`: it
-// removes the lane process from a sim world file, as a lane that died (or
-// that someone stopped by hand) leaves the hardware, so scripts can show
-// what a refresh makes of drift.
+// removes the lane process from a sim world (its file and journal), as a
+// lane that died (or that someone stopped by hand) leaves the hardware,
+// so scripts can show what a refresh makes of drift.
 func dropLaneCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: droplane WORLD LANE NODE")
 	}
 	path := ts.MkAbs(args[0])
-	data, err := os.ReadFile(path)
+	world, err := sim.ReadWorld(path)
 	ts.Check(err)
-	var world map[string]any
-	ts.Check(json.Unmarshal(data, &world))
-	fleet := world["fleet"].(map[string]any)
-	lanes, _ := fleet["lanes"].([]any)
-	kept := slices.DeleteFunc(slices.Clone(lanes), func(l any) bool {
-		m := l.(map[string]any)
-		return m["name"] == args[1] && m["node"] == args[2]
+	lanes := world.Fleet.Lanes
+	world.Fleet.Lanes = slices.DeleteFunc(slices.Clone(lanes), func(l pools.LaneState) bool {
+		return l.Name == args[1] && l.Node == args[2]
 	})
-	if len(kept) == len(lanes) {
+	if len(world.Fleet.Lanes) == len(lanes) {
 		ts.Fatalf("%s has no lane %s on %s", args[0], args[1], args[2])
 	}
-	fleet["lanes"] = kept
-	data, err = json.Marshal(world)
-	ts.Check(err)
-	ts.Check(os.WriteFile(path, data, 0o644))
+	ts.Check(sim.WriteWorld(path, world))
 }

@@ -8,8 +8,9 @@
 // Configuration (the plugin's config block):
 //
 //	world          file the world is kept in, relative to the pool's
-//	               directory (default ".poolc/sim-world.json"; ":memory:"
-//	               keeps it in the plugin process only)
+//	               directory (default ".poolc/sim-world.json", with its
+//	               recent changes in a journal beside it: world.go;
+//	               ":memory:" keeps it in the plugin process only)
 //	time_scale     0 for virtual time (steps return at once), or the
 //	               fraction of simulated seconds to really wait (0.01)
 //	prefetch_gbps  simulated copy rate of weights (default 1)
@@ -24,9 +25,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,7 +33,6 @@ import (
 	"sync"
 	"time"
 
-	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -72,8 +70,8 @@ type Sim struct {
 	mu    sync.Mutex
 	cfg   Config
 	inv   sdk.Inventory
-	path  string // "" keeps the world in memory
 	world World
+	log   *worldLog // writes the world's changes (world.go)
 }
 
 var _ sdk.Actuator = (*Sim)(nil)
@@ -128,63 +126,20 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 	defer s.mu.Unlock()
 	s.cfg = cfg
 	s.inv = req.Inventory
-	s.path = ""
+	path := ""
 	if cfg.World != ":memory:" {
-		s.path = cfg.World
-		if !filepath.IsAbs(s.path) {
-			s.path = filepath.Join(req.WorkDir, s.path)
+		path = cfg.World
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(req.WorkDir, path)
 		}
 	}
-	w, err := loadWorld(s.path)
+	w, log, err := loadWorld(path)
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"world"}, err.Error())}
 	}
-	s.world = w
+	s.log.close()
+	s.world, s.log = w, log
 	return sdk.ConfigureResponse{}
-}
-
-func loadWorld(path string) (World, error) {
-	w := World{Starts: map[string]int{}, Attempts: map[string]int{}}
-	w.Fleet.Normalize()
-	if path == "" {
-		return w, nil
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return w, nil
-	}
-	if err != nil {
-		return w, err
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return w, fmt.Errorf("sim world %s: %v", path, err)
-	}
-	if w.Starts == nil {
-		w.Starts = map[string]int{}
-	}
-	if w.Attempts == nil {
-		w.Attempts = map[string]int{}
-	}
-	w.Fleet.Normalize()
-	return w, nil
-}
-
-// ReadWorld reads a world file, for tests and tools that inspect a run.
-func ReadWorld(path string) (World, error) { return loadWorld(path) }
-
-// save writes the world; the caller holds s.mu.
-func (s *Sim) save() error {
-	if s.path == "" {
-		return nil
-	}
-	data, err := json.MarshalIndent(s.world, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(s.path, data, 0o644)
 }
 
 // Observe returns the fleet of the sim's targets as its hardware has it:
@@ -263,7 +218,7 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.ProgressFunc) runner.Response {
 	s.mu.Lock()
 	cfg := s.cfg
-	s.world.Attempts[step.ID]++
+	s.record(change{Attempt: step.ID})
 	attempt := s.world.Attempts[step.ID]
 	s.mu.Unlock()
 	switch {
@@ -287,25 +242,21 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 		}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if diags := s.check(step); diags.HasErrors() {
-		if err := s.save(); err != nil {
-			diags = append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)
+	diags := s.check(step)
+	if !diags.HasErrors() {
+		if err := s.record(change{Effect: &step, Seconds: seconds}); err != nil {
+			diags = sdk.Errorf(nil, err.Error())
 		}
+	}
+	seen := after(&s.world.Fleet, step)
+	s.mu.Unlock()
+	if err := s.commit(); err != nil {
+		return runner.Response{Retryable: true, Diagnostics: append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)}
+	}
+	if diags.HasErrors() {
 		return runner.Response{Diagnostics: diags}
 	}
-	if err := s.world.Fleet.Apply(step); err != nil {
-		return runner.Response{Diagnostics: sdk.Errorf(nil, err.Error())}
-	}
-	if step.Kind == pools.StepStart {
-		s.world.Starts[step.Lane.Name+"@"+step.Lane.Node]++
-	}
-	s.world.ClockSeconds += seconds
-	if err := s.save(); err != nil {
-		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "saving the sim world: "+err.Error())}
-	}
 	progress(sdk.Progress{Message: "done", Fraction: 1})
-	seen := after(&s.world.Fleet, step)
 	return runner.Response{Observed: &seen}
 }
 
@@ -317,7 +268,7 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	f := &s.world.Fleet
 	violate := func(msg string) sdk.Diagnostics {
-		s.world.Violations = append(s.world.Violations, msg)
+		s.record(change{Violation: msg})
 		return sdk.Errorf(nil, msg)
 	}
 	switch step.Kind {
@@ -337,7 +288,7 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	case pools.StepStop:
 		for _, r := range f.Routes {
 			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node {
-				s.world.Interruptions = append(s.world.Interruptions, fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node))
+				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
 			}
 		}
 	}
