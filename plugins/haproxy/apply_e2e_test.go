@@ -10,6 +10,7 @@ import (
 	"fmt"
 	mrand "math/rand"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,9 +84,13 @@ func newFleet(t *testing.T) *fleet {
 	rand.Read(data)
 	copy(data, "GGUF")
 	sum := sha256.Sum256(data)
-	f.src, f.sum = filepath.Join(f.dir, "src", "q.gguf"), hex.EncodeToString(sum[:])
-	os.MkdirAll(filepath.Dir(f.src), 0o755)
-	os.WriteFile(f.src, data, 0o644)
+	// The nodes download it from an HTTP server on loopback, which
+	// answers Range requests as a real one does.
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "q.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(src.Close)
+	f.src, f.sum = src.URL+"/q.gguf", hex.EncodeToString(sum[:])
 
 	spec := testSpec(t, []LaneBackend{{Lane: "cognition"}, {Lane: "scribe"}},
 		[]AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}})
