@@ -8,10 +8,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	mrand "math/rand"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +25,7 @@ import (
 
 	"poolc.dev/poolc/internal/llamastub"
 	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/syncbuf"
 	"poolc.dev/poolc/internal/testsshd"
 )
 
@@ -80,9 +84,13 @@ func newFleet(t *testing.T) *fleet {
 	rand.Read(data)
 	copy(data, "GGUF")
 	sum := sha256.Sum256(data)
-	f.src, f.sum = filepath.Join(f.dir, "src", "q.gguf"), hex.EncodeToString(sum[:])
-	os.MkdirAll(filepath.Dir(f.src), 0o755)
-	os.WriteFile(f.src, data, 0o644)
+	// The nodes download it from an HTTP server on loopback, which
+	// answers Range requests as a real one does.
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "q.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(src.Close)
+	f.src, f.sum = src.URL+"/q.gguf", hex.EncodeToString(sum[:])
 
 	spec := testSpec(t, []LaneBackend{{Lane: "cognition"}, {Lane: "scribe"}},
 		[]AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}})
@@ -295,5 +303,118 @@ func TestE2EApplyBringsUpTheFleetAndMovesALaneUnderLoad(t *testing.T) {
 	f.planIsEmpty("after the repair")
 	if err := loadgen.Chat(t.Context(), http.DefaultClient, f.proxy.base(), "notes", 3); err != nil {
 		t.Errorf("notes after the repair: %v", err)
+	}
+}
+
+// laneProcesses counts the live llama-server processes by the address
+// they listen on (--host H --port P): one node's one lane each.
+func (f *fleet) laneProcesses() map[string]int {
+	counts := map[string]int{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(b, []byte(f.stub+"\x00")) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if !processLives(pid) {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		var host, port string
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "--host":
+				host = args[i+1]
+			case "--port":
+				port = args[i+1]
+			}
+		}
+		counts[host+":"+port]++
+	}
+	return counts
+}
+
+// checkSafe asserts what must hold at every moment, even right after
+// poolc was killed: no node runs two processes of one lane, and HAProxy
+// sends no alias to a server where no lane answers.
+func (f *fleet) checkSafe(when string) {
+	f.t.Helper()
+	for addr, n := range f.laneProcesses() {
+		if n > 1 {
+			f.t.Errorf("%s: %d processes of the lane at %s", when, n, addr)
+		}
+	}
+	obs, err := f.proxy.gateway(f.t).Observe(f.t.Context())
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	for _, o := range obs {
+		for _, e := range o.Endpoints {
+			resp, err := http.Get("http://" + joinHostPort(e.Addr, e.Port) + "/health")
+			if err == nil {
+				resp.Body.Close()
+			}
+			if err != nil || resp.StatusCode != http.StatusOK {
+				f.t.Errorf("%s: HAProxy routes %s to %s:%d, where no lane serves (%v)", when, o.Alias, e.Addr, e.Port, err)
+			}
+		}
+	}
+}
+
+// events matches the lines apply prints as a step starts or ends.
+var events = regexp.MustCompile(`\] +(started|done|FAILED) `)
+
+// TestE2EApplyKilledAtRandomPointsConverges kills poolc with SIGKILL at a
+// random moment of an apply that moves a lane, ten times: each time the
+// fleet is safe right after the kill, and the next apply converges to an
+// empty plan.
+func TestE2EApplyKilledAtRandomPointsConverges(t *testing.T) {
+	f := newFleet(t)
+	placements := []string{`"n1", "n2"`, `"n2", "n1"`}
+	f.writePool(placements[0])
+	f.apply()
+	seed := time.Now().UnixNano()
+	rng := mrand.New(mrand.NewSource(seed))
+	t.Logf("seed %d", seed)
+	const trials = 10
+	for trial := 1; trial <= trials; trial++ {
+		f.writePool(placements[trial%2])
+		cmd := exec.Command(f.poolc, "apply", "--auto-approve", "pool.hcl")
+		cmd.Dir = f.dir
+		out := &syncbuf.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// Kill after the k-th step event (a step started or done) and a
+		// jitter, so the kill lands anywhere among the steps: before the
+		// new lane is up, between the route and the stop, during the stop.
+		k := 1 + rng.Intn(8)
+		jitter := time.Duration(rng.Int63n(int64(700 * time.Millisecond)))
+		killed := false
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-time.After(10 * time.Millisecond):
+			}
+			if len(events.FindAllStringIndex(out.String(), -1)) >= k {
+				time.Sleep(jitter)
+				cmd.Process.Kill()
+				<-done
+				killed = true
+				break wait
+			}
+		}
+		steps := strings.Count(out.String(), " done ")
+		t.Logf("trial %d: killed=%v after event %d + %s, %d steps had finished", trial, killed, k, jitter.Round(time.Millisecond), steps)
+		f.checkSafe(fmt.Sprintf("trial %d, after the kill", trial))
+		f.apply()
+		f.planIsEmpty(fmt.Sprintf("trial %d, after the re-apply", trial))
+		f.checkSafe(fmt.Sprintf("trial %d, after the re-apply", trial))
 	}
 }

@@ -45,6 +45,23 @@ func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
 		obs.Fleet.Lanes[0].Node.Name != "node-a" || len(obs.Fleet.Nodes) != 1 || obs.Fleet.Nodes[0].Down {
 		t.Fatalf("observed %+v %v", obs.Fleet, obs.Diagnostics)
 	}
+	// A residency change between keep-warm and preferred keeps the
+	// process; to on-demand it does too, with a warning saying so.
+	before := obs.Fleet.Lanes[0]
+	for _, to := range []string{sdk.Preferred, sdk.OnDemand} {
+		changed := *lane
+		changed.Residency = to
+		r = act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "res-" + to, Kind: sdk.KindResidency, Lane: &changed, From: sdk.KeepWarm}}, nil)
+		if r.Diagnostics.HasErrors() || r.Observed == nil || len(r.Observed.Lanes) != 1 || r.Observed.Lanes[0].Residency != to {
+			t.Fatalf("residency %s: %+v", to, r)
+		}
+		if warned := len(r.Diagnostics) == 1 && r.Diagnostics[0].Severity == sdk.Warning; warned != (to == sdk.OnDemand) {
+			t.Errorf("residency %s: diagnostics %+v", to, r.Diagnostics)
+		}
+	}
+	if again := act.Observe(ctx, sdk.ObserveRequest{}); len(again.Fleet.Lanes) != 1 || again.Fleet.Lanes[0].Port != before.Port {
+		t.Errorf("after the residency steps: %+v", again.Fleet.Lanes)
+	}
 	r = act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop", Kind: sdk.KindStop, Lane: lane}}, nil)
 	if r.Diagnostics.HasErrors() || r.Observed == nil || len(r.Observed.Lanes) != 0 {
 		t.Fatalf("stop: %+v", r)

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/plugins/haproxy"
+	"poolc.dev/poolc/pools"
+)
+
+func init() {
+	register(&command{
+		name:    "gateway config",
+		args:    "[--format haproxy] [--bind ADDR] [--map-out FILE] [PATH...]",
+		summary: "print the gateway configuration that routes the pool's aliases",
+		help: `Prints the HAProxy configuration for the pool's gateway: a frontend that
+routes each request on its JSON body's "model" through a map file, one
+backend per lane (two server slots, so a lane can move under load), and a
+cloud backend for aliases the map does not know. The admin socket, map file
+and server state file are those of the pool's gateway plugin block
+(plugin "haproxy" { config = { admin_socket = ..., map_file = ...,
+state_file = ... } }). Lanes start in maintenance; the first apply gives
+each its address through the admin socket. --map-out writes the initial
+map (each alias to its lane's backend) to FILE.
+
+Examples:
+  poolc gateway config pools/ > /etc/haproxy/haproxy.cfg
+  poolc gateway config --bind 0.0.0.0:8000 --map-out /etc/haproxy/poolc-aliases.map pools/
+
+Exit codes: 0 success, 1 an invalid configuration or an error.`,
+		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			format := fs.String("format", "haproxy", "the gateway's kind (only haproxy)")
+			bind := fs.String("bind", "0.0.0.0:8000", "the address the gateway listens on, IP:PORT")
+			cloud := fs.String("cloud", "", "the hosted fallback as host:port (TLS); empty answers 503")
+			mapOut := fs.String("map-out", "", "write the initial map file here")
+			return func(args []string, io Stdio) int {
+				if *format != "haproxy" {
+					fmt.Fprintf(io.Err, "poolc gateway config: --format %q: only haproxy is known\n", *format)
+					return ExitError
+				}
+				cfg, diags := compiler.Load(args)
+				if diags.HasErrors() {
+					writeDiagnostics(io, diags)
+					return ExitError
+				}
+				spec, err := gatewaySpec(cfg.Pool, *bind, *cloud)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
+					return ExitError
+				}
+				text, mapText, err := haproxy.Config(spec)
+				if err != nil {
+					fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
+					return ExitError
+				}
+				if *mapOut != "" {
+					if err := atomicfile.Write(*mapOut, []byte(mapText), 0o644); err != nil {
+						fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
+						return ExitError
+					}
+				}
+				fmt.Fprint(io.Out, text)
+				return ExitOK
+			}
+		},
+	})
+}
+
+// gatewaySpec is the HAProxy spec of the pool: its lanes and aliases, and
+// the files its gateway plugin's config block names.
+func gatewaySpec(p *pools.Pool, bind, cloud string) (haproxy.Spec, error) {
+	spec := haproxy.Spec{Bind: bind, CloudAddr: cloud}
+	d := declaration(p, p.Gateway)
+	if d == nil {
+		return spec, fmt.Errorf("the pool's gateway plugin %q is not declared: add plugin %q { builtin = true, config = { admin_socket = ..., map_file = ..., state_file = ... } }", p.Gateway, p.Gateway)
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"admin_socket", &spec.AdminSocket}, {"map_file", &spec.MapFile}, {"state_file", &spec.StateFile}} {
+		v, _ := d.Config[f.key].(string)
+		if v == "" {
+			return spec, fmt.Errorf("plugin %q: config.%s is not set", d.Name, f.key)
+		}
+		*f.dst = v
+	}
+	for _, l := range p.Lanes {
+		spec.Lanes = append(spec.Lanes, haproxy.LaneBackend{Lane: l.Name})
+	}
+	for _, a := range p.Aliases {
+		spec.Aliases = append(spec.Aliases, haproxy.AliasRoute{Alias: a.Name, Lane: a.Lane})
+	}
+	return spec, nil
+}
