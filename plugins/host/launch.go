@@ -67,6 +67,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
 	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out}
+	out.redactLines(d)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},

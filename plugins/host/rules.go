@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -41,4 +42,38 @@ func reattachConfig(rc *sdk.ReattachConfig, addr net.Addr) *plugin.ReattachConfi
 		protocol = plugin.ProtocolGRPC
 	}
 	return &plugin.ReattachConfig{Protocol: protocol, ProtocolVersion: rc.ProtocolVersion, Addr: addr, Pid: rc.Pid, Test: true}
+}
+
+// redactLines makes the output of plugin d mask the credentials of its
+// config, and any URL userinfo, Authorization value or bearer token, in
+// every line it writes.
+func (o *output) redactLines(d pools.Plugin) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.redactors == nil {
+		o.redactors = map[string]*redact.Redactor{}
+	}
+	o.redactors[d.Name] = redact.ForConfig(d.Config)
+}
+
+// redactResponse masks credentials in what a step's Apply sent back: its
+// diagnostics, which poolc prints and journals, and its progress messages.
+func redactResponse(r *redact.Redactor, ds sdk.Diagnostics) sdk.Diagnostics {
+	out := make(sdk.Diagnostics, len(ds))
+	for i, d := range ds {
+		d.Summary, d.Detail = r.String(d.Summary), r.String(d.Detail)
+		out[i] = d
+	}
+	return out
+}
+
+// redactProgress wraps progress so that each message is masked first.
+func redactProgress(r *redact.Redactor, progress sdk.ProgressFunc) sdk.ProgressFunc {
+	if progress == nil {
+		return nil
+	}
+	return func(p sdk.Progress) {
+		p.Message = r.String(p.Message)
+		progress(p)
+	}
 }
