@@ -330,3 +330,40 @@ func TestDefaultNamespaceIsADNSLabel(t *testing.T) {
 		}
 	}
 }
+
+// An external plugin's path must be pinned unless it stays in the pool's
+// plugin directory; otherwise whatever binary is there would run.
+func TestUnpinnedPluginPathsAreRefused(t *testing.T) {
+	sum := `"` + strings.Repeat("0", 64) + `"`
+	for _, tc := range []struct {
+		decl string
+		ok   bool
+	}{
+		{`path = "bin/poolc-plugin-x"`, false},
+		{`path = "/usr/bin/env"`, false},
+		{`path = "poolc-plugin-x"`, false},
+		{`path = ".poolc/plugins/../../x"`, false},
+		{`path = ".poolc/plugins/poolc-plugin-x"`, true},
+		{`path = "bin/poolc-plugin-x"` + "\n sha256 = " + sum, true},
+		{``, true},
+		{`builtin = true`, true},
+	} {
+		for _, lang := range []Language{HCL, CUE} {
+			p := validStrings()
+			src, _ := p.render(lang)
+			decl := "plugin \"x\" {\n" + tc.decl + "\n}\n"
+			if lang == CUE {
+				decl = "plugin: x: {\n" + strings.NewReplacer(" = ", ": ").Replace(tc.decl) + "\n}\n"
+			}
+			src = strings.TrimSuffix(src, "}\n") + decl + "}\n"
+			_, diags := Compile([]File{{Name: "p." + string(lang), Src: []byte(src)}})
+			refused := false
+			for _, d := range diags {
+				refused = refused || d.Code == "plugin-unpinned" && d.Pos.Line > 0
+			}
+			if refused == tc.ok {
+				t.Errorf("%s: %q: refused %v, want %v (%v)", lang, tc.decl, refused, !tc.ok, diags)
+			}
+		}
+	}
+}

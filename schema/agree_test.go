@@ -75,6 +75,22 @@ func TestCheckerAgreesWithCUE(t *testing.T) {
 		"list for block":       base + `pool: p: guard: [1]`,
 		"selector":             base + `pool: p: lane: s: {model: "m", selector: {class: "a"}, port: 1}`,
 		"aliases not list":     base + `pool: p: lane: l: aliases: "chat"`,
+		// The string rules: CUE's own regular expressions agree.
+		"host upper case":   strings.Replace(base, `"n.lan"`, `"N.lan"`, 1),
+		"host trailing dot": strings.Replace(base, `"n.lan"`, `"n.lan."`, 1),
+		"host with port":    strings.Replace(base, `"n.lan"`, `"n.lan:22"`, 1),
+		"host ipv6":         strings.Replace(base, `"n.lan"`, `"fe80::1"`, 1),
+		"path dot dot":      strings.Replace(base, `"/m.gguf"`, `"/a/../m.gguf"`, 1),
+		"path shell":        strings.Replace(base, `"/m.gguf"`, `"/m;id"`, 1),
+		"image upper":       strings.Replace(base, `image: "img"`, `image: "Img"`, 1),
+		"image full":        strings.Replace(base, `image: "img"`, `image: "ghcr.io:443/a/b_c:1.2@sha256:`+strings.Repeat("ab", 32)+`"`, 1),
+		"registry port big": base + `pool: p: pod_pool: other: {image: "i", member: ctx: {registry: "k3d-r:65536"}}`,
+		"context shell":     base + `pool: p: pod_pool: other: {image: "i", member: "$(id)": {}}`,
+		"namespace dot":     base + `pool: p: pod_pool: jobs: namespace: "a.b"`,
+		"name too long":     base + `pool: p: node: "` + strings.Repeat("n", 64) + `": {address: "x", memory_gb: 1}`,
+		"args control":      base + `pool: p: model: m: args: ["a\nb"]`,
+		"source url":        base + `pool: p: model: m: source: "https://w.lan/m.gguf"`,
+		"source backtick":   base + "pool: p: model: m: source: \"https://w.lan/`id`\"",
 	}
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 func Pool(p *pools.Pool) pools.Diagnostics {
 	v := &validator{p: p, views: map[string]pools.View{}}
 	v.strings()
+	v.plugins()
 	v.references()
 	v.aliases()
 	v.profiles()

@@ -67,6 +67,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
 	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out}
+	out.redactLines(d)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},
@@ -81,22 +82,16 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 		cfg.StartTimeout = min(startTimeout, time.Until(deadline))
 	}
 	if rc != nil {
+		if err := reattachRules(d, rc); err != nil {
+			ds.Errorf("plugin-reattach", at, "%v", err)
+			return nil, ds
+		}
 		addr, err := netAddr(rc)
 		if err != nil {
 			ds.Errorf("plugin-reattach", at, "%s for plugin %q: %v", sdk.ReattachEnv, d.Name, err)
 			return nil, ds
 		}
-		protocol := plugin.Protocol(rc.Protocol)
-		if protocol == "" {
-			protocol = plugin.ProtocolGRPC
-		}
-		cfg.Reattach = &plugin.ReattachConfig{
-			Protocol:        protocol,
-			ProtocolVersion: rc.ProtocolVersion,
-			Addr:            addr,
-			Pid:             rc.Pid,
-			Test:            rc.Test,
-		}
+		cfg.Reattach = reattachConfig(rc, addr)
 		if d.SHA256 != "" {
 			ds = append(ds, pools.Diagnostic{Severity: pools.Warning, Code: "plugin-reattach", Path: append(at, "sha256"),
 				Message: fmt.Sprintf("plugin %q is reattached through %s; its sha256 is not checked", d.Name, sdk.ReattachEnv)})
@@ -409,8 +404,6 @@ func netAddr(rc *sdk.ReattachConfig) (net.Addr, error) {
 	switch rc.Addr.Network {
 	case "unix":
 		return net.ResolveUnixAddr("unix", rc.Addr.String)
-	case "tcp":
-		return net.ResolveTCPAddr("tcp", rc.Addr.String)
 	}
-	return nil, fmt.Errorf("address network %q is not unix or tcp", rc.Addr.Network)
+	return nil, fmt.Errorf("address network %q is not unix", rc.Addr.Network)
 }

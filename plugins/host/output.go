@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+
+	"poolc.dev/poolc/internal/redact"
 )
 
 // output is where the plugins' output goes: whole lines, each prefixed
@@ -13,6 +15,8 @@ type output struct {
 	mu      sync.Mutex
 	w       io.Writer // nil discards
 	writers []*lineWriter
+	// redactors mask each plugin's credentials in its lines (redactLines).
+	redactors map[string]*redact.Redactor
 }
 
 // writer returns a writer for one stream of plugin name. raw is the
@@ -21,7 +25,7 @@ type output struct {
 func (o *output) writer(name string, raw bool) io.Writer {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	lw := &lineWriter{out: o, prefix: name + ": ", raw: raw}
+	lw := &lineWriter{out: o, name: name, prefix: name + ": ", raw: raw}
 	o.writers = append(o.writers, lw)
 	return lw
 }
@@ -41,6 +45,7 @@ func (o *output) flush() {
 // lineWriter cuts one stream into lines.
 type lineWriter struct {
 	out    *output
+	name   string
 	prefix string
 	raw    bool
 	buf    []byte
@@ -93,7 +98,7 @@ func (lw *lineWriter) emit(line []byte) {
 	}
 	var b bytes.Buffer
 	b.WriteString(lw.prefix)
-	b.Write(line)
+	b.WriteString(lw.out.redactors[lw.name].String(string(line)))
 	b.WriteByte('\n')
 	_, _ = lw.out.w.Write(b.Bytes())
 }

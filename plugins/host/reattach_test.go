@@ -90,6 +90,7 @@ func TestReattachAndObserve(t *testing.T) {
 		"absent": serveDebug(t, "absent", &observer{kinds: []sdk.StepKind{sdk.KindStop}}),
 	})
 	t.Setenv(sdk.ReattachEnv, string(env))
+	t.Setenv(host.ReattachPinnedEnv, "1") // "lanes" is pinned
 
 	pool := poolFor(pools.Plugin{Name: "lanes", SHA256: strings.Repeat("0", 64)}, pools.Plugin{Name: "routes"})
 	pool.Gateway = "routes"

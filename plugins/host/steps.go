@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -42,8 +43,9 @@ type stepActuator struct {
 // Apply sends the step to the plugin, restarting its process first when
 // it has died.
 func (a stepActuator) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) runner.Response {
-	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, progress)
-	out := runner.Response{Retryable: resp.Retryable, Diagnostics: resp.Diagnostics}
+	r := redact.ForConfig(a.p.decl.Config)
+	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, redactProgress(r, progress))
+	out := runner.Response{Retryable: resp.Retryable, Diagnostics: redactResponse(r, resp.Diagnostics)}
 	if resp.Observed != nil && a.p.info.Capabilities.ApplyObserves {
 		f := convert.Fleet(*resp.Observed)
 		out.Observed = &f

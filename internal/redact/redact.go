@@ -1,0 +1,91 @@
+// Package redact removes credentials from text that comes back from
+// plugins (step failures, progress, their stderr) before poolc prints or
+// journals it: the userinfo of URLs (https://user:pass@host), the values
+// of Authorization headers and bearer tokens, and the values of a
+// plugin's own config that sit under a sensitive key (token, password,
+// secret, api_key, authorization, ...), wherever they appear.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Mask is what a credential is replaced with.
+const Mask = "[redacted]"
+
+var (
+	// userinfo is the user[:password]@ of a URL, after its scheme.
+	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s@]+@`)
+	// authorization is an Authorization header or field and its value,
+	// with or without a scheme word (Bearer, Basic, ...).
+	authorization = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization"?\s*[:=]\s*"?)((?:bearer|basic|token|digest|negotiate)\s+)?[^\s",;}]+`)
+	// bearer is a bearer token written anywhere.
+	bearer = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+`)
+	// sensitiveKey matches the config keys whose values are credentials.
+	sensitiveKey = regexp.MustCompile(`(?i)(token|password|passwd|secret|api[_-]?key|authorization|credential|private[_-]?key)`)
+)
+
+// schemeWord are the words that start an Authorization value; alone they
+// are no secret.
+var schemeWord = map[string]bool{"bearer": true, "basic": true, "token": true, "digest": true, "negotiate": true}
+
+// minSecret is the shortest config value treated as a secret: shorter
+// ones ("1", "on") would mask ordinary words.
+const minSecret = 4
+
+// Redactor redacts text from one plugin, knowing the secrets of its config.
+// The zero value redacts URLs, headers and tokens only.
+type Redactor struct {
+	secrets []string // longest first, so a secret inside another is masked whole
+}
+
+// ForConfig returns the redactor of a plugin whose config is config: every
+// string under a sensitive key, at any depth, is a secret.
+func ForConfig(config map[string]any) *Redactor {
+	r := &Redactor{}
+	r.collect(config, false)
+	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	return r
+}
+
+func (r *Redactor) collect(v any, sensitive bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			r.collect(x, sensitive || sensitiveKey.MatchString(k))
+		}
+	case []any:
+		for _, x := range v {
+			r.collect(x, sensitive)
+		}
+	case string:
+		if !sensitive {
+			return
+		}
+		// "Bearer abc": the token may be printed without its scheme.
+		for _, part := range append(strings.Fields(v), v) {
+			if len(part) >= minSecret && !schemeWord[strings.ToLower(part)] {
+				r.secrets = append(r.secrets, part)
+			}
+		}
+	}
+}
+
+// String returns s with its credentials masked.
+func (r *Redactor) String(s string) string {
+	if r != nil {
+		for _, secret := range r.secrets {
+			s = strings.ReplaceAll(s, secret, Mask)
+		}
+	}
+	s = userinfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	s = authorization.ReplaceAllString(s, "${1}${2}"+Mask)
+	return bearer.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasSuffix(m, Mask) {
+			return m
+		}
+		return bearer.ReplaceAllString(m, "${1}"+Mask)
+	})
+}
