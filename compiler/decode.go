@@ -212,7 +212,8 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 	var out []pools.Member
 	for _, b := range m.Fields { // in the order written: earlier is higher priority
 		d.sm.Set(pools.MemberPath(pool, len(out)), b.KeyPos)
-		mem := pools.Member{Context: b.Key, SSHHost: b.Value.StringAt("ssh_host"), Capacity: int(b.Value.NumberAt("capacity"))}
+		mem := pools.Member{Context: b.Key, SSHHost: b.Value.StringAt("ssh_host"), SSHPort: int(b.Value.NumberAt("ssh_port")),
+			Capacity: int(b.Value.NumberAt("capacity"))}
 		if r := b.Value.StringAt("registry"); r != "" {
 			reg, err := podspec.ParseRegistry(r)
 			if err != nil {

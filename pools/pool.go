@@ -147,8 +147,10 @@ const DefaultCapacity = 2
 
 // Member is one cluster of a pod pool, in priority order.
 type Member struct {
-	Context  string
-	SSHHost  string
+	Context string
+	SSHHost string
+	// SSHPort is SSHHost's SSH port, 0 for the default (DefaultSSHPort).
+	SSHPort  int
 	Capacity int
 	Registry Registry
 }

@@ -95,6 +95,7 @@ type MemberState struct {
 	Context  string `json:"context"`
 	Priority int    `json:"priority"`
 	SSHHost  string `json:"ssh_host,omitempty"`
+	SSHPort  int    `json:"ssh_port,omitempty"`
 	Capacity int    `json:"capacity"`
 	Registry string `json:"registry,omitempty"`
 	Image    string `json:"image,omitempty"`

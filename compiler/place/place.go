@@ -130,7 +130,7 @@ func Place(in Input) Result {
 	for _, pp := range p.PodPools {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
-				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost,
+				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 				Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image,
 			})
 		}

@@ -136,6 +136,7 @@ type Member struct {
 	Context  string `json:"context"`
 	Priority int    `json:"priority"`
 	SSHHost  string `json:"ssh_host,omitempty"`
+	SSHPort  int    `json:"ssh_port,omitempty"`
 	Capacity int    `json:"capacity"`
 	Registry string `json:"registry,omitempty"`
 	Image    string `json:"image,omitempty"`
@@ -220,12 +221,12 @@ func (p Prefetch) pools() pools.Prefetch {
 }
 
 func fromMember(m pools.MemberState) Member {
-	return Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+	return Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
 }
 
 func (m Member) pools() pools.MemberState {
-	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
 }
 

@@ -106,7 +106,7 @@ func (p Plan) endpoint(lane, node string, fleet *pools.Fleet) *sdk.LaneEndpoint 
 
 // Member is the SDK's member for a member state of the pool.
 func (p Plan) member(m pools.MemberState) sdk.Member {
-	out := sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+	out := sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
 	if pp := p.Pool.PodPool(m.PodPool); pp != nil {
 		out.Namespace, out.PodMemoryGB = pp.Namespace, pp.PodMemoryGB
@@ -176,7 +176,7 @@ func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
 		}
 		for i, m := range pp.Members {
 			inv.Members = append(inv.Members, p.member(pools.MemberState{PodPool: pp.Name, Context: m.Context, Priority: i,
-				SSHHost: m.SSHHost, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
+				SSHHost: m.SSHHost, SSHPort: m.SSHPort, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
 		}
 	}
 	return inv
@@ -229,7 +229,7 @@ func LaneState(l sdk.Lane) pools.LaneState {
 
 // MemberState is poolc's member for the SDK's member.
 func MemberState(m sdk.Member) pools.MemberState {
-	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
 }
 
@@ -290,7 +290,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 		out.Prefetched = append(out.Prefetched, sdk.Prefetched{Node: p.Node, Model: sdk.Model{Name: p.Model, Path: p.Path, SizeGB: p.SizeGB}})
 	}
 	for _, m := range f.Members {
-		out.Members = append(out.Members, sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+		out.Members = append(out.Members, sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
 			Capacity: m.Capacity, Registry: m.Registry, Image: m.Image})
 	}
 	return out

@@ -3,6 +3,8 @@ package imagesync
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -292,7 +294,11 @@ func memberTarget(m sdk.Member, image string) (MemberTarget, error) {
 	if err != nil {
 		return MemberTarget{}, fmt.Errorf("member %s: %w", m.Context, err)
 	}
-	return MemberTarget{Name: m.Context, SSHHost: m.SSHHost, Registry: m.Registry, Repository: repo}, nil
+	host := m.SSHHost
+	if host != "" && m.SSHPort != 0 {
+		host = net.JoinHostPort(host, strconv.Itoa(m.SSHPort))
+	}
+	return MemberTarget{Name: m.Context, SSHHost: host, Registry: m.Registry, Repository: repo}, nil
 }
 
 // digestOf returns the digest image is pinned by, or "".

@@ -62,10 +62,12 @@ func poolFile(srv *testsshd.Server, digest string, ports [2]int) string {
     image_sync = "image-sync"
     member "pool-node-b" {
       ssh_host = "%s"
+      ssh_port = %d
       registry = "k3d-lab-registry-b:%d"
     }
     member "pool-node-c" {
       ssh_host = "%s"
+      ssh_port = %d
       registry = "k3d-lab-registry-c:%d"
     }
   }
@@ -83,7 +85,7 @@ func poolFile(srv *testsshd.Server, digest string, ports [2]int) string {
     }
   }
 }
-`, digest, srv.Addr(), ports[0], srv.Addr(), ports[1], srv.KnownHosts, srv.ClientKey, srv.User)
+`, digest, srv.Host, srv.Port, ports[0], srv.Host, srv.Port, ports[1], srv.KnownHosts, srv.ClientKey, srv.User)
 }
 
 func TestE2EPoolcApplySyncsEveryMember(t *testing.T) {

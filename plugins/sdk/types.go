@@ -179,7 +179,8 @@ type Prefetched struct {
 // pool (Priority 0 first), host, Job capacity, registry (NAME:PORT or
 // empty), namespace and pod memory limit (0 for none). Image is the image
 // its registry should hold (in steps) or holds (observed: with its
-// digest, NAME@sha256:...).
+// digest, NAME@sha256:...). SSHPort is SSHHost's SSH port, 0 for the
+// default (22).
 type Member struct {
 	PodPool     string  `json:"pod_pool,omitempty"`
 	Context     string  `json:"context,omitempty"`
@@ -190,6 +191,7 @@ type Member struct {
 	Namespace   string  `json:"namespace,omitempty"`
 	PodMemoryGB float64 `json:"pod_memory_gb,omitempty"`
 	Image       string  `json:"image,omitempty"`
+	SSHPort     int     `json:"ssh_port,omitempty"`
 }
 
 // ImageSync copies Image (pinned by Digest when the pool gives one) to

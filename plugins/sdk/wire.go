@@ -49,12 +49,12 @@ func endpointFromProto(e *pb.LaneEndpoint) *LaneEndpoint {
 }
 
 func memberToProto(m Member) *pb.Member {
-	return &pb.Member{PodPool: m.PodPool, Context: m.Context, Priority: int32(m.Priority), SshHost: m.SSHHost,
+	return &pb.Member{PodPool: m.PodPool, Context: m.Context, Priority: int32(m.Priority), SshHost: m.SSHHost, SshPort: int32(m.SSHPort),
 		Capacity: int32(m.Capacity), Registry: m.Registry, Namespace: m.Namespace, PodMemoryGb: m.PodMemoryGB, Image: m.Image}
 }
 
 func memberFromProto(m *pb.Member) Member {
-	return Member{PodPool: m.GetPodPool(), Context: m.GetContext(), Priority: int(m.GetPriority()), SSHHost: m.GetSshHost(),
+	return Member{PodPool: m.GetPodPool(), Context: m.GetContext(), Priority: int(m.GetPriority()), SSHHost: m.GetSshHost(), SSHPort: int(m.GetSshPort()),
 		Capacity: int(m.GetCapacity()), Registry: m.GetRegistry(), Namespace: m.GetNamespace(), PodMemoryGB: m.GetPodMemoryGb(), Image: m.GetImage()}
 }
 

@@ -950,7 +950,9 @@ type Member struct {
 	PodMemoryGb float64 `protobuf:"fixed64,8,opt,name=pod_memory_gb,json=podMemoryGb,proto3" json:"pod_memory_gb,omitempty"`
 	// image is the image the member's registry holds (observed) or should
 	// hold (in steps).
-	Image         string `protobuf:"bytes,9,opt,name=image,proto3" json:"image,omitempty"`
+	Image string `protobuf:"bytes,9,opt,name=image,proto3" json:"image,omitempty"`
+	// ssh_port is ssh_host's SSH port, 0 for the default (22).
+	SshPort       int32 `protobuf:"varint,10,opt,name=ssh_port,json=sshPort,proto3" json:"ssh_port,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1046,6 +1048,13 @@ func (x *Member) GetImage() string {
 		return x.Image
 	}
 	return ""
+}
+
+func (x *Member) GetSshPort() int32 {
+	if x != nil {
+		return x.SshPort
+	}
+	return 0
 }
 
 // ObserveRequest asks for the current state. It has no fields yet.
@@ -2365,7 +2374,7 @@ const file_actuator_proto_rawDesc = "" +
 	"\tAliasSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\tR\x04lane\x12\x1c\n" +
-	"\tfallbacks\x18\x03 \x03(\tR\tfallbacks\"\x84\x02\n" +
+	"\tfallbacks\x18\x03 \x03(\tR\tfallbacks\"\x9f\x02\n" +
 	"\x06Member\x12\x19\n" +
 	"\bpod_pool\x18\x01 \x01(\tR\apodPool\x12\x18\n" +
 	"\acontext\x18\x02 \x01(\tR\acontext\x12\x1a\n" +
@@ -2375,7 +2384,9 @@ const file_actuator_proto_rawDesc = "" +
 	"\bregistry\x18\x06 \x01(\tR\bregistry\x12\x1c\n" +
 	"\tnamespace\x18\a \x01(\tR\tnamespace\x12\"\n" +
 	"\rpod_memory_gb\x18\b \x01(\x01R\vpodMemoryGb\x12\x14\n" +
-	"\x05image\x18\t \x01(\tR\x05image\"\x10\n" +
+	"\x05image\x18\t \x01(\tR\x05image\x12\x19\n" +
+	"\bssh_port\x18\n" +
+	" \x01(\x05R\asshPort\"\x10\n" +
 	"\x0eObserveRequest\"\x82\x01\n" +
 	"\x0fObserveResponse\x12.\n" +
 	"\x05fleet\x18\x01 \x01(\v2\x18.poolc.actuator.v2.FleetR\x05fleet\x12?\n" +
