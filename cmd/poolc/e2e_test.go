@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -365,7 +366,7 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
 		t.Fatalf("the plan after the apply is not empty: %v\n%s", err, plan)
 	}
-	if list, _ := run(t, bin, "plugins", dir); !strings.Contains(list, "webhook  declared, pinned") || !strings.Contains(list, sum) ||
+	if list, _ := run(t, bin, "plugins", dir); !regexp.MustCompile(`(?m)^webhook +declared, pinned`).MatchString(list) || !strings.Contains(list, sum) ||
 		!strings.Contains(list, `node "b", gateway`) {
 		t.Errorf("poolc plugins:\n%s", list)
 	}
