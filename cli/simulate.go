@@ -24,7 +24,9 @@ func init() {
 		summary: "replay failures and demand against the pool in virtual time",
 		help: `Runs a scenario (a timeline of faults, demand and operator actions) against
 the pool in a discrete-event model of the fleet, in virtual time, with the
-real placer, planner and runner driving the sim actuator, and reports per
+real placer and planner, and the runner's own scheduling rules
+(parallelism, retries with backoff, step timeout, skips, cancellation)
+carrying the plans out, and reports per
 controller mode: SLO %, requests served and sent to the cloud, cold waits
 (count and p95), GB reloaded (weights loaded that no plan asked for: on
 demand, or restored after a fault), GB loaded by the controller's plans,

@@ -3,6 +3,7 @@ package compiler
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"poolc.dev/poolc/compiler/podspec"
 	"poolc.dev/poolc/compiler/tree"
@@ -222,6 +223,15 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 		out = append(out, mem)
 	}
 	return out
+}
+
+// quotedItems writes a comma-separated member list as list items.
+func quotedItems(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		parts[i] = strconv.Quote(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stringPos is the position of byte off inside a string literal at p

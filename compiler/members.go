@@ -75,7 +75,8 @@ func expandMembers(pool string, pp *tree.Value, diags *pools.Diagnostics) {
 	for _, item := range items {
 		if field.Value.Kind == tree.List && strings.Contains(item.Str, ",") {
 			// One form or the other: a list holds one member per item.
-			diags.ErrorAt("bad-member", item.Pos, "pod_pool %q: %q holds %d members, but a list of members holds one per item: write [%s], or the whole list as one comma-separated string", pool, item.Str, len(strings.Split(item.Str, ",")), quotedItems(item.Str))
+			diags.ErrorAt("bad-member", item.Pos, "pod_pool %q: %q holds %d members, but a list of members holds one per item: write [%s], or the whole list as one comma-separated string",
+				pool, item.Str, len(strings.Split(item.Str, ",")), quotedItems(item.Str))
 			continue
 		}
 		entries, errs := podspec.Split(item.Str)
@@ -118,13 +119,4 @@ func capacity(text string, at pools.Pos, diags *pools.Diagnostics) *tree.Value {
 		return &tree.Value{Kind: tree.Invalid}
 	}
 	return &tree.Value{Kind: tree.Number, Num: n}
-}
-
-// quotedItems writes a comma-separated member list as list items.
-func quotedItems(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		parts[i] = strconv.Quote(strings.TrimSpace(p))
-	}
-	return strings.Join(parts, ", ")
 }
