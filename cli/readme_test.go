@@ -58,7 +58,7 @@ func readmeScript(b readmeBlock) string {
 			cmd = strings.TrimSuffix(cmd, "\\") + "\n" + lines[i]
 		}
 		trimmed := strings.TrimSpace(cmd)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "go test") {
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.Contains(trimmed, "go test ") {
 			continue
 		}
 		want := "0"
