@@ -46,8 +46,8 @@ var wantExit = regexp.MustCompile(`\s#\s*exit (\d+)\b`)
 
 // readmeScript turns an sh block into a bash script that runs its commands
 // in order and stops at the first whose exit code is not the one the
-// README gives it, naming the README line. `go test` lines are left out:
-// they are what runs this.
+// README gives it, naming the README line. Lines that run `go test` (the
+// tests, benchmarks) are left out: the tests are what runs this.
 func readmeScript(b readmeBlock) string {
 	var s strings.Builder
 	lines := strings.Split(strings.TrimRight(b.text, "\n"), "\n")
