@@ -5,19 +5,20 @@ import (
 	"poolc.dev/poolc/runner/store"
 )
 
-// FileRecorder records a run in a state file and its journal. It carries
+// FileRecorder records a run in a state backend (the file, or a team
+// store) and its journal. It carries
 // the lineage and serial from one write to the next, since the runner
 // hands over snapshots of the state.
 type FileRecorder struct {
-	store   *store.File
-	journal *store.Journal
+	store   store.Backend
+	journal store.JournalWriter
 	lineage string
 	serial  int64
 }
 
 // NewFileRecorder records into st and j, continuing from the state st
 // last held (its lineage and serial).
-func NewFileRecorder(st *store.File, j *store.Journal, from *pools.State) *FileRecorder {
+func NewFileRecorder(st store.Backend, j store.JournalWriter, from *pools.State) *FileRecorder {
 	return &FileRecorder{store: st, journal: j, lineage: from.Lineage, serial: from.Serial}
 }
 

@@ -61,9 +61,7 @@ func (f *File) LastApply() (*Interrupted, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	var last *Interrupted
-	open := map[string]bool{}
-	var order []string
+	var rp replay
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -71,28 +69,9 @@ func (f *File) LastApply() (*Interrupted, error) {
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue // a torn last line
 		}
-		switch r.Event {
-		case ApplyStarted:
-			last, open, order = &Interrupted{Apply: r.Apply}, map[string]bool{}, nil
-		case ApplyEnded:
-			last = nil
-		case StepStarted:
-			if !open[r.Step] {
-				order = append(order, r.Step)
-			}
-			open[r.Step] = true
-		default:
-			delete(open, r.Step)
-		}
+		rp.add(r)
 	}
-	if last != nil {
-		for _, s := range order {
-			if open[s] {
-				last.InFlight = append(last.InFlight, s)
-			}
-		}
-	}
-	return last, sc.Err()
+	return rp.interrupted(), sc.Err()
 }
 
 // StartJournal begins the journal of a new apply, replacing the previous
