@@ -1,0 +1,326 @@
+// Package etcdstore keeps a pool's state in etcd, for a team whose CI
+// runners apply from several machines.
+//
+// Keys, under the pool's prefix P:
+//
+//	P/state          the state document (JSON), written with a
+//	                 compare-and-swap on its mod revision
+//	P/lock/<lease>   the lock, an etcd concurrency mutex held by a session
+//	                 whose lease lapses TTL seconds after its holder's last
+//	                 heartbeat
+//	P/lockinfo       who holds the lock, attached to the same lease
+//	P/journal/<seq>  the records of the last apply, in order
+//
+// While a Store holds the lock, every write (state and journal) is a
+// transaction conditioned on still owning it, so a runner whose lease
+// lapsed (killed, partitioned) can never overwrite its successor's work.
+package etcdstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
+)
+
+// DefaultLeaseTTL is the life, in seconds, of a lock's lease without a
+// heartbeat when the state block does not set lease_ttl.
+const DefaultLeaseTTL = 15
+
+// opTimeout bounds each etcd request, so that a cluster without quorum
+// makes a command fail with a message instead of hanging.
+const opTimeout = 10 * time.Second
+
+// Store is one pool's state in etcd.
+type Store struct {
+	cli      *clientv3.Client
+	prefix   string
+	ttl      int
+	ownsConn bool
+
+	mu    sync.Mutex
+	rev   int64     // mod revision of the state key at the last Read or Write; 0: absent
+	owner *heldLock // the lock this Store holds, if any
+}
+
+// StaleError is returned by Write when the state changed in etcd since
+// this Store read it: the write is refused, never applied.
+type StaleError struct {
+	Prefix        string
+	Read, Current int64 // the mod revisions read and found
+}
+
+// Error says what happened and what to do.
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("state %sstate changed in etcd since it was read (revision %d, now %d): refusing to overwrite it; read it again", e.Prefix, e.Read, e.Current)
+}
+
+// ErrLockLost is returned by writes when the lock this Store took is no
+// longer held: its lease lapsed or it was force-unlocked.
+var ErrLockLost = errors.New("the state lock was lost (its lease lapsed or it was force-unlocked); nothing was written")
+
+// New returns the store of the pool under prefix, on a client the caller
+// keeps (Close does not close it). ttl is the lock lease's life in
+// seconds; 0 means DefaultLeaseTTL.
+func New(cli *clientv3.Client, prefix string, ttl int) *Store {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return &Store{cli: cli, prefix: prefix, ttl: ttl}
+}
+
+func (s *Store) key(name string) string { return s.prefix + name }
+
+// String names the store for messages: "etcd /poolc/lab/".
+func (s *Store) String() string { return "etcd " + s.prefix }
+
+// Close closes the client when the Store opened it.
+func (s *Store) Close() error {
+	if s.ownsConn {
+		return s.cli.Close()
+	}
+	return nil
+}
+
+func opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), opTimeout)
+}
+
+// unavailable words an etcd error for a person.
+func unavailable(what string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: etcd did not answer within %v (is a majority of its members up?): %w", what, opTimeout, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Read returns the state, or an empty state when the key is absent, and
+// remembers its revision for the next Write.
+func (s *Store) Read() (*pools.State, error) {
+	ctx, cancel := opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.key("state"))
+	if err != nil {
+		return nil, unavailable("reading the state from etcd", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(resp.Kvs) == 0 {
+		s.rev = 0
+		st := &pools.State{FormatVersion: pools.StateFormatVersion}
+		st.Normalize()
+		return st, nil
+	}
+	kv := resp.Kvs[0]
+	st, err := pools.ParseState(s.key("state"), kv.Value)
+	if err != nil {
+		return nil, err
+	}
+	s.rev = kv.ModRevision
+	return st, nil
+}
+
+// Write stores st if the state key is still at the revision this Store
+// last read or wrote (and, while it holds the lock, if the lock is still
+// its own). It gives st a lineage if it has none and increments its
+// serial; on failure st is left as it was.
+func (s *Store) Write(st *pools.State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lineage := st.Lineage
+	if st.Lineage == "" {
+		st.Lineage = store.NewID()
+	}
+	st.Serial++
+	data, err := st.Marshal()
+	if err != nil {
+		st.Lineage, st.Serial = lineage, st.Serial-1
+		return err
+	}
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.key("state")), "=", s.rev)}
+	resp, err := s.txn(cmps, clientv3.OpPut(s.key("state"), string(data)))
+	if err == nil && resp.Succeeded {
+		s.rev = resp.Header.Revision
+		return nil
+	}
+	st.Lineage, st.Serial = lineage, st.Serial-1
+	if err != nil {
+		return unavailable("writing the state to etcd", err)
+	}
+	if s.owner != nil && !s.ownerStillHolds() {
+		return ErrLockLost
+	}
+	return &StaleError{Prefix: s.prefix, Read: s.rev, Current: s.currentRevision()}
+}
+
+// currentRevision is the state key's mod revision in etcd now, 0 when it
+// is absent or etcd does not answer.
+func (s *Store) currentRevision() int64 {
+	ctx, cancel := opCtx()
+	defer cancel()
+	if g, err := s.cli.Get(ctx, s.key("state")); err == nil && len(g.Kvs) > 0 {
+		return g.Kvs[0].ModRevision
+	}
+	return 0
+}
+
+// txn runs ops if cmps hold and, while this Store holds the lock, if it
+// still owns it. The caller holds s.mu.
+func (s *Store) txn(cmps []clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	if s.owner != nil {
+		cmps = append(cmps, s.owner.mutex.IsOwner())
+	}
+	ctx, cancel := opCtx()
+	defer cancel()
+	return s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+}
+
+// ownerStillHolds reports whether the lock key of this Store's lock is
+// still there. The caller holds s.mu.
+func (s *Store) ownerStillHolds() bool {
+	ctx, cancel := opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.owner.mutex.Key())
+	return err == nil && len(resp.Kvs) > 0
+}
+
+// heldLock is the lock a Store holds: a session (lease) and the mutex.
+type heldLock struct {
+	s       *Store
+	session *concurrency.Session
+	mutex   *concurrency.Mutex
+	info    store.LockInfo
+}
+
+var (
+	_ store.Backend  = (*Store)(nil)
+	_ store.Unlocker = (*heldLock)(nil)
+)
+
+// Acquire takes the state lock: a session whose lease lives TTL seconds
+// past its last heartbeat, and the mutex under P/lock/. It waits until ctx
+// is done, then fails with a *store.LockedError naming the holder. stale
+// is never called: a dead holder's lease lapses by itself.
+func (s *Store) Acquire(ctx context.Context, info store.LockInfo, stale func(store.LockInfo)) (store.Unlocker, error) {
+	gctx, cancel := opCtx()
+	lease, err := s.cli.Grant(gctx, int64(s.ttl))
+	cancel()
+	if err != nil {
+		return nil, unavailable("taking the state lock", err)
+	}
+	session, err := concurrency.NewSession(s.cli, concurrency.WithLease(lease.ID), concurrency.WithTTL(s.ttl))
+	if err != nil {
+		return nil, unavailable("taking the state lock", err)
+	}
+	m := concurrency.NewMutex(session, s.key("lock/"))
+	tctx, cancel := opCtx()
+	err = m.TryLock(tctx)
+	cancel()
+	if errors.Is(err, concurrency.ErrLocked) {
+		if _, waits := ctx.Deadline(); waits && ctx.Err() == nil {
+			err = m.Lock(ctx)
+		}
+	}
+	if err != nil {
+		session.Close()
+		if errors.Is(err, concurrency.ErrLocked) || ctx.Err() != nil {
+			held, ierr := s.LockInfo()
+			if ierr != nil {
+				held = store.LockInfo{ID: "unknown", Who: "a holder that has not written its lock info yet"}
+			}
+			return nil, &store.LockedError{Path: s.String(), Info: held}
+		}
+		return nil, unavailable("taking the state lock", err)
+	}
+	data, err := json.Marshal(info)
+	if err != nil {
+		session.Close()
+		return nil, err
+	}
+	pctx, cancel := opCtx()
+	resp, err := s.cli.Txn(pctx).If(m.IsOwner()).Then(clientv3.OpPut(s.key("lockinfo"), string(data), clientv3.WithLease(lease.ID))).Commit()
+	cancel()
+	if err != nil || !resp.Succeeded {
+		session.Close()
+		if err == nil {
+			err = ErrLockLost
+		}
+		return nil, unavailable("writing the lock info", err)
+	}
+	h := &heldLock{s: s, session: session, mutex: m, info: info}
+	s.mu.Lock()
+	s.owner = h
+	s.mu.Unlock()
+	return h, nil
+}
+
+// Unlock releases the lock and revokes its lease, if it is still held.
+func (h *heldLock) Unlock() error {
+	h.s.mu.Lock()
+	if h.s.owner == h {
+		h.s.owner = nil
+	}
+	h.s.mu.Unlock()
+	ctx, cancel := opCtx()
+	defer cancel()
+	_, err := h.s.cli.Txn(ctx).If(h.mutex.IsOwner()).Then(clientv3.OpDelete(h.s.key("lockinfo")), clientv3.OpDelete(h.mutex.Key())).Commit()
+	return errors.Join(err, h.session.Close())
+}
+
+// LockInfo says who holds the lock; the error matches fs.ErrNotExist
+// when nobody does.
+func (s *Store) LockInfo() (store.LockInfo, error) {
+	info, _, err := s.lockInfo()
+	return info, err
+}
+
+func (s *Store) lockInfo() (store.LockInfo, clientv3.LeaseID, error) {
+	var info store.LockInfo
+	ctx, cancel := opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.key("lockinfo"))
+	if err != nil {
+		return info, 0, unavailable("reading the lock info", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return info, 0, fmt.Errorf("state %s is not locked: %w", s, fs.ErrNotExist)
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &info); err != nil {
+		return info, 0, fmt.Errorf("%s: %w", s.key("lockinfo"), err)
+	}
+	return info, clientv3.LeaseID(resp.Kvs[0].Lease), nil
+}
+
+// ForceUnlock breaks the lock whose ID is id by revoking its lease: the
+// holder's session ends and its further writes are refused.
+func (s *Store) ForceUnlock(id string) error {
+	held, lease, err := s.lockInfo()
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state %s is not locked", s)
+	}
+	if err != nil {
+		return err
+	}
+	if held.ID != id {
+		return fmt.Errorf("lock ID %s does not match the lock held: %s", id, held)
+	}
+	ctx, cancel := opCtx()
+	defer cancel()
+	if _, err := s.cli.Revoke(ctx, lease); err != nil {
+		return unavailable("revoking the lock's lease", err)
+	}
+	return nil
+}
