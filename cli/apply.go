@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -35,7 +36,11 @@ is stale").
 
 Steps run in dependency order, --parallelism at a time. A failed step
 skips every step that depends on it; independent steps go on. Only
-failures the plugin marks retryable are retried, with backoff. The state
+failures the plugin marks retryable are retried, up to --retries times,
+each wait twice as long as the one before. An attempt that runs past
+--step-timeout fails as timed out and is not retried unless the plugin
+marked that failure retryable: the step may still be running on its
+target. The state
 is written after every step and a journal records each step as it starts
 and ends, so a killed apply loses nothing: the next one refreshes from the
 plugins and carries on without starting a lane twice.
@@ -99,9 +104,6 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		writeDiagnostics(io, diags)
 		return ExitError
 	}
-	if saved != nil && saved.ConfigHash != cfg.Hash {
-		return applyFail(io, "saved plan is stale: the configuration (%s) changed since it was planned; plan again", strings.Join(cfg.Files, ", "))
-	}
 	statePath := o.statePath
 	if statePath == "" {
 		statePath = cfg.StatePath()
@@ -118,7 +120,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	defer lock.Unlock()
 
-	state, err := st.Read()
+	state, err := st.ReadPool(cfg.Pool.Name)
 	if err != nil {
 		return applyFail(io, "%v", err)
 	}
@@ -126,14 +128,8 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	if err != nil {
 		return applyFail(io, "reading the journal: %v", err)
 	}
-	if saved != nil {
-		switch {
-		case interrupted != nil:
-			return applyFail(io, "saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
-		case saved.StateLineage != state.Lineage || saved.StateSerial != state.Serial:
-			return applyFail(io, "saved plan is stale: it was planned against state serial %d (lineage %s), the state is now serial %d (lineage %s); plan again",
-				saved.StateSerial, orDash(saved.StateLineage), state.Serial, orDash(state.Lineage))
-		}
+	if saved != nil && interrupted != nil {
+		return applyFail(io, "saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
 	}
 	if interrupted != nil {
 		fmt.Fprintf(io.Err, "The last apply (%s) was interrupted with %d steps in flight; refreshing from the plugins before planning.\n", interrupted.Apply, len(interrupted.InFlight))
@@ -154,7 +150,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 
 	state.Pool = cfg.Pool.Name
-	if saved == nil && (o.refresh || interrupted != nil) {
+	if o.refresh || interrupted != nil {
 		octx, cancel := context.WithTimeout(ctx, o.stepTimeout)
 		observed, managed, odiags := set.Observe(octx)
 		cancel()
@@ -163,10 +159,15 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			writeDiagnostics(io, odiags)
 			return ExitError
 		}
-		if refreshed := refresh(state, observed, managed); refreshed {
+		if refreshed := refresh(state, observed, managed); refreshed && saved == nil { // a saved plan is checked against it below
 			if err := st.Write(state); err != nil {
 				return applyFail(io, "%v", err)
 			}
+		}
+	}
+	if saved != nil {
+		if err := compiler.CheckSavedPlan(cfg, state, saved); err != nil {
+			return applyFail(io, "%v", err)
 		}
 	}
 
@@ -238,7 +239,7 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 		return applyFail(io, "%v", err)
 	}
 	state.Nodes = plan.After.Nodes
-	rec := runner.NewFileRecorder(st, journal, state)
+	rec := runner.NewStoreRecorder(journal, state)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -251,7 +252,7 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 		cancel()
 		<-signals
 		fmt.Fprintln(io.Err, "Stopped at once. The journal and state hold every finished step; the next apply refreshes and carries on.")
-		os.Exit(130)
+		store.Exit(130) // releases the lock
 	}()
 
 	view := newProgress(io.Out, o.json, !o.json && isTerminal(io.Out), len(plan.Steps))
@@ -260,9 +261,11 @@ func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *poo
 	})
 	view.Close()
 	summary := fmt.Sprintf("%d done, %d failed, %d skipped, %d cancelled", res.Count(runner.Done), res.Count(runner.Failed), res.Count(runner.Skipped), res.Count(runner.Cancelled))
-	journal.End(summary)
+	if err := journal.End(summary); err != nil {
+		res.WriteErr = errors.Join(res.WriteErr, err)
+	}
 	if res.WriteErr != nil {
-		fmt.Fprintf(io.Err, "poolc apply: writing the state: %v\n", res.WriteErr)
+		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
 	}
 	if res.OK() {
 		if !o.json {

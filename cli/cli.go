@@ -81,7 +81,7 @@ func run(c *command, args []string, io Stdio) int {
 	fs.SortFlags = false
 	exec := c.flags(fs)
 	fs.Usage = func() {}
-	err := fs.Parse(args)
+	err := fs.Parse(singleDashLong(fs, args))
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		writeCommandHelp(io.Out, c, fs)
@@ -130,8 +130,45 @@ func writeCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	}
 }
 
-// Version is poolc's version: the module version when built by `go
-// install`, else "devel".
+// singleDashLong rewrites long flags written with one dash, as Terraform
+// users type them (-out=p, -auto-approve), to pflag's two. Only an
+// argument naming a flag of fs with more than one letter is rewritten, so
+// shorthands (-v) keep their meaning; values of flags that take one, and
+// everything after --, are left alone.
+func singleDashLong(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(a, "--"):
+			f = fs.Lookup(name)
+		case len(name) > 1 && fs.Lookup(name) != nil:
+			f = fs.Lookup(name)
+			out[len(out)-1] = "-" + a
+		case len(name) == 1:
+			f = fs.ShorthandLookup(name)
+		}
+		// A flag that takes a value and has none after = takes the next
+		// argument, whatever it looks like.
+		if f != nil && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+// Version is poolc's module version, as documents record it: a tag or
+// pseudo-version under `go install`, else "devel".
 func Version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -139,14 +176,56 @@ func Version() string {
 	return "devel"
 }
 
+// buildVersion is what `poolc version` prints: Version and, when the build
+// stamped it, the VCS revision, its time and whether the tree had
+// uncommitted changes.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Version() + " (no build information)"
+	}
+	return versionOf(bi)
+}
+
+// versionOf is buildVersion for the given build information.
+func versionOf(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		return v + " (no VCS revision: built outside a checkout or with -buildvcs=false)"
+	}
+	v += " (" + settings["vcs"] + " " + rev
+	if t := settings["vcs.time"]; t != "" {
+		v += ", " + t
+	}
+	if settings["vcs.modified"] == "true" {
+		v += ", modified"
+	}
+	return v + ")"
+}
+
 func init() {
 	register(&command{
 		name:    "version",
 		summary: "print poolc's version",
-		help:    "Prints poolc's version.",
+		help: `Prints poolc's version: the module version (a tag or pseudo-version when
+installed with 'go install', "devel" in a build from a checkout), then the
+VCS revision it was built from, that commit's time, and "modified" when the
+tree had uncommitted changes. Go stamps the revision unless the build ran
+with -buildvcs=false or outside a checkout.
+
+  $ poolc version
+  poolc devel (git 487f9b2733c7fb1f8b20334c5241678e4158e0e5, 2026-12-01T10:48:07Z)`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			return func(_ []string, io Stdio) int {
-				fmt.Fprintf(io.Out, "poolc %s\n", Version())
+				fmt.Fprintf(io.Out, "poolc %s\n", buildVersion())
 				return ExitOK
 			}
 		},

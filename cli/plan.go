@@ -88,7 +88,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 				}
 				writeDiagnostics(io, diags) // warnings
 				if *out != "" {
-					if err := savePlan(*out, cfg, current, p); err != nil {
+					if err := savePlan(*out, cfg, current, *assumeDown, p); err != nil {
 						fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
 						return ExitError
 					}
@@ -190,16 +190,17 @@ func currentState(cfg *compiler.Config, statePath string, base []string) (*pools
 	if statePath == "" {
 		statePath = cfg.StatePath()
 	}
-	return store.Open(statePath).Read()
+	return store.Open(statePath).ReadPool(cfg.Pool.Name)
 }
 
 // savePlan writes a plan bound to the configuration and state it was made
 // from.
-func savePlan(path string, cfg *compiler.Config, st *pools.State, p *pools.Plan) error {
+func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []string, p *pools.Plan) error {
 	saved := pools.SavedPlan{
 		FormatVersion: pools.SavedPlanFormatVersion, PoolcVersion: Version(),
 		ConfigHash: cfg.Hash, ConfigFiles: cfg.Files,
-		StateLineage: st.Lineage, StateSerial: st.Serial, Plan: p,
+		StateLineage: pools.LineageOf(st), StateSerial: st.Serial, StateHash: st.ContentHash(),
+		AssumeDown: assumeDown, Plan: p,
 	}
 	data, err := json.MarshalIndent(saved, "", "  ")
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -24,7 +25,15 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *updateScripts,
+		Setup: func(env *testscript.Env) error {
+			// $REPO is the module's root, for scripts that check the
+			// files shipped in it (examples/, README.md).
+			repo, err := filepath.Abs("..")
+			env.Setenv("REPO", repo)
+			return err
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"tamper": tamperCmd,
 			// mkfile NAME MB PATTERN writes a file of MB mebibytes made of PATTERN repeated.
 			"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {

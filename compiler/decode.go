@@ -76,6 +76,9 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Labels:      strMap(e.Value.Get("labels")),
 			KubeContext: e.Value.StringAt("kube_context"),
 			Guard:       guard(e.Value.Get("guard"), p.Guard),
+			Runtime:     e.Value.StringAt("runtime"),
+			SSHUser:     e.Value.StringAt("ssh_user"),
+			SSHPort:     int(e.Value.NumberAt("ssh_port")),
 		})
 	}
 	for _, e := range entries(v, "model") {
@@ -83,6 +86,7 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Name:     e.Key,
 			Path:     e.Value.StringAt("path"),
 			Source:   e.Value.StringAt("source"),
+			SHA256:   e.Value.StringAt("sha256"),
 			SizeGB:   e.Value.NumberAt("size_gb"),
 			MemoryGB: e.Value.NumberAt("memory_gb"),
 			Args:     strs(e.Value.Get("args")),
@@ -119,6 +123,8 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Namespace:   e.Value.StringAt("namespace"),
 			PodMemoryGB: e.Value.NumberAt("pod_memory_gb"),
 			Members:     d.members(e.Key, e.Value),
+			Cluster:     e.Value.StringAt("cluster"),
+			ImageSync:   e.Value.StringAt("image_sync"),
 		}
 		if pp.Namespace == "" {
 			pp.Namespace = e.Key
@@ -135,6 +141,7 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Config:  cfg,
 		})
 	}
+	p.Gateway = v.Get("gateway").StringAt("plugin")
 	if st := v.Get("state"); st != nil {
 		p.State = pools.StateBackend{
 			Backend: st.StringAt("backend"), Path: st.StringAt("path"),

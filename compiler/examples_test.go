@@ -68,6 +68,17 @@ func TestDefaultsComeFromTheSchema(t *testing.T) {
 	if !reflect.DeepEqual(p.State, pools.StateBackend{Backend: "file", Path: "poolc.state.json"}) {
 		t.Errorf("state = %+v", p.State)
 	}
+	for _, tg := range p.Targets() {
+		if tg.Plugin != pools.DefaultPlugin {
+			t.Errorf("%s is served by %q, want the default %q", tg.What, tg.Plugin, pools.DefaultPlugin)
+		}
+	}
+	if n := p.Node("n"); n.Runtime != pools.DefaultPlugin || p.Gateway != pools.DefaultPlugin || p.PodPools[0].Cluster != pools.DefaultPlugin {
+		t.Errorf("schema defaults: runtime %q, gateway %q, cluster %q; want %q", n.Runtime, p.Gateway, p.PodPools[0].Cluster, pools.DefaultPlugin)
+	}
+	if n := p.Node("n"); n.SSHPort != 22 || n.SSHUser != "" {
+		t.Errorf("node ssh = %s@:%d, want no user and port 22", n.SSHUser, n.SSHPort)
+	}
 	if p.Node("n").Budget() != 56 {
 		t.Errorf("budget = %v, want 56 (64 - 8 reserve)", p.Node("n").Budget())
 	}
@@ -99,5 +110,26 @@ func TestMemberBlocksKeepTheirOrder(t *testing.T) {
 	m := cfg.Pool.PodPools[0].Members
 	if m[0].Context != "zeta" || m[1].Context != "alpha" || m[1].Capacity != 3 {
 		t.Fatalf("members = %+v, want zeta then alpha", m)
+	}
+}
+
+// The template example expands definitions, defaults, pattern constraints
+// and comprehensions into a pool; what poolc reads is CUE's evaluated,
+// defaulted value.
+func TestCUETemplatesExpand(t *testing.T) {
+	p := mustLoad(t, "../examples/cue-templates")
+	if len(p.Nodes) != 9 || len(p.Lanes) != 11 || len(p.Models) != 5 {
+		t.Fatalf("got %d nodes, %d lanes, %d models; want 9, 11, 5", len(p.Nodes), len(p.Lanes), len(p.Models))
+	}
+	if n := p.Node("spark-3"); n == nil || n.MemoryGB != 128 {
+		t.Errorf("spark-3 = %+v, want the #Node default of 128 GB", n)
+	}
+	for _, l := range p.Lanes {
+		if l.Name == "whisper-1" && (l.Residency != pools.OnDemand || len(l.Aliases) != 1 || l.Aliases[0] != "whisper-1") {
+			t.Errorf("whisper-1 = %+v, want the #Lane defaults (on-demand, its own name as alias)", l)
+		}
+		if l.Name == "qwen3-27b-3" && l.Residency != pools.KeepWarm {
+			t.Errorf("qwen3-27b-3 residency = %q, want the table's keep-warm", l.Residency)
+		}
 	}
 }

@@ -184,18 +184,28 @@ func (p *Plan) Summary() string {
 	return fmt.Sprintf("Plan: %s · moves %s · interruptions: %s", strings.Join(parts, ", "), GB(p.TransferGB()), interruptions)
 }
 
-// SavedPlanFormatVersion is the version of saved plan files.
-const SavedPlanFormatVersion = 1
+// SavedPlanFormatVersion is the version of saved plan files. Version 2
+// binds the plan to the state's content (StateHash) and records the
+// what-if assumptions it was made with (AssumeDown).
+const SavedPlanFormatVersion = 2
 
 // SavedPlan is a plan written to a file by `poolc plan --out`, bound to
 // what it was made from: a saved plan is refused when the configuration's
-// hash, or the state's lineage or serial, no longer match.
+// hash, or the state's lineage, serial or content, no longer match, or
+// when its steps are not the ones poolc plans from them (see
+// compiler.CheckSavedPlan).
 type SavedPlan struct {
 	FormatVersion int      `json:"format_version"`
 	PoolcVersion  string   `json:"poolc_version"`
 	ConfigHash    string   `json:"config_hash"`
 	ConfigFiles   []string `json:"config_files"`
-	StateLineage  string   `json:"state_lineage"`
-	StateSerial   int64    `json:"state_serial"`
-	Plan          *Plan    `json:"plan"`
+	// StateLineage is the lineage of the state planned against, or
+	// NoLineage when there was no state file.
+	StateLineage string `json:"state_lineage"`
+	StateSerial  int64  `json:"state_serial"`
+	// StateHash is the state's ContentHash.
+	StateHash string `json:"state_hash"`
+	// AssumeDown lists the nodes plan --assume-down treated as down.
+	AssumeDown []string `json:"assume_down,omitempty"`
+	Plan       *Plan    `json:"plan"`
 }

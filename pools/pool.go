@@ -21,6 +21,8 @@ type Pool struct {
 	PodPools      []PodPool
 	Plugins       []Plugin
 	State         StateBackend
+	// Gateway names the plugin that carries out the pool's route steps.
+	Gateway string
 }
 
 // Guard is the memory guard: a load aborts when use would pass Ceiling (a
@@ -39,6 +41,12 @@ type Node struct {
 	Labels      map[string]string
 	KubeContext string
 	Guard       Guard
+	// Runtime names the plugin that runs the node's lanes and prefetches.
+	Runtime string
+	// SSHUser and SSHPort say how a plugin logs in to the node; an empty
+	// user leaves the choice to the plugin.
+	SSHUser string
+	SSHPort int
 }
 
 // Budget is what admission may place on the node, in GB:
@@ -58,6 +66,7 @@ type Model struct {
 	Name     string
 	Path     string
 	Source   string
+	SHA256   string
 	SizeGB   float64
 	MemoryGB float64
 	Args     []string
@@ -126,6 +135,10 @@ type PodPool struct {
 	Namespace   string
 	PodMemoryGB float64
 	Members     []Member
+	// Cluster names the plugin that sets members up and tears them down;
+	// ImageSync the one that copies the image to their registries.
+	Cluster   string
+	ImageSync string
 }
 
 // DefaultCapacity is the number of concurrent Jobs a member runs when its

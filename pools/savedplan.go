@@ -1,9 +1,43 @@
 package pools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
+
+// NoLineage is the lineage a saved plan records when it was made with no
+// state file: no state ever has it, so the plan binds to "no state" and
+// is refused once a state exists.
+const NoLineage = "none"
+
+// LineageOf is the lineage a saved plan made against s records.
+func LineageOf(s *State) string {
+	if s.Lineage == "" {
+		return NoLineage
+	}
+	return s.Lineage
+}
+
+// ContentHash is the sha256, in hex, of the state's fleet in its
+// normalized form: two states hash equal exactly when they hold the same
+// nodes, lanes, routes, weights and members.
+func (s *State) ContentHash() string {
+	f := s.Fleet
+	f.Nodes = append([]NodeState(nil), f.Nodes...)
+	f.Lanes = append([]LaneState(nil), f.Lanes...)
+	f.Routes = append([]Route(nil), f.Routes...)
+	f.Prefetched = append([]Prefetch(nil), f.Prefetched...)
+	f.Members = append([]MemberState(nil), f.Members...)
+	f.Normalize()
+	data, err := json.Marshal(f)
+	if err != nil {
+		panic(err) // a Fleet is plain data and always marshals
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
 
 // ParseSavedPlan reads a saved plan file. It refuses a file of a newer
 // format version, reports a syntax error with its line and column, and
@@ -22,6 +56,9 @@ func ParseSavedPlan(name string, data []byte) (*SavedPlan, error) {
 	}
 	if err := saved.Plan.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if saved.FormatVersion < SavedPlanFormatVersion || saved.StateHash == "" || saved.StateLineage == "" {
+		return nil, fmt.Errorf("%s: saved plan format_version %d does not bind the plan to the state it was made from: plan again", name, saved.FormatVersion)
 	}
 	return &saved, nil
 }

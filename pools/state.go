@@ -267,11 +267,24 @@ func jsonError(name string, data []byte, err error) error {
 	return fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
 }
 
-// Marshal writes the state as indented JSON, the form the file store keeps.
+// Marshal writes the state as indented JSON, for people to read.
 func (s *State) Marshal() ([]byte, error) {
 	s.FormatVersion = StateFormatVersion
 	s.Normalize()
 	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// MarshalCompact writes the state as JSON without indentation, the form
+// the file store keeps: it is written often, and indenting a large state
+// costs more than writing it.
+func (s *State) MarshalCompact() ([]byte, error) {
+	s.FormatVersion = StateFormatVersion
+	s.Normalize()
+	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}

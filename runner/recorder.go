@@ -5,34 +5,34 @@ import (
 	"poolc.dev/poolc/runner/store"
 )
 
-// FileRecorder records a run in a state backend (the file, or a team
-// store) and its journal. It carries
-// the lineage and serial from one write to the next, since the runner
-// hands over snapshots of the state.
-type FileRecorder struct {
-	store   store.Backend
+// StoreRecorder records a run in a state backend's journal and the
+// snapshots the journal announces (the state file, or a team store such
+// as etcd). It carries the lineage and serial from one snapshot to the
+// next, since the runner hands over copies of the state.
+type StoreRecorder struct {
 	journal store.JournalWriter
 	lineage string
 	serial  int64
 }
 
-// NewFileRecorder records into st and j, continuing from the state st
+var _ Recorder = (*StoreRecorder)(nil)
+
+// NewStoreRecorder records into j, continuing from the state the backend
 // last held (its lineage and serial).
-func NewFileRecorder(st store.Backend, j store.JournalWriter, from *pools.State) *FileRecorder {
-	return &FileRecorder{store: st, journal: j, lineage: from.Lineage, serial: from.Serial}
+func NewStoreRecorder(j store.JournalWriter, from *pools.State) *StoreRecorder {
+	return &StoreRecorder{journal: j, lineage: from.Lineage, serial: from.Serial}
 }
 
-// WriteState writes a snapshot as the next serial of the lineage.
-func (r *FileRecorder) WriteState(st *pools.State) error {
+// WriteState writes a snapshot as the next serial of the lineage,
+// announced in the journal with the number of finished steps it holds.
+func (r *StoreRecorder) WriteState(st *pools.State, finished int) error {
 	st.Lineage, st.Serial = r.lineage, r.serial
-	if err := r.store.Write(st); err != nil {
+	if err := r.journal.Snapshot(st, finished); err != nil {
 		return err
 	}
 	r.lineage, r.serial = st.Lineage, st.Serial
 	return nil
 }
 
-// Journal appends a step event to the journal.
-func (r *FileRecorder) Journal(ev store.JournalEvent, step, message string) {
-	r.journal.Add(ev, step, message)
-}
+// Journal appends a record to the journal.
+func (r *StoreRecorder) Journal(rec store.Record) error { return r.journal.Append(rec) }

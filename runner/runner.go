@@ -7,13 +7,13 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/schedule"
 	"poolc.dev/poolc/runner/store"
 )
 
@@ -23,6 +23,9 @@ const (
 	DefaultStepTimeout = 10 * time.Minute
 	DefaultRetries     = 3
 	DefaultBackoff     = time.Second
+	// DefaultSnapshotInterval is the least time between two snapshots
+	// of the state during a run.
+	DefaultSnapshotInterval = time.Second
 )
 
 // Actuators finds the actuator for a step kind and names the plugin.
@@ -30,13 +33,17 @@ type Actuators interface {
 	For(kind pools.StepKind) (sdk.Actuator, string, bool)
 }
 
-// Recorder keeps what the runner learns: the state after each step and a
-// journal of step events. Both may be slow; the runner coalesces state
-// writes so that one write covers every step finished while the previous
-// one was in progress.
+// Recorder keeps what the runner learns: a journal of step events, each
+// finished step with its effect (the step as the state records it), and
+// now and then a snapshot of the state. Journal must have written the
+// record (to the OS, at least) when it returns, since a snapshot is taken
+// only now and then and the journal holds what a kill would lose; an
+// error from it stops the run. WriteState writes a snapshot holding the
+// effects of the first finished records journaled; it may be slow, and
+// runs beside the steps.
 type Recorder interface {
-	WriteState(st *pools.State) error
-	Journal(ev store.JournalEvent, step, message string)
+	Journal(r store.Record) error
+	WriteState(st *pools.State, finished int) error
 }
 
 // Options shape a run.
@@ -50,8 +57,15 @@ type Options struct {
 	Retries int
 	// Backoff is the wait before the first retry; it doubles each time.
 	Backoff time.Duration
+	// RetryTimeouts retries an attempt that timed out even when the
+	// plugin did not mark its failure retryable. Off by default: a step
+	// that timed out may still be running on its target.
+	RetryTimeouts bool
 	// Events receives progress, one event at a time.
 	Events func(Event)
+	// SnapshotInterval is the least time between two snapshots of the
+	// state; the last one is written when the run ends.
+	SnapshotInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -72,6 +86,9 @@ func (o *Options) defaults() {
 	}
 	if o.Events == nil {
 		o.Events = func(Event) {}
+	}
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = DefaultSnapshotInterval
 	}
 }
 
@@ -101,7 +118,9 @@ type StepResult struct {
 type Result struct {
 	Steps []StepResult
 	State *pools.State
-	// WriteErr is the last state write that failed, if any.
+	// WriteErr is what failed to be recorded, if anything: the first
+	// journal write that failed (which stops the run), or the last
+	// snapshot of the state.
 	WriteErr error
 }
 
@@ -121,37 +140,51 @@ func (r Result) OK() bool { return r.Count(Done) == len(r.Steps) && r.WriteErr =
 
 // Run carries out the plan from state st. Cancelling ctx stops new steps
 // from starting and cancels the steps in flight; Run returns once they
-// have returned.
+// have returned. The order of steps, the retries and their backoff, the
+// skips and the cancellation are decided by package schedule; Run carries
+// out its decisions with a goroutine per attempt and the wall clock.
 func Run(ctx context.Context, plan *pools.Plan, st *pools.State, acts Actuators, rec Recorder, opt Options) Result {
 	opt.defaults()
-	r := &run{plan: plan, acts: acts, rec: rec, opt: opt, state: st,
-		results: make(map[string]*StepResult, len(plan.Steps)), dependents: map[string][]string{}}
-	for _, s := range plan.Steps {
-		for _, d := range s.DependsOn {
-			r.dependents[d] = append(r.dependents[d], s.ID)
-		}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r := &run{plan: plan, acts: acts, opt: opt,
+		results: make([]StepResult, len(plan.Steps)), began: make([]time.Time, len(plan.Steps))}
+	for i, s := range plan.Steps {
+		r.results[i].ID = s.ID
 	}
-	r.writer = newStateWriter(rec, r.snapshot)
+	r.rec = newRecording(ctx, stop, rec, st, opt.SnapshotInterval)
 	r.loop(ctx)
-	res := Result{State: r.snapshot(), WriteErr: r.writer.close()}
-	for _, s := range plan.Steps {
-		res.Steps = append(res.Steps, *r.results[s.ID])
-	}
+	res := Result{Steps: r.results, WriteErr: r.rec.close()}
+	res.State, _ = r.rec.snapshot()
 	return res
 }
 
-type run struct {
-	plan       *pools.Plan
-	acts       Actuators
-	rec        Recorder
-	opt        Options
-	dependents map[string][]string
+// Policy is the scheduling policy the options stand for.
+func (o Options) Policy() schedule.Policy {
+	o.defaults()
+	return schedule.Policy{Parallelism: o.Parallelism, Retries: o.Retries, Backoff: o.Backoff, RetryTimeouts: o.RetryTimeouts}
+}
 
-	mu      sync.Mutex // guards state and results
-	state   *pools.State
-	results map[string]*StepResult
-	writer  *stateWriter
-	events  sync.Mutex // serializes Events
+type run struct {
+	plan *pools.Plan
+	acts Actuators
+	rec  *recording
+	opt  Options
+
+	events sync.Mutex // serializes Events
+
+	// Only the loop's goroutine touches these.
+	results []StepResult
+	began   []time.Time // when each step's first attempt began
+}
+
+// ended is how an attempt ended, as its goroutine hands it back.
+type ended struct {
+	step   int
+	end    schedule.End
+	resp   sdk.ApplyResponse
+	plugin string
+	at     time.Time
 }
 
 func (r *run) emit(e Event) {
@@ -161,167 +194,178 @@ func (r *run) emit(e Event) {
 	r.opt.Events(e)
 }
 
-func (r *run) snapshot() *pools.State {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := *r.state
-	c.Fleet = r.state.Fleet.Clone()
-	return &c
-}
-
-// loop starts each step whose dependencies are done, up to the
-// parallelism, until every step has an outcome.
+// loop feeds the schedule what happens (attempts ending, the time of a
+// retry coming, ctx being cancelled) and carries out what it decides,
+// until every step has an outcome.
 func (r *run) loop(ctx context.Context) {
-	waiting := map[string]int{}
-	var ready []pools.Step
-	for _, s := range r.plan.Steps {
-		waiting[s.ID] = len(s.DependsOn)
-		if len(s.DependsOn) == 0 {
-			ready = append(ready, s)
-		}
+	steps := make([]schedule.Step, len(r.plan.Steps))
+	for i, s := range r.plan.Steps {
+		steps[i] = schedule.Step{ID: s.ID, DependsOn: s.DependsOn}
 	}
-	finished := make(chan StepResult)
-	running, decided := 0, 0
-	byID := map[string]pools.Step{}
-	for _, s := range r.plan.Steps {
-		byID[s.ID] = s
-	}
-	for decided < len(r.plan.Steps) {
-		for running < r.opt.Parallelism && len(ready) > 0 && ctx.Err() == nil {
-			s := ready[0]
-			ready = ready[1:]
-			running++
-			go func() { finished <- r.step(ctx, s) }()
-		}
-		if running == 0 {
-			// Cancelled with nothing in flight: the rest never starts.
-			for _, s := range r.plan.Steps {
-				if r.results[s.ID] == nil {
-					r.settle(StepResult{ID: s.ID, Outcome: Cancelled}, "cancelled before it started")
-					decided++
-				}
-			}
-			return
-		}
-		res := <-finished
-		running--
-		r.settle(res, "")
-		decided++
-		if res.Outcome != Done {
-			decided += r.skipDependents(res.ID)
-			continue
-		}
-		for _, next := range r.dependents[res.ID] {
-			if waiting[next]--; waiting[next] == 0 && r.results[next] == nil {
-				ready = append(ready, byID[next])
-			}
-		}
-	}
-}
-
-func (r *run) settle(res StepResult, why string) {
-	r.mu.Lock()
-	r.results[res.ID] = &res
-	r.mu.Unlock()
-	if res.Outcome == Cancelled && why != "" {
-		r.rec.Journal(store.StepCancelled, res.ID, why)
-		r.emit(Event{Kind: EventCancelled, Step: res.ID, Message: why})
-	}
-}
-
-// skipDependents marks every step that depends, directly or not, on a step
-// that did not succeed, and returns how many it marked.
-func (r *run) skipDependents(id string) int {
-	n := 0
-	queue := append([]string(nil), r.dependents[id]...)
-	for len(queue) > 0 {
-		next := queue[0]
-		queue = queue[1:]
-		if r.results[next] != nil {
-			continue
-		}
-		why := fmt.Sprintf("skipped: it depends on %s, which did not succeed", id)
-		r.settle(StepResult{ID: next, Outcome: Skipped}, "")
-		r.rec.Journal(store.StepSkipped, next, why)
-		r.emit(Event{Kind: EventSkipped, Step: next, Message: why})
-		n++
-		queue = append(queue, r.dependents[next]...)
-	}
-	return n
-}
-
-// step carries out one step, with retries, and records its effect.
-func (r *run) step(ctx context.Context, s pools.Step) StepResult {
-	res := StepResult{ID: s.ID}
-	act, plugin, ok := r.acts.For(s.Kind)
-	res.Plugin = plugin
-	if !ok {
-		res.Outcome = Failed
-		res.Diagnostics = sdk.Errorf(nil, fmt.Sprintf("no plugin handles %s steps; declare one in the pool's plugin blocks", s.Kind))
-		r.rec.Journal(store.StepFailed, s.ID, res.Diagnostics[0].Summary)
-		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: res.Diagnostics[0].Summary})
-		return res
-	}
-	start := time.Now()
-	r.rec.Journal(store.StepStarted, s.ID, plugin)
-	r.emit(Event{Kind: EventStarted, Step: s.ID, Plugin: plugin, Estimate: s.Estimate.Seconds})
-	backoff := r.opt.Backoff
-	for {
-		res.Attempts++
-		resp := r.attempt(ctx, act, s)
-		res.Diagnostics = resp.Diagnostics
-		res.Elapsed = time.Since(start)
-		switch {
-		case !resp.Diagnostics.HasErrors():
-			res.Outcome = Done
-			r.apply(s)
-			r.rec.Journal(store.StepFinished, s.ID, "")
-			r.emit(Event{Kind: EventDone, Step: s.ID, Plugin: plugin, Elapsed: res.Elapsed})
-			return res
-		case ctx.Err() != nil:
-			res.Outcome = Cancelled
-			r.rec.Journal(store.StepCancelled, s.ID, summary(resp.Diagnostics))
-			r.emit(Event{Kind: EventCancelled, Step: s.ID, Plugin: plugin, Message: summary(resp.Diagnostics)})
-			return res
-		case resp.Retryable && res.Attempts <= r.opt.Retries:
-			r.emit(Event{Kind: EventRetry, Step: s.ID, Plugin: plugin, Attempt: res.Attempts, Message: summary(resp.Diagnostics)})
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff *= 2
-			continue
-		}
-		res.Outcome = Failed
-		r.rec.Journal(store.StepFailed, s.ID, summary(resp.Diagnostics))
-		r.emit(Event{Kind: EventFailed, Step: s.ID, Plugin: plugin, Message: summary(resp.Diagnostics)})
-		return res
-	}
-}
-
-func (r *run) attempt(ctx context.Context, act sdk.Actuator, s pools.Step) sdk.ApplyResponse {
-	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
-	defer cancel()
-	resp := act.Apply(sctx, sdk.ApplyRequest{Step: s}, func(p sdk.Progress) {
-		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction})
-	})
-	if resp.Diagnostics.HasErrors() && errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		resp.Diagnostics = append(sdk.Errorf(nil, fmt.Sprintf("timed out after %s", r.opt.StepTimeout)), resp.Diagnostics...)
-		resp.Retryable = true
-	}
-	return resp
-}
-
-// apply records a finished step in the state and tells the writer.
-func (r *run) apply(s pools.Step) {
-	r.mu.Lock()
-	err := r.state.Fleet.Apply(s)
-	r.mu.Unlock()
+	m, err := schedule.New(steps, r.opt.Policy())
 	if err != nil {
-		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: "recording the step in the state: " + err.Error()})
+		why := "the plan cannot be carried out: " + err.Error()
+		for i := range r.results {
+			r.results[i].Outcome, r.results[i].Diagnostics = Failed, sdk.Errorf(nil, why)
+			r.rec.Journal(store.StepFailed, r.results[i].ID, why)
+			r.emit(Event{Kind: EventFailed, Step: r.results[i].ID, Message: why})
+		}
 		return
 	}
-	r.writer.changed()
+	finished := make(chan ended, r.opt.Parallelism)
+	stop := ctx.Done()
+	cancel := func() schedule.Decision {
+		stop = nil
+		return m.Cancel(time.Now())
+	}
+	var d schedule.Decision
+	if ctx.Err() != nil {
+		d = cancel()
+	} else {
+		d = m.Tick(time.Now())
+	}
+	for {
+		r.carryOut(ctx, d, finished)
+		if d.Over {
+			return
+		}
+		var wake <-chan time.Time
+		if !d.Wake.IsZero() {
+			wake = time.After(time.Until(d.Wake))
+		}
+		select {
+		case e := <-finished:
+			if stop != nil && ctx.Err() != nil {
+				// Cancelled meanwhile: decide that first, so that
+				// nothing more starts.
+				r.carryOut(ctx, cancel(), finished)
+			}
+			d = m.Report(e.at, r.ended(e))
+			r.settled(m, e.step)
+		case now := <-wake:
+			d = m.Tick(now)
+		case <-stop:
+			d = cancel()
+		}
+	}
+}
+
+// carryOut starts the attempts a decision starts and records the
+// outcomes it gives.
+func (r *run) carryOut(ctx context.Context, d schedule.Decision, finished chan<- ended) {
+	for _, t := range d.Retry {
+		res := &r.results[t.Step]
+		r.emit(Event{Kind: EventRetry, Step: res.ID, Plugin: res.Plugin, Attempt: t.Attempt, Message: summary(res.Diagnostics)})
+	}
+	for _, k := range d.Skip {
+		res := &r.results[k.Step]
+		res.Outcome = Skipped
+		why := fmt.Sprintf("skipped: it depends on %s, which did not succeed", r.plan.Steps[k.Cause].ID)
+		r.rec.Journal(store.StepSkipped, res.ID, why)
+		r.emit(Event{Kind: EventSkipped, Step: res.ID, Message: why})
+	}
+	for _, i := range d.Cancelled {
+		res := &r.results[i]
+		res.Outcome = Cancelled
+		why := "cancelled before it started"
+		if res.Attempts > 0 {
+			why = "cancelled while waiting to be retried: " + summary(res.Diagnostics)
+		}
+		r.rec.Journal(store.StepCancelled, res.ID, why)
+		r.emit(Event{Kind: EventCancelled, Step: res.ID, Plugin: res.Plugin, Message: why})
+	}
+	for _, a := range d.Start {
+		r.results[a.Step].Attempts = a.Attempt
+		if a.Attempt == 1 {
+			r.began[a.Step] = time.Now()
+		}
+		go func() { finished <- r.attempt(ctx, a) }()
+	}
+}
+
+// ended records what an attempt left in its step's result and says how
+// it ended.
+func (r *run) ended(e ended) schedule.Report {
+	res := &r.results[e.step]
+	res.Plugin, res.Diagnostics, res.Elapsed = e.plugin, e.resp.Diagnostics, e.at.Sub(r.began[e.step])
+	return schedule.Report{Step: e.step, End: e.end, Retryable: e.resp.Retryable}
+}
+
+// settled records the outcome the schedule gave a step after its attempt
+// ended (nothing when it waits for a retry).
+func (r *run) settled(m *schedule.Machine, i int) {
+	res := &r.results[i]
+	switch m.Result(i).Outcome {
+	case schedule.Done:
+		res.Outcome = Done
+	case schedule.Failed:
+		res.Outcome = Failed
+		r.rec.Journal(store.StepFailed, res.ID, summary(res.Diagnostics))
+		r.emit(Event{Kind: EventFailed, Step: res.ID, Plugin: res.Plugin, Message: summary(res.Diagnostics)})
+	case schedule.Cancelled:
+		res.Outcome = Cancelled
+		r.rec.Journal(store.StepCancelled, res.ID, summary(res.Diagnostics))
+		r.emit(Event{Kind: EventCancelled, Step: res.ID, Plugin: res.Plugin, Message: summary(res.Diagnostics)})
+	}
+}
+
+// actuator finds the actuator that carries out a step; it is the one
+// place the runner chooses plugins.
+func (r *run) actuator(s pools.Step) (sdk.Actuator, string, sdk.Diagnostics) {
+	act, plugin, ok := r.acts.For(s.Kind)
+	if !ok {
+		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin handles %s steps; declare one in the pool's plugin blocks", s.Kind))
+	}
+	return act, plugin, nil
+}
+
+// attempt carries out one attempt of a step, on its own goroutine, and
+// records its effect when it succeeds. An attempt that fails once its
+// time limit has passed timed out, whatever the plugin's error says, so
+// whether it is retried does not depend on which of the plugin and the
+// deadline spoke first.
+func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
+	s := r.plan.Steps[a.Step]
+	e := ended{step: a.Step}
+	act, plugin, diags := r.actuator(s)
+	e.plugin = plugin
+	if diags.HasErrors() {
+		e.end, e.resp, e.at = schedule.Failure, sdk.ApplyResponse{Diagnostics: diags}, time.Now()
+		return e
+	}
+	if a.Attempt == 1 {
+		r.rec.Journal(store.StepStarted, s.ID, plugin)
+		r.emit(Event{Kind: EventStarted, Step: s.ID, Plugin: plugin, Estimate: s.Estimate.Seconds})
+	}
+	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
+	defer cancel()
+	deadline, _ := sctx.Deadline()
+	e.resp = act.Apply(sctx, sdk.ApplyRequest{Step: s}, func(p sdk.Progress) {
+		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction})
+	})
+	e.at = time.Now()
+	switch {
+	case !e.resp.Diagnostics.HasErrors():
+		e.end = schedule.Success
+		r.apply(s)
+		r.rec.Journal(store.StepFinished, s.ID, "")
+		r.emit(Event{Kind: EventDone, Step: s.ID, Plugin: plugin, Elapsed: e.at.Sub(r.began[a.Step])})
+	case ctx.Err() != nil:
+		e.end = schedule.Cancel
+	case sctx.Err() != nil || !e.at.Before(deadline):
+		e.end = schedule.Timeout
+		e.resp.Diagnostics = append(sdk.Errorf(nil, fmt.Sprintf("timed out after %s", r.opt.StepTimeout)), e.resp.Diagnostics...)
+	default:
+		e.end = schedule.Failure
+	}
+	return e
+}
+
+// apply records a finished step in the state and the journal.
+func (r *run) apply(s pools.Step) {
+	if err := r.rec.finished(s); err != nil {
+		r.emit(Event{Kind: EventFailed, Step: s.ID, Message: "recording the step in the state: " + err.Error()})
+	}
 }
 
 func summary(ds sdk.Diagnostics) string {

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,24 +59,38 @@ func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Pro
 func (f *fake) For(pools.StepKind) (sdk.Actuator, string, bool) { return f, "fake", true }
 
 type memRecorder struct {
-	mu      sync.Mutex
-	writes  int
-	last    *pools.State
-	journal []string
+	mu       sync.Mutex
+	writes   int
+	last     *pools.State
+	finished int // what the last snapshot said it holds
+	journal  []string
+	effects  int
+	failAt   int // the journal fails from this record on (1-based); 0 never
+	written  func(*pools.State)
 }
 
-func (m *memRecorder) WriteState(st *pools.State) error {
+func (m *memRecorder) WriteState(st *pools.State, finished int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.writes++
-	m.last = st
+	m.last, m.finished = st, finished
+	if m.written != nil {
+		m.written(st)
+	}
 	return nil
 }
 
-func (m *memRecorder) Journal(ev store.JournalEvent, step, msg string) {
+func (m *memRecorder) Journal(r store.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.journal = append(m.journal, string(ev)+" "+step)
+	if m.failAt > 0 && len(m.journal)+1 >= m.failAt {
+		return errors.New("disk full")
+	}
+	m.journal = append(m.journal, string(r.Event)+" "+r.Step)
+	if r.Effect != nil {
+		m.effects++
+	}
+	return nil
 }
 
 // routes builds a plan of route steps; deps maps a step index to the
@@ -162,15 +178,64 @@ func TestOnlyRetryableFailuresAreRetried(t *testing.T) {
 	}
 }
 
-func TestAStepThatHangsTimesOut(t *testing.T) {
-	f := &fake{behave: func(_ string, _ int, ctx context.Context) sdk.ApplyResponse {
-		<-ctx.Done()
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, ctx.Err().Error())}
+// A step that hangs times out and, unless its plugin marks the failure
+// retryable or the run retries timeouts, is not tried again: it may still
+// be running on its target. The plugin here answers at its deadline, so
+// which of its error and the deadline comes first varies from run to
+// run; the decision does not.
+func TestATimedOutStepIsRetriedOnlyWhenMarkedSo(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		retryable     bool
+		retryTimeouts bool
+		attempts      int
+	}{
+		{"plain", false, false, 1},
+		{"marked retryable", true, false, 2},
+		{"timeouts retried", false, true, 2},
+	} {
+		for range 5 {
+			f := &fake{behave: func(_ string, _ int, ctx context.Context) sdk.ApplyResponse {
+				d, _ := ctx.Deadline()
+				time.Sleep(time.Until(d))
+				return sdk.ApplyResponse{Retryable: c.retryable, Diagnostics: sdk.Errorf(nil, "no answer")}
+			}}
+			res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{},
+				Options{StepTimeout: 5 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, RetryTimeouts: c.retryTimeouts})
+			s := res.Steps[0]
+			if s.Outcome != Failed || s.Attempts != c.attempts || s.Diagnostics[0].Summary != "timed out after 5ms" {
+				t.Fatalf("%s: hung step %+v, want failed after %d attempts", c.name, s, c.attempts)
+			}
+		}
+	}
+}
+
+// A retry waits its backoff, doubling each time.
+func TestRetriesWaitTheirBackoff(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	f := &fake{behave: func(string, int, context.Context) sdk.ApplyResponse {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
 	}}
-	res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{}, Options{StepTimeout: 20 * time.Millisecond, Retries: 1, Backoff: time.Millisecond})
-	s := res.Steps[0]
-	if s.Outcome != Failed || s.Attempts != 2 || s.Diagnostics[0].Summary != "timed out after 20ms" {
-		t.Fatalf("hung step: %+v", s)
+	res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{}, Options{Retries: 2, Backoff: 20 * time.Millisecond})
+	if s := res.Steps[0]; s.Outcome != Failed || s.Attempts != 3 || len(at) != 3 {
+		t.Fatalf("step %+v after %d calls", s, len(at))
+	}
+	for k, want := range []time.Duration{20 * time.Millisecond, 40 * time.Millisecond} {
+		if got := at[k+1].Sub(at[k]); got < want {
+			t.Errorf("retry %d came %s after the failure, before its backoff %s", k+1, got, want)
+		}
+	}
+}
+
+// A cycle in the plan fails every step instead of waiting for ever.
+func TestAPlanWithACycleFails(t *testing.T) {
+	res := Run(context.Background(), routes(2, map[int][]int{0: {1}, 1: {0}}), emptyState(), &fake{}, &memRecorder{}, Options{})
+	if res.Count(Failed) != 2 || !strings.Contains(res.Steps[0].Diagnostics[0].Summary, "cycle") {
+		t.Fatalf("steps: %+v", res.Steps)
 	}
 }
 

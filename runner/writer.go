@@ -1,70 +1,154 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"sync"
+	"time"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
 )
 
-// stateWriter writes the state in the background whenever it changed:
-// each write takes a fresh snapshot, so one write covers every step
-// finished while the previous write was in progress, and a step costs no
-// copy of the state.
-type stateWriter struct {
+// recording owns the state of a run and records it: every step event in
+// the journal as it happens, each finished step with its effect, and the
+// state itself as a snapshot taken in the background, at most once per
+// interval (or ten times the last snapshot's cost, when that is longer),
+// at once when the run is cancelled, and always at the end. Between
+// snapshots the journal holds what a kill would otherwise lose.
+type recording struct {
 	rec      Recorder
-	snapshot func() *pools.State
-	mu       sync.Mutex
-	cond     *sync.Cond
-	dirty    bool
-	closing  bool
-	done     chan struct{}
-	lastErr  error
+	stop     context.CancelCauseFunc
+	interval time.Duration
+
+	mu      sync.Mutex // guards state and effects, and orders the journal's finished records as the state applies them
+	state   *pools.State
+	effects int // effects journaled, all of them in state
+
+	errMu      sync.Mutex
+	journalErr error // the first journal write that failed
+	stateErr   error // the last snapshot's error
+
+	kick    chan struct{} // the state changed
+	closing chan struct{}
+	done    chan struct{}
 }
 
-func newStateWriter(rec Recorder, snapshot func() *pools.State) *stateWriter {
-	w := &stateWriter{rec: rec, snapshot: snapshot, done: make(chan struct{})}
-	w.cond = sync.NewCond(&w.mu)
-	go w.loop()
+// newRecording starts recording a run from st. A journal write that fails
+// calls stop: a run whose outcomes cannot be journaled must not go on.
+func newRecording(ctx context.Context, stop context.CancelCauseFunc, rec Recorder, st *pools.State, interval time.Duration) *recording {
+	w := &recording{rec: rec, stop: stop, interval: interval, state: st,
+		kick: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	go w.loop(ctx)
 	return w
 }
 
-// changed says the state has changed since the last snapshot.
-func (w *stateWriter) changed() {
-	w.mu.Lock()
-	w.dirty = true
-	w.mu.Unlock()
-	w.cond.Signal()
+// Journal appends a step event to the journal.
+func (w *recording) Journal(ev store.JournalEvent, step, message string) {
+	w.journal(store.Record{Event: ev, Step: step, Message: message})
 }
 
-func (w *stateWriter) loop() {
+func (w *recording) journal(r store.Record) {
+	if err := w.rec.Journal(r); err != nil {
+		w.errMu.Lock()
+		if w.journalErr == nil {
+			w.journalErr = err
+		}
+		w.errMu.Unlock()
+		w.stop(err)
+	}
+}
+
+// finished records a step that finished: its effect in the state and, in
+// the same order, in the journal. An error says the state could not take
+// the effect; the step is journaled as finished without it.
+func (w *recording) finished(s pools.Step) error {
+	w.mu.Lock()
+	err := w.state.Fleet.Apply(s)
+	r := store.Record{Event: store.StepFinished, Step: s.ID}
+	if err == nil {
+		r.Effect = &s
+		w.effects++
+	}
+	w.journal(r)
+	w.mu.Unlock()
+	if err == nil {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// snapshot copies the state and says how many journaled effects it holds.
+func (w *recording) snapshot() (*pools.State, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := *w.state
+	c.Fleet = w.state.Fleet.Clone()
+	return &c, w.effects
+}
+
+func (w *recording) loop(ctx context.Context) {
 	defer close(w.done)
+	last := time.Now() // the state the run starts from is on disk
+	var cost time.Duration
+	pending := false
+	cancelled := ctx.Done()
+	write := func() {
+		begin := time.Now()
+		st, n := w.snapshot()
+		err := w.rec.WriteState(st, n)
+		last, cost, pending = begin, time.Since(begin), false
+		w.errMu.Lock()
+		w.stateErr = err
+		w.errMu.Unlock()
+	}
 	for {
-		w.mu.Lock()
-		for !w.dirty && !w.closing {
-			w.cond.Wait()
+		var due <-chan time.Time
+		var timer *time.Timer
+		if pending {
+			wait := time.Until(last.Add(max(w.interval, 10*cost)))
+			if wait <= 0 || ctx.Err() != nil {
+				write()
+				continue
+			}
+			timer = time.NewTimer(wait)
+			due = timer.C
 		}
-		dirty, closing := w.dirty, w.closing
-		w.dirty = false
-		w.mu.Unlock()
-		if dirty {
-			err := w.rec.WriteState(w.snapshot())
-			w.mu.Lock()
-			w.lastErr = err
-			w.mu.Unlock()
-			continue
-		}
-		if closing {
+		select {
+		case <-w.kick:
+			pending = true
+		case <-due:
+		case <-cancelled:
+			cancelled = nil // from now on, pending changes are written at once
+		case <-w.closing:
+			if timer != nil {
+				timer.Stop()
+			}
+			select {
+			case <-w.kick:
+				pending = true
+			default:
+			}
+			if pending {
+				write()
+			}
 			return
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
 
-// close writes the last change and returns the last write's error.
-func (w *stateWriter) close() error {
-	w.mu.Lock()
-	w.closing = true
-	w.mu.Unlock()
-	w.cond.Signal()
+// close writes the last snapshot and returns what failed: the first
+// journal write, or the last snapshot.
+func (w *recording) close() error {
+	close(w.closing)
 	<-w.done
-	return w.lastErr
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return errors.Join(w.journalErr, w.stateErr)
 }

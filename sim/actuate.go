@@ -118,7 +118,7 @@ func (w *world) refuses(s pools.Step) string {
 type nopRecorder struct{}
 
 // WriteState drops the state.
-func (nopRecorder) WriteState(*pools.State) error { return nil }
+func (nopRecorder) WriteState(*pools.State, int) error { return nil }
 
 // Journal drops the event.
-func (nopRecorder) Journal(store.JournalEvent, string, string) {}
+func (nopRecorder) Journal(store.Record) error { return nil }

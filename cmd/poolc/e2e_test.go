@@ -214,7 +214,7 @@ func BenchmarkApplyThroughPluginToStateFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return runner.NewFileRecorder(st, j, &pools.State{})
+		return runner.NewStoreRecorder(j, &pools.State{})
 	})
 }
 
@@ -254,8 +254,8 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 
 type discard struct{}
 
-func (discard) WriteState(*pools.State) error              { return nil }
-func (discard) Journal(store.JournalEvent, string, string) {}
+func (discard) WriteState(*pools.State, int) error { return nil }
+func (discard) Journal(store.Record) error         { return nil }
 
 // A third-party plugin end to end: the example webhook plugin, built from
 // its own module, found on the plugin path, pinned by sha256, carries out a

@@ -169,15 +169,32 @@ func addEvalCUE(ds *pools.Diagnostics, err error, root cue.Value) {
 			for _, s := range e.Path() {
 				sels = append(sels, cue.ParsePath(s).Selectors()...)
 			}
-			p = root.LookupPath(cue.MakePath(sels...)).Pos()
+			p = heldAt(root.LookupPath(cue.MakePath(sels...)))
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		if strings.HasPrefix(format, "incomplete value") {
+			msg += ": a pool needs one concrete value here; write one, or mark a default with * (port: *8081 | int)"
+		}
 		if path := pathText(e.Path()); path != "" {
 			msg = path + ": " + msg
 		}
 		ds.ErrorAt("cue", position(p), "%s", msg)
 	}
+}
+
+// heldAt is where v is written. A value unified from several places (a
+// template and the field that uses it) is placed at the first of them
+// that has a position, the use, rather than at the template CUE names.
+func heldAt(v cue.Value) token.Pos {
+	if op, args := v.Expr(); op == cue.AndOp {
+		for _, a := range args {
+			if p := a.Pos(); p.IsValid() {
+				return p
+			}
+		}
+	}
+	return v.Pos()
 }
 
 // pathText shows a CUE error path without the leading pool.NAME, as the
@@ -221,6 +238,11 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 			r.diags.ErrorAt("too-large", p, "the pool evaluates to more than %d values; poolc reads at most that many", MaxValues)
 		}
 		return &tree.Value{Kind: tree.Invalid, Pos: p}
+	}
+	// A disjunction with a marked default (port: *8081 | int) is read as
+	// its default, as CUE's own export does: the user left it open.
+	if d, ok := v.Default(); ok {
+		v = d
 	}
 	switch v.Kind() {
 	case cue.StructKind:

@@ -12,7 +12,7 @@ import (
 // pools.ParseSavedPlan accepts) renders in each format without a panic,
 // as `poolc show` does it.
 func FuzzRenderSavedPlan(f *testing.F) {
-	saved, err := json.Marshal(pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, Plan: bigPlan(f, 10)})
+	saved, err := json.Marshal(pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, StateLineage: pools.NoLineage, StateHash: (&pools.State{}).ContentHash(), Plan: bigPlan(f, 10)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/syncbuf"
 
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
@@ -67,24 +68,6 @@ func testPlugin(t *testing.T) (dir, bin, sum string) {
 	return dir, bin, built.sum
 }
 
-// syncBuffer is a bytes.Buffer safe for the plugins' output goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // eventually waits for cond, failing the test after a few seconds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -109,7 +92,7 @@ func start(t *testing.T, decls []pools.Plugin, opts host.Options) *host.Set {
 // and pinned by its sha256, through every call.
 func TestPluginProcess(t *testing.T) {
 	dir, bin, sum := testPlugin(t)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	work := t.TempDir()
 	set, ds := host.Start(context.Background(),
 		[]pools.Plugin{{Name: "test", SHA256: sum, Config: map[string]any{"warn": "loud"}}},
@@ -330,7 +313,7 @@ func TestNotAPlugin(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho cannot read my config >&2\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "broken"}}, host.Options{PluginPath: []string{dir}, Stderr: &stderr})
 	if set != nil || len(ds) != 1 || ds[0].Message != "plugin broken did not start: exit status 3" {
 		t.Errorf("Start = %v, %v", set, ds)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"poolc.dev/poolc/pools"
 )
@@ -15,8 +16,9 @@ import (
 // Backend's last Read or Write: a backend that can detect it (etcd, by the
 // revision) fails instead.
 type Backend interface {
-	// Read returns the state, or an empty state (serial 0, no lineage)
-	// when there is none yet.
+	// Read returns the state with the effects of the steps the last
+	// apply journaled as finished after its last snapshot, or an empty
+	// state (serial 0, no lineage) when there is none yet.
 	Read() (*pools.State, error)
 	// Write stores st after giving it a lineage if it has none and
 	// incrementing its serial.
@@ -24,6 +26,8 @@ type Backend interface {
 	// Acquire takes the state lock, waiting until ctx is done; it fails
 	// with a *LockedError naming the holder. stale is told about a lock
 	// left by a process that is gone, when the backend takes one over.
+	// Once held, what a killed holder left is settled, so that a new
+	// journal can replace the old one without losing a finished step.
 	Acquire(ctx context.Context, info LockInfo, stale func(LockInfo)) (Unlocker, error)
 	// LockInfo says who holds the lock; its error matches fs.ErrNotExist
 	// when nobody does.
@@ -31,7 +35,7 @@ type Backend interface {
 	// ForceUnlock breaks the lock whose ID is id.
 	ForceUnlock(id string) error
 	// BeginJournal starts the journal of a new apply, replacing the
-	// previous apply's records.
+	// previous apply's records. The caller holds the lock.
 	BeginJournal(apply string) (JournalWriter, error)
 	// LastApply reports the last apply if it was interrupted, or nil.
 	LastApply() (*Interrupted, error)
@@ -44,14 +48,20 @@ type Backend interface {
 
 // Unlocker is a held state lock.
 type Unlocker interface {
-	// Unlock releases the lock, if it is still this one.
+	// Unlock releases the lock, if it is still this one. Unlocking twice
+	// does nothing.
 	Unlock() error
 }
 
-// JournalWriter appends the records of one apply.
+// JournalWriter appends the records of one apply and writes the state
+// snapshots it announces.
 type JournalWriter interface {
-	// Add appends a record.
-	Add(ev JournalEvent, step, message string) error
+	// Append appends r, stamped with the time and the apply's ID; the
+	// record is stored when Append returns.
+	Append(r Record) error
+	// Snapshot stores st as the next serial of its lineage, announced as
+	// holding the effects of the first finished records of the apply.
+	Snapshot(st *pools.State, finished int) error
 	// End records the end of the apply.
 	End(message string) error
 }
@@ -61,6 +71,19 @@ var (
 	_ Unlocker      = (*Lock)(nil)
 	_ JournalWriter = (*Journal)(nil)
 )
+
+// ReadPool is Read for the state of a given pool: a state that belongs to
+// another pool is refused, naming both.
+func ReadPool(b Backend, pool string) (*pools.State, error) {
+	st, err := b.Read()
+	if err != nil {
+		return nil, err
+	}
+	if st.Pool != "" && st.Pool != pool {
+		return nil, fmt.Errorf("state %s is the state of pool %q, not of pool %q that the configuration declares; point --state at pool %s's state", b, st.Pool, pool, pool)
+	}
+	return st, nil
+}
 
 // Acquire is Lock behind the Backend interface.
 func (f *File) Acquire(ctx context.Context, info LockInfo, stale func(LockInfo)) (Unlocker, error) {
@@ -85,52 +108,3 @@ func (f *File) Close() error { return nil }
 
 // String is the state file's path.
 func (f *File) String() string { return f.Path }
-
-// Replay folds an apply's journal records, oldest first, into the last
-// apply's outcome: nil when it ended, else its ID and the steps it had
-// started and not finished, in the order they started.
-func Replay(records []Record) *Interrupted {
-	var r replay
-	for _, rec := range records {
-		r.add(rec)
-	}
-	return r.interrupted()
-}
-
-// replay follows journal records one at a time.
-type replay struct {
-	last  *Interrupted
-	open  map[string]bool
-	order []string
-}
-
-func (r *replay) add(rec Record) {
-	switch rec.Event {
-	case ApplyStarted:
-		r.last, r.open, r.order = &Interrupted{Apply: rec.Apply}, map[string]bool{}, nil
-	case ApplyEnded:
-		r.last = nil
-	case StepStarted:
-		if r.open == nil {
-			r.open = map[string]bool{}
-		}
-		if !r.open[rec.Step] {
-			r.order = append(r.order, rec.Step)
-		}
-		r.open[rec.Step] = true
-	default:
-		delete(r.open, rec.Step)
-	}
-}
-
-func (r *replay) interrupted() *Interrupted {
-	if r.last == nil {
-		return nil
-	}
-	for _, s := range r.order {
-		if r.open[s] {
-			r.last.InFlight = append(r.last.InFlight, s)
-		}
-	}
-	return r.last
-}

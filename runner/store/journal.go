@@ -9,13 +9,16 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"poolc.dev/poolc/pools"
 )
 
 // JournalEvent is what a journal record says happened.
 type JournalEvent string
 
 // The journal events. An apply's records start with ApplyStarted and, when
-// it was not killed, end with ApplyEnded.
+// it was not killed, end with ApplyEnded. Snapshot announces a state file
+// written during the apply.
 const (
 	ApplyStarted  JournalEvent = "apply-started"
 	StepStarted   JournalEvent = "started"
@@ -23,6 +26,7 @@ const (
 	StepFailed    JournalEvent = "failed"
 	StepSkipped   JournalEvent = "skipped"
 	StepCancelled JournalEvent = "cancelled"
+	Snapshot      JournalEvent = "snapshot"
 	ApplyEnded    JournalEvent = "apply-ended"
 )
 
@@ -33,11 +37,22 @@ type Record struct {
 	Event   JournalEvent `json:"event"`
 	Step    string       `json:"step,omitempty"`
 	Message string       `json:"message,omitempty"`
+	// Effect is, on a StepFinished record, the step as the state records
+	// it: what Read replays when no snapshot holds it yet.
+	Effect *pools.Step `json:"effect,omitempty"`
+	// Lineage and Serial name a state file, on ApplyStarted (the state
+	// the apply started from) and Snapshot records; Finished is how many
+	// of the apply's StepFinished records that state file holds.
+	Lineage  string `json:"lineage,omitempty"`
+	Serial   int64  `json:"serial,omitempty"`
+	Finished int    `json:"finished,omitempty"`
 }
 
 // Journal appends the records of one apply. Each record is written with
-// one write call, so a killed process leaves whole lines; Close syncs.
+// one write call before Append returns, so a killed process leaves whole
+// lines and loses none it reported; Close syncs.
 type Journal struct {
+	f     *File
 	mu    sync.Mutex
 	fh    *os.File
 	apply string
@@ -50,55 +65,188 @@ type Interrupted struct {
 	InFlight []string
 }
 
-// LastApply reads the journal and reports the last apply if it was
-// interrupted (killed before its end record), or nil.
-func (f *File) LastApply() (*Interrupted, error) {
+// journalScan is what the journal says about the last apply.
+type journalScan struct {
+	apply   string
+	ended   bool
+	effects []pools.Step // the effects of its finished steps, in order
+	marks   []Record     // its ApplyStarted and Snapshot records
+	open    map[string]bool
+	order   []string // steps in the order they first started
+}
+
+// after returns the effects the state file of lineage and serial does not
+// hold: those finished after the last record that names that file. When
+// no record names it, the file is not one the last apply wrote (it was
+// written since), and nothing is replayed.
+func (s *journalScan) after(lineage string, serial int64) []pools.Step {
+	for i := len(s.marks) - 1; i >= 0; i-- {
+		if m := s.marks[i]; m.Lineage == lineage && m.Serial == serial {
+			return s.effects[min(m.Finished, len(s.effects)):]
+		}
+	}
+	return nil
+}
+
+func newScan() *journalScan { return &journalScan{open: map[string]bool{}} }
+
+// add folds the next record of the journal into the scan.
+func (s *journalScan) add(r Record) {
+	switch r.Event {
+	case ApplyStarted:
+		*s = journalScan{apply: r.Apply, open: map[string]bool{}, marks: []Record{r}}
+	case ApplyEnded:
+		s.ended = true
+	case Snapshot:
+		s.marks = append(s.marks, r)
+	case StepStarted:
+		if !s.open[r.Step] {
+			s.order = append(s.order, r.Step)
+		}
+		s.open[r.Step] = true
+	case StepFinished:
+		if r.Effect != nil {
+			s.effects = append(s.effects, *r.Effect)
+		}
+		delete(s.open, r.Step)
+	default:
+		delete(s.open, r.Step)
+	}
+}
+
+// interrupted is the last apply if it did not end, or nil.
+func (s *journalScan) interrupted() *Interrupted {
+	if s.apply == "" || s.ended {
+		return nil
+	}
+	last := &Interrupted{Apply: s.apply}
+	for _, id := range s.order {
+		if s.open[id] {
+			last.InFlight = append(last.InFlight, id)
+		}
+	}
+	return last
+}
+
+// replay applies to st the effects the journal holds and st does not
+// (see after), and returns how many it applied; where names the journal
+// in errors.
+func (s *journalScan) replay(st *pools.State, where string) (int, error) {
+	after := s.after(st.Lineage, st.Serial)
+	for _, e := range after {
+		if err := st.Fleet.Apply(e); err != nil {
+			return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
+		}
+	}
+	return len(after), nil
+}
+
+// JournalRecords is the journal of a backend that keeps records rather
+// than a file (etcdstore): the records of the last apply, oldest first.
+type JournalRecords []Record
+
+// Replay applies to st the effects of the steps the records say finished
+// after the last snapshot of st's lineage and serial, as File.Read does
+// with its journal, and returns how many it applied.
+func (rs JournalRecords) Replay(st *pools.State, where string) (int, error) {
+	return rs.scan().replay(st, where)
+}
+
+// Finished is how many StepFinished records with an effect the last apply
+// journaled: what a snapshot holding all of them announces.
+func (rs JournalRecords) Finished() int { return len(rs.scan().effects) }
+
+// Interrupted is the last apply if it did not end, or nil.
+func (rs JournalRecords) Interrupted() *Interrupted { return rs.scan().interrupted() }
+
+func (rs JournalRecords) scan() *journalScan {
+	s := newScan()
+	for _, r := range rs {
+		s.add(r)
+	}
+	return s
+}
+
+func (f *File) scanJournal() (*journalScan, error) {
+	s := newScan()
 	fh, err := os.Open(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return s, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	var rp replay
 	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for sc.Scan() {
 		var r Record
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue // a torn last line
 		}
-		rp.add(r)
+		s.add(r)
 	}
-	return rp.interrupted(), sc.Err()
+	return s, sc.Err()
+}
+
+// LastApply reads the journal and reports the last apply if it was
+// interrupted (killed before its end record), or nil.
+func (f *File) LastApply() (*Interrupted, error) {
+	s, err := f.scanJournal()
+	if err != nil {
+		return nil, err
+	}
+	return s.interrupted(), nil
 }
 
 // StartJournal begins the journal of a new apply, replacing the previous
-// apply's records.
+// apply's records; its first record names the state file as it is now.
+// The caller holds the lock, which has settled the previous journal.
 func (f *File) StartJournal(apply string) (*Journal, error) {
-	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	lineage, serial, err := f.probe()
+	if err != nil {
+		return nil, err
+	}
+	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
-	j := &Journal{fh: fh, apply: apply}
-	if err := j.Add(ApplyStarted, "", ""); err != nil {
+	j := &Journal{f: f, fh: fh, apply: apply}
+	if err := j.Append(Record{Event: ApplyStarted, Lineage: lineage, Serial: serial}); err != nil {
 		fh.Close()
 		return nil, err
 	}
-	return j, fh.Sync()
+	if err := fh.Sync(); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("writing the journal: %w", err)
+	}
+	return j, nil
 }
 
-// Add appends a record.
+// Add appends a record of a step event.
 func (j *Journal) Add(ev JournalEvent, step, message string) error {
-	line, err := json.Marshal(Record{Time: time.Now().UTC(), Apply: j.apply, Event: ev, Step: step, Message: message})
+	return j.Append(Record{Event: ev, Step: step, Message: message})
+}
+
+// Append appends r, stamped with the time and the apply's ID.
+func (j *Journal) Append(r Record) error {
+	r.Time, r.Apply = time.Now().UTC(), j.apply
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	line, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	_, err = j.fh.Write(append(line, '\n'))
-	return err
+	if _, err := j.fh.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("writing the journal: %w", err)
+	}
+	return nil
+}
+
+// Snapshot writes st to the state file as the next serial, announced as
+// holding the first finished steps of the apply (see File.WriteSnapshot).
+func (j *Journal) Snapshot(st *pools.State, finished int) error {
+	return j.f.WriteSnapshot(st, j, finished)
 }
 
 // Sync flushes the journal to disk.
@@ -111,5 +259,7 @@ func (j *Journal) Sync() error {
 // End records the end of the apply and closes the journal.
 func (j *Journal) End(message string) error {
 	err := j.Add(ApplyEnded, "", message)
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	return errors.Join(err, j.fh.Sync(), j.fh.Close())
 }

@@ -1,12 +1,21 @@
 // Package store keeps a pool's state in a JSON file beside its
-// configuration: written atomically (temporary file, fsync, rename) with a
-// lineage and a serial, guarded by a lock file that says who holds it, and
-// accompanied by a journal of the steps each apply started and finished.
+// configuration, written atomically (temporary file, fsync, rename) with a
+// lineage and a serial, guarded by an OS lock on a lock file that also
+// says who holds it, and accompanied by a journal of the steps each apply
+// started and finished.
+//
+// An apply does not rewrite the state after every step: the journal
+// records each finished step with its effect, and the state file is a
+// snapshot taken now and then (see runner). Every snapshot is announced in
+// the journal with the number of finished steps it holds, so Read, given
+// the state file and the journal, replays exactly the steps that finished
+// after the last snapshot: a kill loses nothing the journal recorded.
 package store
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,9 +41,36 @@ func (f *File) LockPath() string { return f.Path + ".lock" }
 // JournalPath is the journal file's path.
 func (f *File) JournalPath() string { return f.Path + ".journal" }
 
-// Read returns the state, or an empty state (serial 0, no lineage) when
-// the file does not exist yet.
+// Read returns the state: the state file (or an empty state, serial 0 and
+// no lineage, when there is none yet) with the effects of the steps the
+// last apply journaled as finished after its last snapshot of this file.
 func (f *File) Read() (*pools.State, error) {
+	st, _, err := f.read()
+	return st, err
+}
+
+// ReadPool is Read for the state of a given pool: a state file that
+// belongs to another pool is refused, naming both.
+func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
+
+// read is Read, also returning how many journaled steps it replayed.
+func (f *File) read() (*pools.State, int, error) {
+	st, err := f.readSnapshot()
+	if err != nil {
+		return nil, 0, err
+	}
+	scan, err := f.scanJournal()
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the journal: %w", err)
+	}
+	n, err := scan.replay(st, f.JournalPath())
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, n, nil
+}
+
+func (f *File) readSnapshot() (*pools.State, error) {
 	data, err := os.ReadFile(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		st := &pools.State{FormatVersion: pools.StateFormatVersion}
@@ -49,20 +85,77 @@ func (f *File) Read() (*pools.State, error) {
 
 // Write replaces the state file with st, after giving st a lineage if it
 // has none and incrementing its serial.
-func (f *File) Write(st *pools.State) error {
+func (f *File) Write(st *pools.State) error { return f.write(st, nil, 0) }
+
+// WriteSnapshot is Write for an apply in progress: before the file is
+// replaced, j records that the new serial holds the effects of the first
+// finished steps the apply journaled as finished, so that Read replays
+// only those after them.
+func (f *File) WriteSnapshot(st *pools.State, j *Journal, finished int) error {
+	return f.write(st, j, finished)
+}
+
+func (f *File) write(st *pools.State, j *Journal, finished int) error {
 	if st.Lineage == "" {
 		st.Lineage = NewID()
 	}
 	st.Serial++
-	data, err := st.Marshal()
-	if err != nil {
-		return err
+	data, err := st.MarshalCompact()
+	if err == nil && j != nil {
+		err = j.Append(Record{Event: Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
 	}
-	if err := atomicfile.Write(f.Path, data, 0o644); err != nil {
+	if err == nil {
+		err = atomicfile.Write(f.Path, data, 0o666)
+	}
+	if err != nil {
 		st.Serial--
 		return fmt.Errorf("writing state: %w", err)
 	}
 	return nil
+}
+
+// settle tidies up after a holder of the lock that was killed: it removes
+// the temporary files of its writes and writes the steps its journal says
+// finished after its last snapshot, announced in the journal, so that the
+// next apply's journal can replace it. The caller holds the lock.
+func (f *File) settle() error {
+	if err := atomicfile.Clean(f.Path); err != nil {
+		return fmt.Errorf("removing the temporary files a killed write left: %w", err)
+	}
+	st, replayed, err := f.read()
+	if err != nil || replayed == 0 {
+		return err
+	}
+	scan, err := f.scanJournal()
+	if err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	j := &Journal{f: f, fh: fh, apply: scan.apply}
+	err = f.WriteSnapshot(st, j, len(scan.effects))
+	return errors.Join(err, fh.Sync(), fh.Close())
+}
+
+// probe reads the lineage and serial of the state file.
+func (f *File) probe() (lineage string, serial int64, err error) {
+	data, err := os.ReadFile(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	var p struct {
+		Lineage string `json:"lineage"`
+		Serial  int64  `json:"serial"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return "", 0, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return p.Lineage, p.Serial, nil
 }
 
 // NewID returns a random identifier for lineages, locks and applies.

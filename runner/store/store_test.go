@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -91,9 +92,8 @@ func TestALockOfADeadProcessIsTakenOver(t *testing.T) {
 	}
 	dead := NewLockInfo("apply", "test")
 	dead.PID = cmd.Process.Pid
-	if _, err := f.Lock(context.Background(), dead, nil); err != nil {
-		t.Fatal(err)
-	}
+	data, _ := json.Marshal(dead)
+	os.WriteFile(f.LockPath(), data, 0o644) // left by the dead process; no OS lock holds it
 	var told LockInfo
 	if _, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), func(i LockInfo) { told = i }); err != nil {
 		t.Fatalf("stale lock not taken over: %v", err)
@@ -146,5 +146,77 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	j2.End("done")
 	if last, err := f.LastApply(); last != nil || err != nil {
 		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
+	}
+}
+
+// A kill between snapshots loses nothing: Read replays the effects the
+// journal recorded after the last snapshot it announced, and only those,
+// and the next lock writes them to the state.
+func TestReadReplaysTheStepsFinishedAfterTheLastSnapshot(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	route := func(alias string) *pools.Step {
+		return &pools.Step{ID: "route:" + alias, Kind: pools.StepRoute, Route: &pools.Route{Alias: alias, Lane: pools.Cloud}}
+	}
+	j, err := f.StartJournal("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Read()
+	st.Pool = "lab"
+	for _, a := range []string{"a", "b"} {
+		j.Append(Record{Event: StepFinished, Step: "route:" + a, Effect: route(a)})
+		st.Fleet.Apply(*route(a))
+	}
+	if err := f.WriteSnapshot(st, j, 2); err != nil {
+		t.Fatal(err)
+	}
+	j.Append(Record{Event: StepFinished, Step: "route:c", Effect: route("c")})
+	// Killed here, before the next snapshot.
+	got, err := f.Read()
+	if err != nil || len(got.Routes) != 3 || got.Serial != 1 {
+		t.Fatalf("read after the kill: %+v %v", got, err)
+	}
+	l, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	raw, _ := f.readSnapshot()
+	if len(raw.Routes) != 3 || raw.Serial != 2 {
+		t.Fatalf("the lock did not settle the journal: %+v", raw)
+	}
+	if again, _ := f.Read(); len(again.Routes) != 3 || again.Serial != 2 {
+		t.Fatalf("replayed twice: %+v", again)
+	}
+}
+
+// --state pointing at another pool's state is refused, naming both pools.
+func TestAStateOfAnotherPoolIsRefused(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	st, _ := f.Read()
+	st.Pool = "pool-a"
+	f.Write(st)
+	if _, err := f.ReadPool("pool-a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.ReadPool("pool-b")
+	if err == nil || !strings.Contains(err.Error(), `"pool-a"`) || !strings.Contains(err.Error(), `"pool-b"`) {
+		t.Fatalf("another pool's state: %v", err)
+	}
+}
+
+// Temporary files a killed write left are removed by the next lock.
+func TestTheLockCleansUpTemporaryFilesOfAKilledWrite(t *testing.T) {
+	dir := t.TempDir()
+	f := Open(filepath.Join(dir, "s.json"))
+	left := filepath.Join(dir, ".s.json.tmp-deadbeef")
+	os.WriteFile(left, []byte("{half"), 0o600)
+	l, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatal("the temporary file is still there")
 	}
 }

@@ -3,13 +3,19 @@
 //
 // Keys, under the pool's prefix P:
 //
-//	P/state          the state document (JSON), written with a
+//	P/state          the state snapshot (compact JSON), written with a
 //	                 compare-and-swap on its mod revision
 //	P/lock/<lease>   the lock, an etcd concurrency mutex held by a session
 //	                 whose lease lapses TTL seconds after its holder's last
 //	                 heartbeat
 //	P/lockinfo       who holds the lock, attached to the same lease
 //	P/journal/<seq>  the records of the last apply, in order
+//
+// The design is the file store's (see package store): the journal holds
+// every finished step with its effect, a snapshot of the state is written
+// now and then, announced in the journal in the same transaction, and Read
+// replays the effects the snapshot does not hold yet. State and journal
+// are read in one transaction, so a reader never mixes two moments.
 //
 // While a Store holds the lock, every write (state and journal) is a
 // transaction conditioned on still owning it, so a runner whose lease
@@ -22,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -107,30 +114,79 @@ func unavailable(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Read returns the state, or an empty state when the key is absent, and
-// remembers its revision for the next Write.
-func (s *Store) Read() (*pools.State, error) {
+// snapshot is what one read of etcd holds: the state with the journal's
+// effects replayed, the state key's mod revision (0: absent) and the
+// journal's records with the sequence number of the last (-1: none).
+type snapshot struct {
+	state    *pools.State
+	rev      int64
+	records  store.JournalRecords
+	lastSeq  int
+	replayed int // how many effects of the journal state holds that the key does not
+}
+
+// read reads the state key and the journal in one transaction.
+func (s *Store) read() (*snapshot, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	resp, err := s.cli.Get(ctx, s.key("state"))
+	resp, err := s.cli.Txn(ctx).Then(
+		clientv3.OpGet(s.key("state")),
+		clientv3.OpGet(s.key("journal/"), clientv3.WithPrefix()),
+	).Commit()
 	if err != nil {
 		return nil, unavailable("reading the state from etcd", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(resp.Kvs) == 0 {
-		s.rev = 0
-		st := &pools.State{FormatVersion: pools.StateFormatVersion}
-		st.Normalize()
-		return st, nil
+	snap := &snapshot{lastSeq: -1}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		if snap.state, err = pools.ParseState(s.key("state"), kvs[0].Value); err != nil {
+			return nil, err
+		}
+		snap.rev = kvs[0].ModRevision
+	} else {
+		snap.state = &pools.State{FormatVersion: pools.StateFormatVersion}
+		snap.state.Normalize()
 	}
-	kv := resp.Kvs[0]
-	st, err := pools.ParseState(s.key("state"), kv.Value)
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs { // in key order
+		var r store.Record
+		if err := json.Unmarshal(kv.Value, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", kv.Key, err)
+		}
+		snap.records = append(snap.records, r)
+		seq, err := strconv.Atoi(strings.TrimPrefix(string(kv.Key), s.key("journal/")))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a journal key", kv.Key)
+		}
+		snap.lastSeq = seq
+	}
+	if snap.replayed, err = snap.records.Replay(snap.state, s.key("journal/")); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// Read returns the state with the effects of the steps the last apply
+// journaled as finished after its last snapshot, or an empty state when
+// there is none, and remembers the state key's revision for the next
+// Write.
+func (s *Store) Read() (*pools.State, error) {
+	snap, err := s.read()
 	if err != nil {
 		return nil, err
 	}
-	s.rev = kv.ModRevision
-	return st, nil
+	s.mu.Lock()
+	s.rev = snap.rev
+	s.mu.Unlock()
+	return snap.state, nil
+}
+
+// LastApply reads the journal and reports the last apply if it was
+// interrupted, or nil.
+func (s *Store) LastApply() (*store.Interrupted, error) {
+	snap, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	return snap.records.Interrupted(), nil
 }
 
 // Write stores st if the state key is still at the revision this Store
@@ -140,26 +196,57 @@ func (s *Store) Read() (*pools.State, error) {
 func (s *Store) Write(st *pools.State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.writeState(st, "writing the state to etcd", nil)
+}
+
+// writeState gives st a lineage if it has none, increments its serial
+// and puts it, with the ops with returns (called once st has its new
+// serial), if the state key is at the revision this Store last read or
+// wrote and, while it holds the lock, if it still owns it. On failure st
+// is left as it was. The caller holds s.mu.
+func (s *Store) writeState(st *pools.State, what string, with func() ([]clientv3.Op, error)) error {
 	lineage := st.Lineage
 	if st.Lineage == "" {
 		st.Lineage = store.NewID()
 	}
 	st.Serial++
-	data, err := st.Marshal()
-	if err != nil {
-		st.Lineage, st.Serial = lineage, st.Serial-1
-		return err
-	}
-	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.key("state")), "=", s.rev)}
-	resp, err := s.txn(cmps, clientv3.OpPut(s.key("state"), string(data)))
-	if err == nil && resp.Succeeded {
+	err := func() error {
+		data, err := st.MarshalCompact()
+		if err != nil {
+			return err
+		}
+		ops := []clientv3.Op{clientv3.OpPut(s.key("state"), string(data))}
+		if with != nil {
+			more, err := with()
+			if err != nil {
+				return err
+			}
+			ops = append(ops, more...)
+		}
+		resp, err := s.txn([]clientv3.Cmp{s.stateAt(s.rev)}, ops...)
+		if err != nil {
+			return unavailable(what, err)
+		}
+		if !resp.Succeeded {
+			return s.refused()
+		}
 		s.rev = resp.Header.Revision
 		return nil
-	}
-	st.Lineage, st.Serial = lineage, st.Serial-1
+	}()
 	if err != nil {
-		return unavailable("writing the state to etcd", err)
+		st.Lineage, st.Serial = lineage, st.Serial-1
 	}
+	return err
+}
+
+// stateAt is the comparison that the state key is at mod revision rev.
+func (s *Store) stateAt(rev int64) clientv3.Cmp {
+	return clientv3.Compare(clientv3.ModRevision(s.key("state")), "=", rev)
+}
+
+// refused says why a conditional write failed: the lock was lost, or
+// the state changed since it was read. The caller holds s.mu.
+func (s *Store) refused() error {
 	if s.owner != nil && !s.ownerStillHolds() {
 		return ErrLockLost
 	}
@@ -203,6 +290,8 @@ type heldLock struct {
 	session *concurrency.Session
 	mutex   *concurrency.Mutex
 	info    store.LockInfo
+	untrack func()
+	once    sync.Once
 }
 
 var (
@@ -213,7 +302,9 @@ var (
 // Acquire takes the state lock: a session whose lease lives TTL seconds
 // past its last heartbeat, and the mutex under P/lock/. It waits until ctx
 // is done, then fails with a *store.LockedError naming the holder. stale
-// is never called: a dead holder's lease lapses by itself.
+// is never called: a dead holder's lease lapses by itself. What a killed
+// holder journaled is settled by BeginJournal, in the transaction that
+// starts the new journal.
 func (s *Store) Acquire(ctx context.Context, info store.LockInfo, stale func(store.LockInfo)) (store.Unlocker, error) {
 	gctx, cancel := opCtx()
 	lease, err := s.cli.Grant(gctx, int64(s.ttl))
@@ -261,23 +352,53 @@ func (s *Store) Acquire(ctx context.Context, info store.LockInfo, stale func(sto
 		return nil, unavailable("writing the lock info", err)
 	}
 	h := &heldLock{s: s, session: session, mutex: m, info: info}
+	h.untrack = store.Track(h)
 	s.mu.Lock()
 	s.owner = h
 	s.mu.Unlock()
+	if err := s.settle(); err != nil {
+		h.Unlock()
+		return nil, err
+	}
 	return h, nil
 }
 
-// Unlock releases the lock and revokes its lease, if it is still held.
-func (h *heldLock) Unlock() error {
-	h.s.mu.Lock()
-	if h.s.owner == h {
-		h.s.owner = nil
+// settle writes the steps a killed holder's journal says finished after
+// its last snapshot into the state, announced in its journal in the same
+// transaction, so that the next apply's journal can replace it. The
+// caller holds the lock.
+func (s *Store) settle() error {
+	snap, err := s.read()
+	if err != nil || snap.replayed == 0 {
+		return err
 	}
-	h.s.mu.Unlock()
-	ctx, cancel := opCtx()
-	defer cancel()
-	_, err := h.s.cli.Txn(ctx).If(h.mutex.IsOwner()).Then(clientv3.OpDelete(h.s.key("lockinfo")), clientv3.OpDelete(h.mutex.Key())).Commit()
-	return errors.Join(err, h.session.Close())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rev = snap.rev
+	st, apply := snap.state, snap.records[len(snap.records)-1].Apply
+	return s.writeState(st, "settling the last apply's journal in etcd", func() ([]clientv3.Op, error) {
+		rec, err := record(apply, store.Record{Event: store.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: snap.records.Finished()})
+		return []clientv3.Op{clientv3.OpPut(s.journalKey(snap.lastSeq+1), rec)}, err
+	})
+}
+
+// Unlock releases the lock and revokes its lease, if it is still held.
+// Unlocking twice does nothing.
+func (h *heldLock) Unlock() error {
+	var err error
+	h.once.Do(func() {
+		h.untrack()
+		h.s.mu.Lock()
+		if h.s.owner == h {
+			h.s.owner = nil
+		}
+		h.s.mu.Unlock()
+		ctx, cancel := opCtx()
+		defer cancel()
+		_, err = h.s.cli.Txn(ctx).If(h.mutex.IsOwner()).Then(clientv3.OpDelete(h.s.key("lockinfo")), clientv3.OpDelete(h.mutex.Key())).Commit()
+		err = errors.Join(err, h.session.Close())
+	})
+	return err
 }
 
 // LockInfo says who holds the lock; the error matches fs.ErrNotExist

@@ -189,7 +189,7 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		ev   store.JournalEvent
 		step string
 	}{{store.StepStarted, "start:x@n"}, {store.StepStarted, "start:y@n"}, {store.StepFinished, "start:x@n"}} {
-		if err := j.Add(r.ev, r.step, ""); err != nil {
+		if err := j.Append(store.Record{Event: r.ev, Step: r.step}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,10 +200,77 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
 	j2, _ := s.BeginJournal("a2")
-	j2.Add(store.StepStarted, "stop:x@n", "")
-	j2.Add(store.StepFinished, "stop:x@n", "")
+	j2.Append(store.Record{Event: store.StepStarted, Step: "stop:x@n"})
+	j2.Append(store.Record{Event: store.StepFinished, Step: "stop:x@n"})
 	j2.End("done")
 	if last, err := s.LastApply(); last != nil || err != nil {
 		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
+	}
+}
+
+// A holder killed between snapshots loses nothing: Read replays what its
+// journal recorded after the last snapshot, and the next lock writes it
+// into the state key, so the next journal can replace the old one.
+func TestReadReplaysTheStepsFinishedAfterTheLastSnapshotAndTheLockSettlesThem(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	route := func(alias string) *pools.Step {
+		return &pools.Step{ID: "route:" + alias, Kind: pools.StepRoute, Route: &pools.Route{Alias: alias, Lane: pools.Cloud}}
+	}
+	killed := New(newClient(t, c), "/p", 2)
+	if _, err := killed.Acquire(context.Background(), store.NewLockInfo("apply", "test"), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := killed.Read()
+	j, err := killed.BeginJournal("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Pool = "lab"
+	for _, a := range []string{"a", "b"} {
+		j.Append(store.Record{Event: store.StepFinished, Step: "route:" + a, Effect: route(a)})
+		st.Fleet.Apply(*route(a))
+	}
+	if err := j.Snapshot(st, 2); err != nil {
+		t.Fatal(err)
+	}
+	j.Append(store.Record{Event: store.StepFinished, Step: "route:c", Effect: route("c")})
+	// Killed here, before the next snapshot; its lease is revoked.
+	info, _ := killed.LockInfo()
+	next := New(c.Client(), "/p", 2)
+	if err := next.ForceUnlock(info.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := next.Read()
+	if err != nil || len(got.Routes) != 3 || got.Serial != 1 {
+		t.Fatalf("read after the kill: %+v %v", got, err)
+	}
+	if _, err := next.BeginJournal("not-settled"); err == nil || !strings.Contains(err.Error(), "take the state lock first") {
+		t.Fatalf("a journal replacing unsettled steps: %v", err)
+	}
+	l, err := next.Acquire(context.Background(), store.NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	raw, err := c.Client().Get(context.Background(), "/p/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled, err := pools.ParseState("state", raw.Kvs[0].Value)
+	if err != nil || len(settled.Routes) != 3 || settled.Serial != 2 {
+		t.Fatalf("the lock did not settle the journal: %+v %v", settled, err)
+	}
+	again, _ := next.Read()
+	if len(again.Routes) != 3 || again.Serial != 2 {
+		t.Fatalf("replayed twice: %+v", again)
+	}
+	if _, err := next.BeginJournal("a2"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := next.Read(); len(again.Routes) != 3 || again.Serial != 2 {
+		t.Fatalf("after the next journal began: %+v", again)
+	}
+	if last, _ := next.LastApply(); last == nil || last.Apply != "a2" {
+		t.Fatalf("last apply: %+v", last)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 )
 
@@ -16,7 +17,7 @@ import (
 type Journal struct {
 	s     *Store
 	apply string
-	mu    sync.Mutex
+	mu    sync.Mutex // orders the records: held while one is written
 	seq   int
 }
 
@@ -24,81 +25,92 @@ var _ store.JournalWriter = (*Journal)(nil)
 
 func (s *Store) journalKey(seq int) string { return s.key(fmt.Sprintf("journal/%012d", seq)) }
 
-// BeginJournal replaces the previous apply's records with the start of a
-// new apply. The start record names the lock it is
-// written under, so a successor knows whose steps were in flight.
-func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	msg := ""
-	if s.owner != nil {
-		msg = fmt.Sprintf("under lock %s (lease %x)", s.owner.info.ID, int64(s.owner.session.Lease()))
-	}
-	first, err := record(apply, store.ApplyStarted, "", msg)
-	if err != nil {
-		return nil, err
-	}
-	// etcd refuses a put inside a range deleted in the same transaction:
-	// two of them. Killed in between, the journal is empty, which is true:
-	// no step of the new apply has started.
-	for _, op := range []clientv3.Op{clientv3.OpDelete(s.key("journal/"), clientv3.WithPrefix()), clientv3.OpPut(s.journalKey(0), first)} {
-		resp, err := s.txn(nil, op)
-		if err != nil {
-			return nil, unavailable("starting the journal in etcd", err)
-		}
-		if !resp.Succeeded {
-			return nil, ErrLockLost
-		}
-	}
-	return &Journal{s: s, apply: apply, seq: 1}, nil
-}
-
-func record(apply string, ev store.JournalEvent, step, message string) (string, error) {
-	b, err := json.Marshal(store.Record{Time: time.Now().UTC(), Apply: apply, Event: ev, Step: step, Message: message})
+// record is r stamped with the time and apply, as stored.
+func record(apply string, r store.Record) (string, error) {
+	r.Time, r.Apply = time.Now().UTC(), apply
+	b, err := json.Marshal(r)
 	return string(b), err
 }
 
-// Add appends a record.
-func (j *Journal) Add(ev store.JournalEvent, step, message string) error {
-	rec, err := record(j.apply, ev, step, message)
+// BeginJournal replaces the previous apply's records with the start of a
+// new apply, in one transaction conditioned on the state being the one
+// this Store read. The start record names that state and the lock it is
+// written under. A journal holding finished steps the state does not (a
+// killed apply's, before Acquire settled it) is refused, not dropped.
+func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
+	snap, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	if snap.replayed > 0 {
+		return nil, fmt.Errorf("the journal in etcd %s holds %d finished steps the state does not: take the state lock first, which writes them", s.prefix, snap.replayed)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := store.Record{Event: store.ApplyStarted, Lineage: snap.state.Lineage, Serial: snap.state.Serial}
+	if s.owner != nil {
+		start.Message = fmt.Sprintf("under lock %s (lease %x)", s.owner.info.ID, int64(s.owner.session.Lease()))
+	}
+	rec, err := record(apply, start)
+	if err != nil {
+		return nil, err
+	}
+	// The records before seq go; etcd refuses a put inside a range
+	// deleted in the same transaction, so the range ends at the new key.
+	seq := snap.lastSeq + 1
+	resp, err := s.txn([]clientv3.Cmp{s.stateAt(s.rev)},
+		clientv3.OpDelete(s.key("journal/"), clientv3.WithRange(s.journalKey(seq))),
+		clientv3.OpPut(s.journalKey(seq), rec))
+	if err != nil {
+		return nil, unavailable("starting the journal in etcd", err)
+	}
+	if !resp.Succeeded {
+		return nil, s.refused()
+	}
+	return &Journal{s: s, apply: apply, seq: seq + 1}, nil
+}
+
+// Append appends r, stamped with the time and the apply's ID, once etcd
+// has committed it.
+func (j *Journal) Append(r store.Record) error {
+	rec, err := record(j.apply, r)
 	if err != nil {
 		return err
 	}
 	j.mu.Lock()
-	seq := j.seq
-	j.seq++
-	j.mu.Unlock()
+	defer j.mu.Unlock()
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
-	resp, err := j.s.txn(nil, clientv3.OpPut(j.s.journalKey(seq), rec))
+	resp, err := j.s.txn(nil, clientv3.OpPut(j.s.journalKey(j.seq), rec))
 	if err != nil {
 		return unavailable("writing the journal to etcd", err)
 	}
 	if !resp.Succeeded {
 		return ErrLockLost
 	}
+	j.seq++
 	return nil
 }
 
-// End records the end of the apply.
-func (j *Journal) End(message string) error { return j.Add(store.ApplyEnded, "", message) }
+// Snapshot writes st as the next serial of its lineage and, in the same
+// transaction, the record announcing that it holds the first finished
+// steps of the apply.
+func (j *Journal) Snapshot(st *pools.State, finished int) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	err := j.s.writeState(st, "writing a snapshot of the state to etcd", func() ([]clientv3.Op, error) {
+		rec, err := record(j.apply, store.Record{Event: store.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
+		return []clientv3.Op{clientv3.OpPut(j.s.journalKey(j.seq), rec)}, err
+	})
+	if err == nil {
+		j.seq++
+	}
+	return err
+}
 
-// LastApply reads the journal and reports the last apply if it was
-// interrupted, or nil.
-func (s *Store) LastApply() (*store.Interrupted, error) {
-	ctx, cancel := opCtx()
-	defer cancel()
-	resp, err := s.cli.Get(ctx, s.key("journal/"), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
-	if err != nil {
-		return nil, unavailable("reading the journal from etcd", err)
-	}
-	records := make([]store.Record, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var r store.Record
-		if err := json.Unmarshal(kv.Value, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", kv.Key, err)
-		}
-		records = append(records, r)
-	}
-	return store.Replay(records), nil
+// End records the end of the apply.
+func (j *Journal) End(message string) error {
+	return j.Append(store.Record{Event: store.ApplyEnded, Message: message})
 }

@@ -1,0 +1,415 @@
+package llamastub
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// buildInfo is what /props reports as build_info.
+const buildInfo = "b0-llamastub"
+
+// maxBody bounds request bodies the stand-in reads.
+const maxBody = 1 << 20
+
+// words are the tokens the stand-in streams, in turn.
+var words = strings.Fields("the quick brown fox jumps over the lazy dog and")
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes llama-server's error shape.
+func writeError(w http.ResponseWriter, code int, kind, msg string) {
+	writeJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": msg, "type": kind}})
+}
+
+func writeLoading(w http.ResponseWriter) {
+	writeError(w, http.StatusServiceUnavailable, "unavailable_error", "Loading model")
+}
+
+// handler routes requests to the single model or the router.
+func (s *Server) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stopping() {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusServiceUnavailable, "unavailable_error", "Server is shutting down")
+			return
+		}
+		if s.single != nil {
+			s.serveSingle(w, r)
+		} else {
+			s.serveRouter(w, r)
+		}
+	})
+}
+
+func (s *Server) serveSingle(w http.ResponseWriter, r *http.Request) {
+	m := s.single
+	snap := m.snapshot()
+	if snap.state != StateLoaded {
+		writeLoading(w)
+		return
+	}
+	switch r.URL.Path {
+	case "/health", "/v1/health":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case "/v1/models", "/models":
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelEntry(m, snap, false)}})
+	case "/props":
+		writeJSON(w, http.StatusOK, s.props(m))
+	case "/slots":
+		s.serveSlots(w, m, snap)
+	case "/metrics":
+		s.serveMetrics(w, []snapshot{snap})
+	case "/v1/chat/completions", "/chat/completions":
+		s.serveChat(w, r, func(string) (*model, int, string) { return m, 0, "" })
+	default:
+		writeError(w, http.StatusNotFound, "not_found_error", "File Not Found")
+	}
+}
+
+func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/health", "/v1/health":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case "/v1/models", "/models":
+		data := []any{}
+		for _, m := range s.models {
+			data = append(data, s.modelEntry(m, m.snapshot(), true))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	case "/models/load", "/models/unload":
+		s.serveLoadUnload(w, r)
+	case "/props", "/slots":
+		m := s.find(r.URL.Query().Get("model"))
+		if m == nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "router mode: pass ?model=NAME of a model in the preset")
+			return
+		}
+		snap := m.snapshot()
+		if snap.state != StateLoaded {
+			writeLoading(w)
+			return
+		}
+		if r.URL.Path == "/props" {
+			writeJSON(w, http.StatusOK, s.props(m))
+		} else {
+			s.serveSlots(w, m, snap)
+		}
+	case "/metrics":
+		var snaps []snapshot
+		for _, m := range s.models {
+			if q := r.URL.Query().Get("model"); q == "" || m.answers(q) {
+				snaps = append(snaps, m.snapshot())
+			}
+		}
+		s.serveMetrics(w, snaps)
+	case "/v1/chat/completions", "/chat/completions":
+		s.serveChat(w, r, s.routeModel)
+	default:
+		writeError(w, http.StatusNotFound, "not_found_error", "File Not Found")
+	}
+}
+
+func (s *Server) modelEntry(m *model, snap snapshot, router bool) map[string]any {
+	id := m.name
+	e := map[string]any{"id": id, "object": "model", "owned_by": "llamacpp", "created": s.started.Unix(),
+		"aliases": append([]string{}, m.aliases...), "path": m.path}
+	if router {
+		st := map[string]any{"value": snap.state}
+		if snap.failure != "" {
+			st["failed"] = true
+			st["message"] = snap.failure
+		}
+		e["status"] = st
+	}
+	return e
+}
+
+func (s *Server) props(m *model) map[string]any {
+	return map[string]any{
+		"model_path":  m.path,
+		"total_slots": m.slots,
+		"build_info":  buildInfo,
+		"model_alias": strings.Join(m.aliases, ","),
+		"default_generation_settings": map[string]any{
+			"n_ctx": s.opts.CtxSize, "params": map[string]any{"n_predict": -1},
+		},
+		"modalities": map[string]bool{"vision": false, "audio": false},
+	}
+}
+
+func (s *Server) serveSlots(w http.ResponseWriter, m *model, snap snapshot) {
+	if !s.opts.Slots {
+		writeError(w, http.StatusNotImplemented, "not_supported_error", "This server does not support slots endpoint. Start it with `--slots`")
+		return
+	}
+	out := make([]any, 0, len(snap.busy))
+	for id, busy := range snap.busy {
+		out = append(out, map[string]any{"id": id, "id_task": -1, "n_ctx": s.opts.CtxSize, "is_processing": busy})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, snaps []snapshot) {
+	if !s.opts.Metrics {
+		writeError(w, http.StatusNotImplemented, "not_supported_error", "This server does not support metrics endpoint. Start it with `--metrics`")
+		return
+	}
+	var processing, deferred int
+	var prompt, predicted int64
+	for _, sn := range snaps {
+		processing += sn.processing
+		deferred += sn.deferred
+		prompt += sn.prompt
+		predicted += sn.predicted
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	for _, m := range []struct {
+		name, kind, help string
+		value            int64
+	}{
+		{"prompt_tokens_total", "counter", "Number of prompt tokens processed.", prompt},
+		{"tokens_predicted_total", "counter", "Number of generation tokens processed.", predicted},
+		{"requests_processing", "gauge", "Number of requests processing.", int64(processing)},
+		{"requests_deferred", "gauge", "Number of requests deferred.", int64(deferred)},
+	} {
+		fmt.Fprintf(w, "# HELP llamacpp:%s %s\n# TYPE llamacpp:%s %s\nllamacpp:%s %d\n", m.name, m.help, m.name, m.kind, m.name, m.value)
+	}
+}
+
+// chatRequest is the part of an OpenAI chat request the stand-in reads.
+type chatRequest struct {
+	Model     string `json:"model"`
+	Stream    bool   `json:"stream"`
+	MaxTokens int    `json:"max_tokens"`
+	Messages  []struct {
+		Content any `json:"content"`
+	} `json:"messages"`
+}
+
+// defaultTokens is how many tokens a request without max_tokens gets.
+const defaultTokens = 8
+
+// serveChat answers a chat completion on the model pick chooses; pick
+// returns an HTTP code and message instead when it cannot serve.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(string) (*model, int, string)) {
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	m, code, msg := pick(req.Model)
+	if m == nil {
+		writeError(w, code, "invalid_request_error", msg)
+		return
+	}
+	slot, cut, err := m.acquire(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())
+		return
+	}
+	prompt := 1
+	for _, msg := range req.Messages {
+		if t, ok := msg.Content.(string); ok {
+			prompt += len(t) / 4
+		}
+	}
+	n := req.MaxTokens
+	if n <= 0 {
+		n = defaultTokens
+	}
+	served := 0
+	defer func() { m.release(slot, prompt, served) }()
+	name := req.Model
+	if name == "" {
+		name = m.name
+	}
+	id := fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano())
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": name,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	flusher, _ := w.(http.Flusher)
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+	}
+	var text strings.Builder
+	for served < n {
+		select {
+		case <-time.After(s.tune.TokenInterval):
+		case <-cut:
+			// llama-server stops its queue: the stream ends with no final event.
+			panic(http.ErrAbortHandler)
+		case <-r.Context().Done():
+			return
+		}
+		word := words[served%len(words)] + " "
+		served++
+		text.WriteString(word)
+		if req.Stream {
+			b, _ := json.Marshal(chunk(map[string]any{"content": word}, nil))
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": served, "total_tokens": prompt + served}
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": name,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]string{"role": "assistant", "content": text.String()}}},
+			"usage": usage})
+		return
+	}
+	final := chunk(map[string]any{}, "stop")
+	final["usage"] = usage
+	b, _ := json.Marshal(final)
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// serveLoadUnload answers POST /models/load and /models/unload.
+func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
+		return
+	}
+	var req struct {
+		Model string `json:"model"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	m := s.find(req.Model)
+	if m == nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("model %q is not in the preset", req.Model))
+		return
+	}
+	if r.URL.Path == "/models/unload" {
+		m.unload(StateUnloaded)
+	} else if err := s.admit(m); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// find returns the preset model named or aliased n, or nil.
+func (s *Server) find(n string) *model {
+	for _, m := range s.models {
+		if m.answers(n) {
+			return m
+		}
+	}
+	return nil
+}
+
+// routeModel picks the router's model for a chat request, loading it on
+// demand when autoload is on, and waits until it has loaded.
+func (s *Server) routeModel(name string) (*model, int, string) {
+	m := s.find(name)
+	if m == nil {
+		return nil, http.StatusBadRequest, fmt.Sprintf("model %q not found", name)
+	}
+	snap := m.snapshot()
+	if snap.state != StateLoaded && snap.state != StateLoading && snap.state != StateSleeping && !s.opts.Autoload {
+		return nil, http.StatusBadRequest, fmt.Sprintf("model %q is not loaded (autoload is off)", name)
+	}
+	if err := s.admit(m); err != nil {
+		return nil, http.StatusServiceUnavailable, err.Error()
+	}
+	if snap = m.waitLoaded(); snap.state != StateLoaded {
+		return nil, http.StatusServiceUnavailable, fmt.Sprintf("model %q %s: %s", name, snap.state, snap.failure)
+	}
+	return m, 0, ""
+}
+
+// waitLoaded waits for the model's load to end and returns its state.
+func (m *model) waitLoaded() snapshot {
+	m.mu.Lock()
+	done := m.done
+	m.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	return m.snapshot()
+}
+
+// admit starts loading m, first unloading the least recently used idle
+// models while --models-max would be passed. Busy models are never
+// evicted; when every loaded model is busy the load is refused. Eviction
+// counts models, not memory, as llama-server's router does.
+func (s *Server) admit(m *model) error {
+	s.routerMu.Lock()
+	defer s.routerMu.Unlock()
+	if st := m.snapshot().state; st == StateLoaded || st == StateLoading {
+		return nil
+	}
+	for s.opts.ModelsMax > 0 {
+		var resident []*model
+		var snaps []snapshot
+		for _, o := range s.models {
+			if sn := o.snapshot(); sn.state == StateLoaded || sn.state == StateLoading {
+				resident = append(resident, o)
+				snaps = append(snaps, sn)
+			}
+		}
+		if len(resident) < s.opts.ModelsMax {
+			break
+		}
+		idx := make([]int, len(resident))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(a, b int) bool { return snaps[idx[a]].lastUsed.Before(snaps[idx[b]].lastUsed) })
+		victim := -1
+		for _, i := range idx {
+			if snaps[i].state == StateLoaded && snaps[i].idle() {
+				victim = i
+				break
+			}
+		}
+		if victim < 0 {
+			return fmt.Errorf("cannot load %q: --models-max %d models are resident and all are busy or loading", m.name, s.opts.ModelsMax)
+		}
+		resident[victim].unload(StateUnloaded)
+	}
+	m.startLoad()
+	return nil
+}
+
+// sleepIdle puts loaded models idle for longer than d to sleep.
+func (s *Server) sleepIdle(d time.Duration) {
+	for _, m := range s.models {
+		if sn := m.snapshot(); sn.state == StateLoaded && sn.idle() && time.Since(sn.lastUsed) > d {
+			m.unload(StateSleeping)
+		}
+	}
+}
+
+// nameFor is a model's name in single mode: its first alias, else the
+// file name of its path.
+func nameFor(o Options) string {
+	if len(o.Aliases) > 0 {
+		return o.Aliases[0]
+	}
+	return filepath.Base(o.Model)
+}

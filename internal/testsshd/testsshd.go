@@ -1,0 +1,310 @@
+// Package testsshd runs a real OpenSSH sshd on a loopback port for
+// end-to-end tests: its own config, a host key and a client key generated
+// for the test, an authorized_keys file admitting that client key and a
+// known_hosts file listing the host key, all under the test's temporary
+// directory. The server runs in the foreground as the current user and is
+// stopped when the test ends. Without sshd the test fails (never skips)
+// saying how to install it.
+package testsshd
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/internal/syncbuf"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"poolc.dev/poolc/internal/sshx"
+)
+
+// Missing is the failure message when no sshd binary is found.
+const Missing = "sshd not found: apt-get install openssh-server (or bash .ci/install.d/sshd.sh)"
+
+// Server is one running sshd.
+type Server struct {
+	// Host and Port are where sshd listens (Host is always 127.0.0.1).
+	Host string
+	Port int
+	// User is the login the client key is authorised for: the current user.
+	User string
+	// Dir holds the config, keys and log.
+	Dir string
+	// KnownHosts is a known_hosts file with this server's host key.
+	KnownHosts string
+	// ClientKey is the unencrypted private key file authorised to log in.
+	ClientKey string
+	// HostKey is the server's public host key.
+	HostKey ssh.PublicKey
+
+	cmd     *exec.Cmd
+	log     *syncbuf.Buffer
+	stopped chan struct{}
+}
+
+// Option adjusts the sshd configuration before start.
+type Option func(*options)
+
+type options struct {
+	extraConfig []string
+}
+
+// WithConfig adds sshd_config lines (e.g. "MaxSessions 2").
+func WithConfig(lines ...string) Option {
+	return func(o *options) { o.extraConfig = append(o.extraConfig, lines...) }
+}
+
+// Start launches sshd for t and stops it when t ends.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	bin := findSSHD()
+	if bin == "" {
+		t.Fatal(Missing)
+	}
+	// sshd insists on its privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("testsshd: %v", err)
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatalf("testsshd: current user: %v", err)
+	}
+	dir := t.TempDir()
+	s := &Server{Host: "127.0.0.1", User: u.Username, Dir: dir}
+
+	hostPub := writeKey(t, filepath.Join(dir, "host_ed25519"))
+	s.HostKey = hostPub
+	s.ClientKey = filepath.Join(dir, "client_ed25519")
+	clientPub := writeKey(t, s.ClientKey)
+	writeFile(t, filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientPub), 0o600)
+
+	var lastErr string
+	for attempt := 0; attempt < 5; attempt++ {
+		s.Port = freePort(t)
+		s.KnownHosts = filepath.Join(dir, "known_hosts")
+		writeFile(t, s.KnownHosts, []byte(s.KnownHostsLine(hostPub)+"\n"), 0o600)
+		cfg := filepath.Join(dir, "sshd_config")
+		writeFile(t, cfg, []byte(s.config(o.extraConfig)), 0o600)
+		if lastErr = s.start(bin, cfg); lastErr == "" {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		if !strings.Contains(lastErr, "Address already in use") {
+			break
+		}
+	}
+	t.Fatalf("testsshd: sshd did not start: %s", lastErr)
+	return nil
+}
+
+func (s *Server) config(extra []string) string {
+	lines := []string{
+		"Port " + strconv.Itoa(s.Port),
+		"ListenAddress 127.0.0.1",
+		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
+		"PidFile none",
+		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"UsePAM no",
+		"PermitRootLogin prohibit-password",
+		"StrictModes no",
+		"AllowTcpForwarding yes",
+		"MaxStartups 64",
+		"MaxSessions 64",
+		"Subsystem sftp internal-sftp",
+		"LogLevel VERBOSE",
+	}
+	return strings.Join(append(lines, extra...), "\n") + "\n"
+}
+
+// start runs sshd and waits until it answers with an SSH banner; it
+// returns "" or what went wrong, with sshd's log.
+func (s *Server) start(bin, cfg string) string {
+	s.log = &syncbuf.Buffer{}
+	s.cmd = exec.Command(bin, "-D", "-e", "-f", cfg)
+	s.cmd.Stdout = s.log
+	s.cmd.Stderr = s.log
+	if err := s.cmd.Start(); err != nil {
+		return err.Error()
+	}
+	s.stopped = make(chan struct{})
+	go func() {
+		s.cmd.Wait()
+		close(s.stopped)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.stopped:
+			return "sshd exited: " + s.log.String()
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond); err == nil {
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			banner := make([]byte, 4)
+			_, err := c.Read(banner)
+			c.Close()
+			if err == nil && string(banner) == "SSH-" {
+				return ""
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Stop()
+	return "sshd did not answer within 10s: " + s.log.String()
+}
+
+// Addr returns 127.0.0.1:PORT.
+func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// Endpoint is the login of the authorised client key.
+func (s *Server) Endpoint() sshx.Endpoint {
+	return sshx.Endpoint{User: s.User, Host: s.Host, Port: s.Port}
+}
+
+// ClientConfig is an sshx configuration that logs in with the client key
+// and verifies the host against KnownHosts (and no agent).
+func (s *Server) ClientConfig() sshx.Config {
+	return sshx.Config{KnownHostsFile: s.KnownHosts, KeyFile: s.ClientKey, NoAgent: true}
+}
+
+// KnownHostsLine returns the known_hosts line giving key to this server's
+// address ([127.0.0.1]:PORT).
+func (s *Server) KnownHostsLine(key ssh.PublicKey) string {
+	return knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, key)
+}
+
+// Log returns what sshd has logged so far.
+func (s *Server) Log() string { return s.log.String() }
+
+// KillSessions kills, with SIGKILL, every process sshd forked to serve a
+// connection (and their children), cutting every open connection and
+// tunnel at once while the listener keeps accepting new ones. It returns
+// how many processes it killed.
+func (s *Server) KillSessions(t testing.TB) int {
+	t.Helper()
+	pids := descendants(s.cmd.Process.Pid)
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
+// Stop kills sshd and every session; calling it twice is harmless.
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.cmd.Process.Kill()
+	<-s.stopped
+}
+
+// descendants lists the processes below pid, read from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces; the
+		// parent pid is the second field after it.
+		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+		f := strings.Fields(string(rest))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+func findSSHD() string {
+	if p, err := exec.LookPath("sshd"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// freePort returns a loopback port nothing listens on right now.
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testsshd: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// NewKey generates an ed25519 key pair, writes the private key to path
+// (OpenSSH format, mode 0600) and returns the public key. Tests use it for
+// a second host key (a "changed key") or a key sshd does not authorise.
+func NewKey(t testing.TB, path string) ssh.PublicKey { return writeKey(t, path) }
+
+func writeKey(t testing.TB, path string) ssh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, pem.EncodeToMemory(block), 0o600)
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatalf("testsshd: %v", err)
+	}
+}

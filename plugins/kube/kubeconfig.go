@@ -1,0 +1,153 @@
+// Package kube sets up the members of a pod pool on Kubernetes clusters
+// through client-go: per member a namespace, a ResourceQuota that caps the
+// member's Jobs at its capacity, a LimitRange with the pool's pod memory
+// limit and the member's registry published in the KEP-1755
+// local-registry-hosting ConfigMap. It also observes them, so a plan sees a
+// hand-edited quota, and removes exactly what it made.
+//
+// The cap is the API server's: a ResourceQuota on count/jobs.batch makes
+// it refuse a Job over the capacity atomically, whoever creates it, so
+// launchers on many hosts are held to it (see package launch).
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// DefaultTimeout bounds each request to a member's API server, and the
+// reachability check made before a context's first use.
+const DefaultTimeout = 15 * time.Second
+
+// Kubeconfig holds the kubeconfig poolc was given and one client per
+// context, made on first use. It is safe for concurrent use.
+type Kubeconfig struct {
+	rules   *clientcmd.ClientConfigLoadingRules
+	raw     clientcmdapi.Config
+	mu      sync.Mutex
+	clients map[string]kubernetes.Interface
+}
+
+// LoadKubeconfig reads the kubeconfig as kubectl does: path when given,
+// else the files in $KUBECONFIG (merged), else ~/.kube/config.
+func LoadKubeconfig(path string) (*Kubeconfig, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &Kubeconfig{rules: rules, raw: *raw, clients: map[string]kubernetes.Interface{}}, nil
+}
+
+// Sources names the files the kubeconfig was read from, for messages.
+func (k *Kubeconfig) Sources() string {
+	if k.rules.ExplicitPath != "" {
+		return k.rules.ExplicitPath
+	}
+	return strings.Join(k.rules.Precedence, ":")
+}
+
+// reload reads the kubeconfig files again, after k3d added a context.
+func (k *Kubeconfig) reload() error {
+	raw, err := k.rules.Load()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	k.mu.Lock()
+	k.raw = *raw
+	k.mu.Unlock()
+	return nil
+}
+
+// Contexts lists the kubeconfig's context names, sorted.
+func (k *Kubeconfig) Contexts() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]string, 0, len(k.raw.Contexts))
+	for n := range k.raw.Contexts {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasContext reports whether the kubeconfig defines the context.
+func (k *Kubeconfig) HasContext(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.raw.Contexts[name]
+	return ok
+}
+
+// ContextError is the error for a context that is missing from the
+// kubeconfig or whose API server does not answer.
+type ContextError struct {
+	Context string
+	// Missing is true when the kubeconfig has no such context.
+	Missing bool
+	Detail  string
+}
+
+func (e *ContextError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("kube context %q is not in the kubeconfig (%s)", e.Context, e.Detail)
+	}
+	return fmt.Sprintf("kube context %q is unreachable: %s", e.Context, e.Detail)
+}
+
+// Client returns the client of the named context, checking on first use
+// that the context exists and that its API server answers.
+func (k *Kubeconfig) Client(ctx context.Context, name string) (kubernetes.Interface, error) {
+	k.mu.Lock()
+	c, ok := k.clients[name]
+	raw := k.raw
+	k.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	kctx, ok := raw.Contexts[name]
+	if !ok {
+		have := k.Contexts()
+		detail := k.Sources()
+		if len(have) > 0 {
+			detail += "; it has " + strings.Join(have, ", ")
+		} else {
+			detail += "; it has no contexts"
+		}
+		return nil, &ContextError{Context: name, Missing: true, Detail: detail}
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, k.rules).ClientConfig()
+	if err != nil {
+		return nil, &ContextError{Context: name, Detail: err.Error()}
+	}
+	cfg.Timeout = DefaultTimeout
+	// Launchers submit in bursts; the API server, not the client, is the
+	// one to say no.
+	cfg.QPS, cfg.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, &ContextError{Context: name, Detail: err.Error()}
+	}
+	pctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); err != nil {
+		server := ""
+		if cl := raw.Clusters[kctx.Cluster]; cl != nil {
+			server = cl.Server
+		}
+		return nil, &ContextError{Context: name, Detail: fmt.Sprintf("server %s: %v", server, err)}
+	}
+	k.mu.Lock()
+	k.clients[name] = cs
+	k.mu.Unlock()
+	return cs, nil
+}

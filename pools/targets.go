@@ -1,0 +1,102 @@
+package pools
+
+// DefaultPlugin is the plugin that serves a target whose plugin is not set:
+// the built-in simulator. The schema's defaults for a node's runtime, the
+// gateway's plugin and a pod pool's cluster and image_sync say the same
+// (compiler/examples_test.go checks that they agree).
+const DefaultPlugin = "sim"
+
+// PodPool returns the pod pool of that name, or nil.
+func (p *Pool) PodPool(name string) *PodPool {
+	for i := range p.PodPools {
+		if p.PodPools[i].Name == name {
+			return &p.PodPools[i]
+		}
+	}
+	return nil
+}
+
+// Target is something a plugin acts on: a node (its lanes and
+// prefetches), the gateway (routes), a pod pool's members (cluster) or a
+// pod pool's image sync. Path is the attribute that names the plugin.
+type Target struct {
+	// What names the target for messages: `node "spark-01"`, `gateway`,
+	// `pod_pool "harness" cluster`.
+	What   string
+	Plugin string
+	Path   Path
+	// Role is the target's kind: "runtime", "gateway", "cluster" or
+	// "image_sync".
+	Role string
+}
+
+// orDefault is the plugin name, or DefaultPlugin when it is empty.
+func orDefault(name string) string {
+	if name == "" {
+		return DefaultPlugin
+	}
+	return name
+}
+
+// Targets lists the pool's targets and the plugin serving each: nodes in
+// name order, the gateway, then each pod pool's cluster and image sync.
+func (p *Pool) Targets() []Target {
+	var out []Target
+	for _, n := range p.Nodes {
+		out = append(out, Target{What: "node " + quote(n.Name), Plugin: orDefault(n.Runtime), Path: Path{"node", n.Name, "runtime"}, Role: "runtime"})
+	}
+	out = append(out, Target{What: "gateway", Plugin: orDefault(p.Gateway), Path: Path{"gateway", "plugin"}, Role: "gateway"})
+	for _, pp := range p.PodPools {
+		out = append(out,
+			Target{What: "pod_pool " + quote(pp.Name) + " cluster", Plugin: orDefault(pp.Cluster), Path: Path{"pod_pool", pp.Name, "cluster"}, Role: "cluster"},
+			Target{What: "pod_pool " + quote(pp.Name) + " image_sync", Plugin: orDefault(pp.ImageSync), Path: Path{"pod_pool", pp.Name, "image_sync"}, Role: "image_sync"})
+	}
+	return out
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// StepPlugin names the plugin that carries out the step: its node's
+// runtime for lane steps and prefetches, the gateway's for routes, its pod
+// pool's cluster or image sync for member steps. It is "" when the step's
+// node or pod pool is no longer in the pool, so no plugin is known.
+func (p *Pool) StepPlugin(s Step) string {
+	switch s.Kind {
+	case StepRoute:
+		return orDefault(p.Gateway)
+	case StepMemberEnsure, StepMemberRemove, StepImageSync:
+		pp := p.PodPool(s.Member.PodPool)
+		switch {
+		case pp == nil:
+			return ""
+		case s.Kind == StepImageSync:
+			return orDefault(pp.ImageSync)
+		}
+		return orDefault(pp.Cluster)
+	}
+	node := s.Node
+	if node == "" && s.Lane != nil {
+		node = s.Lane.Node
+	}
+	if node == "" && s.Prefetch != nil {
+		node = s.Prefetch.Node
+	}
+	if n := p.Node(node); n != nil {
+		return orDefault(n.Runtime)
+	}
+	return ""
+}
+
+// TargetPlugins names the plugins the pool's targets use, in the order
+// Targets first names them.
+func (p *Pool) TargetPlugins() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range p.Targets() {
+		if !seen[t.Plugin] {
+			seen[t.Plugin] = true
+			out = append(out, t.Plugin)
+		}
+	}
+	return out
+}
