@@ -104,14 +104,14 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		writeDiagnostics(io, diags)
 		return ExitError
 	}
-	statePath := o.statePath
-	if statePath == "" {
-		statePath = cfg.StatePath()
+	st, err := openBackend(cfg, o.statePath)
+	if err != nil {
+		return applyFail(io, "%v", err)
 	}
-	st := store.Open(statePath)
+	defer st.Close()
 
 	lockCtx, cancelLock := context.WithTimeout(context.Background(), o.lockTimeout)
-	lock, err := st.Lock(lockCtx, store.NewLockInfo("apply", Version()), func(stale store.LockInfo) {
+	lock, err := st.Acquire(lockCtx, store.NewLockInfo("apply", Version()), func(stale store.LockInfo) {
 		fmt.Fprintf(io.Err, "Took over a stale lock: %s; the process is gone.\n", stale)
 	})
 	cancelLock()
@@ -120,7 +120,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	defer lock.Unlock()
 
-	state, err := st.ReadPool(cfg.Pool.Name)
+	state, err := store.ReadPool(st, cfg.Pool.Name)
 	if err != nil {
 		return applyFail(io, "%v", err)
 	}
@@ -183,7 +183,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	if plan.Empty() {
 		if interrupted != nil {
 			// The refresh settled what the interrupted apply left: close it.
-			if j, err := st.StartJournal(store.NewID()); err == nil {
+			if j, err := st.BeginJournal(store.NewID()); err == nil {
 				j.End("refreshed after an interrupted apply; nothing to do")
 			}
 		}
@@ -233,8 +233,8 @@ func refresh(st *pools.State, observed pools.Fleet, managed map[string]bool) boo
 }
 
 // execute runs the plan, recording every step in the state and journal.
-func execute(cfg *compiler.Config, st *store.File, state *pools.State, plan *pools.Plan, acts runner.Actuators, o applyOptions, io Stdio) int {
-	journal, err := st.StartJournal(store.NewID())
+func execute(cfg *compiler.Config, st store.Backend, state *pools.State, plan *pools.Plan, acts runner.Actuators, o applyOptions, io Stdio) int {
+	journal, err := st.BeginJournal(store.NewID())
 	if err != nil {
 		return applyFail(io, "%v", err)
 	}

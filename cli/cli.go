@@ -64,8 +64,8 @@ func Main(args []string, io Stdio) int {
 	case "--version":
 		args[0] = "version"
 	}
-	if group := args[0]; len(args) > 1 && commands[group+" "+args[1]] != nil {
-		args = append([]string{group + " " + args[1]}, args[2:]...)
+	for len(args) > 1 && commands[args[0]+" "+args[1]] != nil { // "state push", "node token create"
+		args = append([]string{args[0] + " " + args[1]}, args[2:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {

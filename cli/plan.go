@@ -187,10 +187,12 @@ func currentState(cfg *compiler.Config, statePath string, base []string) (*pools
 		}
 		return compiler.Desired(baseCfg), nil
 	}
-	if statePath == "" {
-		statePath = cfg.StatePath()
+	b, err := openBackend(cfg, statePath)
+	if err != nil {
+		return nil, err
 	}
-	return store.Open(statePath).ReadPool(cfg.Pool.Name)
+	defer b.Close()
+	return store.ReadPool(b, cfg.Pool.Name)
 }
 
 // savePlan writes a plan bound to the configuration and state it was made

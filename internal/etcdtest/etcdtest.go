@@ -4,6 +4,7 @@
 package etcdtest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -20,9 +21,10 @@ import (
 
 // Cluster is a set of embedded etcd members.
 type Cluster struct {
-	t       testing.TB
 	mu      sync.Mutex
 	members []*member
+	// restartErr receives the failure of a Restart, for Wait.
+	restartErr chan error
 }
 
 type member struct {
@@ -37,13 +39,30 @@ type member struct {
 // ends.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t}
-	base := t.TempDir()
+	c, err := Launch(t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Launch runs an n-member cluster keeping its data under dir, for
+// harnesses that are not a testing.TB (testscript); Close stops it.
+func Launch(dir string, n int) (*Cluster, error) {
+	c := &Cluster{restartErr: make(chan error, n)}
 	var initial []string
 	for i := range n {
-		m := &member{name: fmt.Sprintf("m%d", i), dir: filepath.Join(base, fmt.Sprintf("m%d", i))}
-		m.client = url.URL{Scheme: "http", Host: freePort(t)}
-		m.peer = url.URL{Scheme: "http", Host: freePort(t)}
+		m := &member{name: fmt.Sprintf("m%d", i), dir: filepath.Join(dir, fmt.Sprintf("m%d", i))}
+		client, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		peer, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		m.client, m.peer = url.URL{Scheme: "http", Host: client}, url.URL{Scheme: "http", Host: peer}
 		initial = append(initial, m.name+"="+m.peer.String())
 		c.members = append(c.members, m)
 	}
@@ -55,22 +74,24 @@ func Start(t testing.TB, n int) *Cluster {
 	for i := range c.members {
 		go func() { errs <- c.startMember(i) }()
 	}
+	var err error
 	for range n {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
+		err = errors.Join(err, <-errs)
 	}
-	t.Cleanup(c.stopAll)
-	return c
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
-func freePort(t testing.TB) string {
+func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer l.Close()
-	return l.Addr().String()
+	return l.Addr().String(), nil
 }
 
 func (c *Cluster) startMember(i int) error {
@@ -112,13 +133,13 @@ func (c *Cluster) Endpoints() []string {
 }
 
 // Client returns a client of every member, closed when the test ends.
-func (c *Cluster) Client() *clientv3.Client {
-	c.t.Helper()
+func (c *Cluster) Client(t testing.TB) *clientv3.Client {
+	t.Helper()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
 	}
-	c.t.Cleanup(func() { cli.Close() })
+	t.Cleanup(func() { cli.Close() })
 	return cli
 }
 
@@ -135,17 +156,17 @@ func (c *Cluster) Stop(i int) {
 
 // Restart starts member i again from its data, without waiting for the
 // others: a restarted member of a cluster without quorum becomes ready
-// only once enough members are back, so Restart returns at once and
-// reports a failure through the test.
+// only once enough members are back, so Restart returns at once; Wait
+// reports how it went.
 func (c *Cluster) Restart(i int) {
-	go func() {
-		if err := c.startMember(i); err != nil {
-			c.t.Errorf("restarting: %v", err)
-		}
-	}()
+	go func() { c.restartErr <- c.startMember(i) }()
 }
 
-func (c *Cluster) stopAll() {
+// Wait waits for the member a Restart started to be ready, or failed.
+func (c *Cluster) Wait() error { return <-c.restartErr }
+
+// Close stops every member.
+func (c *Cluster) Close() {
 	for i := range c.members {
 		c.Stop(i)
 	}

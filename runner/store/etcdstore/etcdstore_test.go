@@ -29,7 +29,7 @@ func newClient(t *testing.T, c *etcdtest.Cluster) *clientv3.Client {
 
 func TestWriteGivesALineageAndCountsSerials(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	s := New(c.Client(), "/poolc/lab", 2)
+	s := New(c.Client(t), "/poolc/lab", 2)
 	st, err := s.Read()
 	if err != nil || st.Serial != 0 || st.Lineage != "" {
 		t.Fatalf("empty state = %+v, %v", st, err)
@@ -42,7 +42,7 @@ func TestWriteGivesALineageAndCountsSerials(t *testing.T) {
 	if err := s.Write(st); err != nil {
 		t.Fatal(err)
 	}
-	got, err := New(c.Client(), "/poolc/lab/", 2).Read()
+	got, err := New(c.Client(t), "/poolc/lab/", 2).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestAStaleWriteIsRefused(t *testing.T) {
 	if sb.Serial != 0 || sb.Lineage != "" {
 		t.Errorf("a refused write changed the state: %+v", sb)
 	}
-	got, _ := New(c.Client(), "/p", 2).Read()
+	got, _ := New(c.Client(t), "/p", 2).Read()
 	if got.Pool != "from-a" {
 		t.Fatalf("the stale write overwrote the state: %+v", got)
 	}
@@ -125,7 +125,7 @@ func TestALockOfAVanishedHolderLapsesWithItsLease(t *testing.T) {
 	lost := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	next := New(c.Client(), "/p", 2)
+	next := New(c.Client(t), "/p", 2)
 	l, err := next.Acquire(ctx, store.NewLockInfo("apply", "test"), nil)
 	if err != nil {
 		t.Fatalf("lock of a vanished holder not released: %v", err)
@@ -148,7 +148,7 @@ func TestForceUnlockRevokesTheHoldersLeaseAndItsWritesFail(t *testing.T) {
 	if _, err := holder.Acquire(context.Background(), store.NewLockInfo("apply", "test"), nil); err != nil {
 		t.Fatal(err)
 	}
-	other := New(c.Client(), "/p", 5)
+	other := New(c.Client(t), "/p", 5)
 	if err := other.ForceUnlock("wrong"); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("force-unlock with a wrong ID: %v", err)
 	}
@@ -173,7 +173,7 @@ func TestForceUnlockRevokesTheHoldersLeaseAndItsWritesFail(t *testing.T) {
 
 func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	s := New(c.Client(), "/p", 2)
+	s := New(c.Client(t), "/p", 2)
 	if last, err := s.LastApply(); last != nil || err != nil {
 		t.Fatalf("no journal: %v %v", last, err)
 	}
@@ -195,7 +195,7 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	}
 	l.Unlock()
 	// Killed here: no end record. A successor sees what was in flight.
-	last, err := New(c.Client(), "/p", 2).LastApply()
+	last, err := New(c.Client(t), "/p", 2).LastApply()
 	if err != nil || last == nil || last.Apply != "a1" || !reflect.DeepEqual(last.InFlight, []string{"start:y@n"}) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
@@ -236,7 +236,7 @@ func TestReadReplaysTheStepsFinishedAfterTheLastSnapshotAndTheLockSettlesThem(t 
 	j.Append(store.Record{Event: store.StepFinished, Step: "route:c", Effect: route("c")})
 	// Killed here, before the next snapshot; its lease is revoked.
 	info, _ := killed.LockInfo()
-	next := New(c.Client(), "/p", 2)
+	next := New(c.Client(t), "/p", 2)
 	if err := next.ForceUnlock(info.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestReadReplaysTheStepsFinishedAfterTheLastSnapshotAndTheLockSettlesThem(t 
 		t.Fatal(err)
 	}
 	defer l.Unlock()
-	raw, err := c.Client().Get(context.Background(), "/p/state")
+	raw, err := c.Client(t).Get(context.Background(), "/p/state")
 	if err != nil {
 		t.Fatal(err)
 	}
