@@ -165,6 +165,9 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			}
 		}
 	}
+	if err := markMembers(cfg, state); err != nil {
+		return applyFail(io, "%v", err)
+	}
 	if saved != nil {
 		if err := compiler.CheckSavedPlan(cfg, state, saved); err != nil {
 			return applyFail(io, "%v", err)

@@ -64,8 +64,11 @@ func Main(args []string, io Stdio) int {
 	case "--version":
 		args[0] = "version"
 	}
-	for len(args) > 1 && commands[args[0]+" "+args[1]] != nil { // "state push", "node token create"
-		args = append([]string{args[0] + " " + args[1]}, args[2:]...)
+	for n := min(3, len(args)); n > 1; n-- { // "state show", "node token create"
+		if name := strings.Join(args[:n], " "); commands[name] != nil {
+			args = append([]string{name}, args[n:]...)
+			break
+		}
 	}
 	c, ok := commands[args[0]]
 	if !ok {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/runner/store"
 	"poolc.dev/poolc/runner/store/etcdstore"
 )
@@ -59,6 +60,29 @@ func TestEtcdScripts(t *testing.T) {
 				l, err := etcdstore.New(cli, args[0], 30).Acquire(context.Background(), info, nil)
 				ts.Check(err)
 				ts.Defer(func() { l.Unlock(); cli.Close() })
+			},
+			// envfile VAR FILE sets VAR to the content of FILE, trimmed.
+			"envfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				data, err := os.ReadFile(ts.MkAbs(args[1]))
+				ts.Check(err)
+				ts.Setenv(args[0], strings.TrimSpace(string(data)))
+			},
+			// waitnode PREFIX NAME up|down waits up to 20s for node NAME
+			// of the membership under PREFIX to be up or down.
+			"waitnode": func(ts *testscript.TestScript, neg bool, args []string) {
+				cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Getenv("ETCD")}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+				ts.Check(err)
+				defer cli.Close()
+				r := membership.New(cli, args[0], 2)
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					m, _ := r.Member(context.Background(), args[1])
+					if m != nil && m.Live == (args[2] == "up") {
+						return
+					}
+					if time.Now().After(deadline) {
+						ts.Fatalf("node %s not %s after 20s", args[1], args[2])
+					}
+				}
 			},
 			// etcdkeys PREFIX prints the keys under PREFIX, one a line.
 			"etcdkeys": func(ts *testscript.TestScript, neg bool, args []string) {

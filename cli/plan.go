@@ -192,7 +192,11 @@ func currentState(cfg *compiler.Config, statePath string, base []string) (*pools
 		return nil, err
 	}
 	defer b.Close()
-	return store.ReadPool(b, cfg.Pool.Name)
+	st, err := store.ReadPool(b, cfg.Pool.Name)
+	if err == nil {
+		err = markMembers(cfg, st)
+	}
+	return st, err
 }
 
 // savePlan writes a plan bound to the configuration and state it was made
