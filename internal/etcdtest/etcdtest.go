@@ -66,8 +66,9 @@ func Launch(dir string, n int) (*Cluster, error) {
 		initial = append(initial, m.name+"="+m.peer.String())
 		c.members = append(c.members, m)
 	}
+	token := fmt.Sprintf("poolc-test-%d", time.Now().UnixNano()) // one for the whole cluster
 	for _, m := range c.members {
-		m.initial, m.token = strings.Join(initial, ","), fmt.Sprintf("poolc-test-%d", time.Now().UnixNano())
+		m.initial, m.token = strings.Join(initial, ","), token
 	}
 	// Members of a new cluster wait for each other: start them together.
 	errs := make(chan error, n)
@@ -170,4 +171,17 @@ func (c *Cluster) Close() {
 	for i := range c.members {
 		c.Stop(i)
 	}
+}
+
+// Leader is the index of the member that leads the cluster, or -1 when
+// no running member knows one.
+func (c *Cluster) Leader() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range c.members {
+		if m.etcd != nil && m.etcd.Server.Leader() == m.etcd.Server.MemberID() {
+			return i
+		}
+	}
+	return -1
 }
