@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,11 @@ func etcdSparkLab(t *testing.T, dir string, timeScale float64, endpoints []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := fmt.Sprintf("  state {\n    backend   = \"etcd\"\n    endpoints = [%q]\n    prefix    = %q\n    lease_ttl = %d\n  }", strings.Join(endpoints, `", "`), prefix, ttl)
+	quoted := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		quoted[i] = fmt.Sprintf("%q", e)
+	}
+	block := fmt.Sprintf("  state {\n    backend   = \"etcd\"\n    endpoints = [%s]\n    prefix    = %q\n    lease_ttl = %d\n  }", strings.Join(quoted, ", "), prefix, ttl)
 	cfg := strings.Replace(string(src), "  state {\n    backend = \"file\"\n    path    = \"poolc.state.json\"\n  }", block, 1)
 	if cfg == string(src) {
 		t.Fatal("the example's state block changed; update this test")
@@ -43,28 +48,47 @@ func etcdSparkLab(t *testing.T, dir string, timeScale float64, endpoints []strin
 }
 
 // waitLocked waits until the state lock under prefix is held.
-func waitLocked(t *testing.T, cli *clientv3.Client, prefix string) {
+func waitLocked(t *testing.T, cli *clientv3.Client, prefix string, out *bytes.Buffer) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if r, err := cli.Get(context.Background(), prefix+"lockinfo"); err == nil && len(r.Kvs) > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the apply never took the lock")
+			t.Fatalf("the apply never took the lock:\n%s", out)
 		}
 	}
 }
 
-// waitJournal waits until an apply started its journal under prefix.
-func waitJournal(t *testing.T, cli *clientv3.Client, prefix string) {
+// waitJournal waits until an apply wrote to its journal under prefix
+// after etcd revision since.
+func waitJournal(t *testing.T, cli *clientv3.Client, prefix string, since int64) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if r, err := cli.Get(context.Background(), prefix+"journal/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err == nil && r.Count > 0 {
+		r, err := cli.Get(context.Background(), prefix+"journal/", clientv3.WithPrefix(), clientv3.WithMinModRev(since+1), clientv3.WithKeysOnly())
+		if err == nil && len(r.Kvs) > 0 { // etcd counts before it filters by revision
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the apply never started its journal")
 		}
+	}
+}
+
+// waitOrDump waits for cmd; past limit, it has the Go runtime print the
+// process's goroutines (SIGQUIT) and fails the test with its output.
+func waitOrDump(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, limit time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		cmd.Process.Signal(syscall.SIGQUIT)
+		<-done
+		t.Fatalf("%v did not end within %v:\n%s", cmd.Args, limit, out)
+		return nil
 	}
 }
 
@@ -86,7 +110,7 @@ func TestEtcdTwoAppliesNeverRunAtOnce(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	dir := etcdSparkLab(t, t.TempDir(), 0.01, c.Endpoints(), "/two/", 5)
 	first, firstOut := startApply(t, bin, dir)
-	waitLocked(t, c.Client(t), "/two/")
+	waitLocked(t, c.Client(t), "/two/", firstOut)
 	begin := time.Now()
 	out, err := run(t, bin, "apply", "--auto-approve", dir)
 	if err == nil || !strings.Contains(out, "state etcd /two/ is locked: ID ") || !strings.Contains(out, "for apply since") || !strings.Contains(out, "poolc force-unlock ") {
@@ -126,7 +150,7 @@ func TestEtcdAKilledApplyFreesItsLockWithinTheTTL(t *testing.T) {
 		prefix := fmt.Sprintf("/kill-%d/", trial)
 		dir := etcdSparkLab(t, t.TempDir(), 0.004, c.Endpoints(), prefix, ttl)
 		cmd, out := startApply(t, bin, dir)
-		waitJournal(t, cli, prefix)
+		waitJournal(t, cli, prefix, 0)
 		time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond)
 		locks, err := cli.Get(context.Background(), prefix+"lock/", clientv3.WithPrefix())
 		if err != nil {
@@ -183,7 +207,7 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 	cli := c.Client(t)
 	dir := etcdSparkLab(t, t.TempDir(), 0.01, c.Endpoints(), "/quorum/", 5)
 	cmd, out := startApply(t, bin, dir)
-	waitLocked(t, cli, "/quorum/")
+	waitLocked(t, cli, "/quorum/", out)
 	time.Sleep(300 * time.Millisecond)
 	leader := c.Leader()
 	if leader < 0 {
@@ -202,20 +226,32 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 	// Change the pool so that there is work, then lose two members.
 	moved := filepath.Join(dir, "spark-lab.hcl")
 	src, _ := os.ReadFile(moved)
-	os.WriteFile(moved, []byte(strings.Replace(string(src), "active_profile = \"standalone\"", "active_profile = \"pair-taken\"", 1)), 0o644)
-	cmd, out = startApply(t, bin, dir)
-	waitLocked(t, cli, "/quorum/")
-	time.Sleep(300 * time.Millisecond)
-	down := []int{(leader + 1) % 3, (leader + 2) % 3}
-	for _, i := range down {
-		c.Stop(i)
+	cfg := strings.Replace(string(src), "active_profile = \"standalone\"", "active_profile = \"pair-taken\"", 1)
+	cfg = strings.Replace(cfg, "time_scale = 0.01", "time_scale = 0.1", 1) // long enough to lose two members in
+	os.WriteFile(moved, []byte(cfg), 0o644)
+	before, err := cli.Get(context.Background(), "/quorum/state")
+	if err != nil {
+		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	cmd, out = startApply(t, bin, dir)
+	waitJournal(t, cli, "/quorum/", before.Header.Revision)
+	down := []int{(leader + 1) % 3, (leader + 2) % 3}
+	var stopping sync.WaitGroup
+	for _, i := range down {
+		stopping.Go(func() { c.Stop(i) })
+	}
+	stopping.Wait()
+	err = waitOrDump(t, cmd, out, time.Minute)
 	if err == nil {
 		t.Fatalf("the apply succeeded without a majority:\n%s", out)
 	}
 	if !strings.Contains(out.String(), "is a majority of its members up?") {
 		t.Errorf("the failure does not say etcd lost its majority:\n%s", out)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "poolc apply:") || strings.HasPrefix(line, "Apply failed") {
+			t.Logf("without a majority: %s", line)
+		}
 	}
 	for _, i := range down {
 		c.Restart(i)

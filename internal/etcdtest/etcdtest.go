@@ -151,6 +151,7 @@ func (c *Cluster) Stop(i int) {
 	c.members[i].etcd = nil
 	c.mu.Unlock()
 	if e != nil {
+		e.Server.HardStop() // out of the cluster at once, as a crash would take it
 		e.Close()
 	}
 }

@@ -33,7 +33,10 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"poolc.dev/poolc/pools"
@@ -106,12 +109,27 @@ func opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), opTimeout)
 }
 
-// unavailable words an etcd error for a person.
+// unavailable words an etcd error for a person: one that says etcd could
+// not commit (no leader, no answer in time) asks about its majority.
 func unavailable(what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: etcd did not answer within %v (is a majority of its members up?): %w", what, opTimeout, err)
 	}
+	if NoQuorum(err) {
+		return fmt.Errorf("%s: etcd cannot commit (is a majority of its members up?): %w", what, err)
+	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// NoQuorum reports whether err says etcd could not commit a request: no
+// leader, a leader lost or stopped during it, or no member reachable.
+func NoQuorum(err error) bool {
+	for _, e := range []error{rpctypes.ErrNoLeader, rpctypes.ErrLeaderChanged, rpctypes.ErrStopped, rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail} {
+		if errors.Is(err, e) || rpctypes.ErrorDesc(err) == rpctypes.ErrorDesc(e) {
+			return true
+		}
+	}
+	return status.Code(err) == codes.Unavailable || strings.Contains(err.Error(), "raft: stopped")
 }
 
 // snapshot is what one read of etcd holds: the state with the journal's

@@ -14,11 +14,16 @@ import (
 
 // Journal appends the records of one apply as keys P/journal/<seq>, each
 // written while the Store still holds the lock it was started under.
+// Once a write failed, every later one fails at once with that error: a
+// journal with a record missing in the middle would tell a successor a
+// wrong story, and a cluster without a majority would make each write
+// wait out its time limit.
 type Journal struct {
 	s     *Store
 	apply string
 	mu    sync.Mutex // orders the records: held while one is written
 	seq   int
+	err   error // the first write that failed
 }
 
 var _ store.JournalWriter = (*Journal)(nil)
@@ -79,17 +84,21 @@ func (j *Journal) Append(r store.Record) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.err != nil {
+		return j.err
+	}
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
 	resp, err := j.s.txn(nil, clientv3.OpPut(j.s.journalKey(j.seq), rec))
-	if err != nil {
-		return unavailable("writing the journal to etcd", err)
+	switch {
+	case err != nil:
+		j.err = unavailable("writing the journal to etcd", err)
+	case !resp.Succeeded:
+		j.err = ErrLockLost
+	default:
+		j.seq++
 	}
-	if !resp.Succeeded {
-		return ErrLockLost
-	}
-	j.seq++
-	return nil
+	return j.err
 }
 
 // Snapshot writes st as the next serial of its lineage and, in the same
@@ -98,6 +107,9 @@ func (j *Journal) Append(r store.Record) error {
 func (j *Journal) Snapshot(st *pools.State, finished int) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.err != nil {
+		return j.err
+	}
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
 	err := j.s.writeState(st, "writing a snapshot of the state to etcd", func() ([]clientv3.Op, error) {
@@ -106,6 +118,8 @@ func (j *Journal) Snapshot(st *pools.State, finished int) error {
 	})
 	if err == nil {
 		j.seq++
+	} else {
+		j.err = err
 	}
 	return err
 }
