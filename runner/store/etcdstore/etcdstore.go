@@ -35,9 +35,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
