@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
@@ -104,145 +106,6 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		writeDiagnostics(io, diags)
 		return ExitError
 	}
-	st, err := openBackend(cfg, o.statePath)
-	if err != nil {
-		return applyFail(io, "%v", err)
-	}
-	defer st.Close()
-
-	lockCtx, cancelLock := context.WithTimeout(context.Background(), o.lockTimeout)
-	lock, err := st.Acquire(lockCtx, store.NewLockInfo("apply", Version()), func(stale store.LockInfo) {
-		fmt.Fprintf(io.Err, "Took over a stale lock: %s; the process is gone.\n", stale)
-	})
-	cancelLock()
-	if err != nil {
-		return applyFail(io, "%v", err)
-	}
-	defer lock.Unlock()
-
-	state, err := store.ReadPool(st, cfg.Pool.Name)
-	if err != nil {
-		return applyFail(io, "%v", err)
-	}
-	interrupted, err := st.LastApply()
-	if err != nil {
-		return applyFail(io, "reading the journal: %v", err)
-	}
-	if saved != nil && interrupted != nil {
-		return applyFail(io, "saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
-	}
-	if interrupted != nil {
-		fmt.Fprintf(io.Err, "The last apply (%s) was interrupted with %d steps in flight; refreshing from the plugins before planning.\n", interrupted.Apply, len(interrupted.InFlight))
-	}
-
-	if len(cfg.Pool.Plugins) == 0 {
-		return applyFail(io, "pool %s declares no plugins: add plugin \"sim\" { builtin = true } to try poolc without hardware", cfg.Pool.Name)
-	}
-	ctx := context.Background()
-	set, pdiags := host.Start(ctx, cfg.Pool.Plugins, host.Options{Pool: cfg.Pool.Name, WorkDir: cfg.Dir(), Stderr: io.Err})
-	if set != nil {
-		defer set.Close()
-	}
-	cfg.Sources.Attach(pdiags)
-	if pdiags.HasErrors() {
-		writeDiagnostics(io, pdiags)
-		return ExitError
-	}
-
-	state.Pool = cfg.Pool.Name
-	if o.refresh || interrupted != nil {
-		octx, cancel := context.WithTimeout(ctx, o.stepTimeout)
-		observed, managed, odiags := set.Observe(octx)
-		cancel()
-		cfg.Sources.Attach(odiags)
-		if odiags.HasErrors() {
-			writeDiagnostics(io, odiags)
-			return ExitError
-		}
-		if refreshed := refresh(state, observed, managed); refreshed && saved == nil { // a saved plan is checked against it below
-			if err := st.Write(state); err != nil {
-				return applyFail(io, "%v", err)
-			}
-		}
-	}
-	if err := markMembers(cfg, state); err != nil {
-		return applyFail(io, "%v", err)
-	}
-	if saved != nil {
-		if err := compiler.CheckSavedPlan(cfg, state, saved); err != nil {
-			return applyFail(io, "%v", err)
-		}
-	}
-
-	plan := (*pools.Plan)(nil)
-	if saved != nil {
-		plan = saved.Plan
-	} else if plan, err = compiler.Plan(cfg, state, compiler.PlanOptions{Now: now()}); err != nil {
-		return applyFail(io, "%v", err)
-	}
-	if !o.json {
-		render.Text(io.Out, plan, render.TextOptions{Color: useColor(io.Out, o.noColor)})
-	}
-	if plan.Empty() {
-		if interrupted != nil {
-			// The refresh settled what the interrupted apply left: close it.
-			if j, err := st.BeginJournal(store.NewID()); err == nil {
-				j.End("refreshed after an interrupted apply; nothing to do")
-			}
-		}
-		return ExitOK
-	}
-	if len(plan.Interruptions) > 0 && !o.allowInterruption {
-		var which []string
-		for _, in := range plan.Interruptions {
-			which = append(which, fmt.Sprintf("%s for about %ss", in.Alias, pools.Num(in.Seconds)))
-		}
-		return applyFail(io, "refusing a plan that leaves aliases unserved (%s); pass --allow-interruption to accept it", strings.Join(which, ", "))
-	}
-	if !o.autoApprove && saved == nil { // a saved plan was reviewed when it was made
-		if !isTerminal(io.In) {
-			return applyFail(io, "not on a terminal: pass --auto-approve to apply without confirmation")
-		}
-		fmt.Fprint(io.Out, "\nDo you want to carry out these steps? Only 'yes' is accepted: ")
-		answer, _ := bufio.NewReader(io.In).ReadString('\n')
-		if strings.TrimSpace(answer) != "yes" {
-			return applyFail(io, "cancelled: the answer was not yes")
-		}
-	}
-	return execute(cfg, st, state, plan, set, o, io)
-}
-
-// refresh replaces the lists of the state the plugins manage with what
-// they observe, and reports whether anything changed.
-func refresh(st *pools.State, observed pools.Fleet, managed map[string]bool) bool {
-	before := render.StateText(st.Fleet)
-	if managed["lanes"] {
-		st.Lanes = observed.Lanes
-	}
-	if managed["routes"] {
-		st.Routes = observed.Routes
-	}
-	if managed["prefetched"] {
-		st.Prefetched = observed.Prefetched
-	}
-	if managed["members"] {
-		st.Members = observed.Members
-	}
-	if managed["nodes"] {
-		st.Nodes = observed.Nodes
-	}
-	st.Normalize()
-	return render.StateText(st.Fleet) != before
-}
-
-// execute runs the plan, recording every step in the state and journal.
-func execute(cfg *compiler.Config, st store.Backend, state *pools.State, plan *pools.Plan, acts runner.Actuators, o applyOptions, io Stdio) int {
-	journal, err := st.BeginJournal(store.NewID())
-	if err != nil {
-		return applyFail(io, "%v", err)
-	}
-	state.Nodes = plan.After.Nodes
-	rec := runner.NewStoreRecorder(journal, state)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -258,15 +121,55 @@ func execute(cfg *compiler.Config, st store.Backend, state *pools.State, plan *p
 		store.Exit(130) // releases the lock
 	}()
 
-	view := newProgress(io.Out, o.json, !o.json && isTerminal(io.Out), len(plan.Steps))
-	res := runner.Run(ctx, plan, state, acts, rec, runner.Options{
-		Parallelism: o.parallelism, StepTimeout: o.stepTimeout, Retries: retriesOption(o.retries), Events: view.Event,
-	})
-	view.Close()
-	summary := fmt.Sprintf("%d done, %d failed, %d skipped, %d cancelled", res.Count(runner.Done), res.Count(runner.Failed), res.Count(runner.Skipped), res.Count(runner.Cancelled))
-	if err := journal.End(summary); err != nil {
-		res.WriteErr = errors.Join(res.WriteErr, err)
+	var view progressView
+	req := orchestrate.ApplyRequest{
+		Common: orchestrate.Common{
+			Config: cfg, StatePath: o.statePath, Refresh: o.refresh, LockTimeout: o.lockTimeout,
+			ObserveTimeout: o.stepTimeout, Operation: "apply", Version: Version(), Now: now(),
+			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err,
+		},
+		Saved:             saved,
+		AllowInterruption: o.allowInterruption,
+		Planned: func(p *pools.Plan, drift []host.Drift) {
+			if !o.json {
+				writeDrift(io.Out, drift)
+				render.Text(io.Out, p, render.TextOptions{Color: useColor(io.Out, o.noColor)})
+			}
+			view = newProgress(io.Out, o.json, !o.json && isTerminal(io.Out), len(p.Steps))
+		},
+		Run: runner.Options{Parallelism: o.parallelism, StepTimeout: o.stepTimeout, Retries: retriesOption(o.retries)},
 	}
+	req.Run.Events = func(e runner.Event) { view.Event(e) } // set by Planned before the run
+	if !o.autoApprove {
+		req.Confirm = func(*pools.Plan) bool {
+			if !isTerminal(io.In) {
+				fmt.Fprintln(io.Err, "poolc apply: not on a terminal: pass --auto-approve to apply without confirmation")
+				return false
+			}
+			fmt.Fprint(io.Out, "\nDo you want to carry out these steps? Only 'yes' is accepted: ")
+			answer, _ := bufio.NewReader(io.In).ReadString('\n')
+			return strings.TrimSpace(answer) == "yes"
+		}
+	}
+	resp, err := orchestrate.Apply(ctx, req)
+	if view != nil {
+		view.Close()
+	}
+	var oerr *orchestrate.Error
+	switch {
+	case errors.As(err, &oerr) && oerr.Err == nil:
+		writeDiagnostics(io, oerr.Diagnostics)
+		return ExitError
+	case errors.Is(err, orchestrate.ErrNotApproved) && !isTerminal(io.In):
+		return ExitError // the reason is printed
+	case err != nil:
+		return applyFail(io, "%v", err)
+	}
+	writeDiagnostics(io, resp.Diagnostics) // warnings
+	if !resp.Ran {
+		return ExitOK
+	}
+	res := resp.Result
 	if res.WriteErr != nil {
 		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
 	}
@@ -288,7 +191,7 @@ func execute(cfg *compiler.Config, st store.Backend, state *pools.State, plan *p
 			fmt.Fprintf(io.Err, "%s failed (%s): %s\n", s.ID, orDash(s.Plugin), msg)
 		}
 	}
-	fmt.Fprintf(io.Err, "Apply failed: %s.\n", summary)
+	fmt.Fprintf(io.Err, "Apply failed: %s.\n", resp.Summary)
 	return ExitError
 }
 
@@ -309,4 +212,17 @@ func isTerminal(v any) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeDrift lists what the refresh found different from the state, each
+// difference with the plugin that saw it.
+func writeDrift(w io.Writer, drift []host.Drift) {
+	if len(drift) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Drift: the plugins see %d differences from the state:\n", len(drift))
+	for _, d := range drift {
+		fmt.Fprintf(w, "  ~ %s (seen by plugin %s)\n", d.What, d.Plugin)
+	}
+	fmt.Fprintln(w)
 }

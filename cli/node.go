@@ -53,27 +53,6 @@ func withRegistry(args []string, io Stdio, name string, f func(*compiler.Config,
 	return ExitOK
 }
 
-// markMembers sets the liveness and cordons of the pool's enrolled nodes
-// in st, from their agents' leases, when the pool keeps its state in
-// etcd; for the file backend it does nothing.
-func markMembers(cfg *compiler.Config, st *pools.State) error {
-	sb := cfg.Pool.State
-	if sb.Backend != "etcd" {
-		return nil
-	}
-	cli, err := etcdstore.Connect(sb, cfg.Dir())
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	ms, err := membership.New(cli, etcdstore.Prefix(sb, cfg.Pool.Name), etcdstore.TTL(sb)).Members(context.Background())
-	if err != nil {
-		return err
-	}
-	membership.Mark(st, cfg.Pool, ms)
-	return nil
-}
-
 // credentialFile is what node join leaves on the node for its agent.
 type credentialFile struct {
 	Pool       string `json:"pool"`

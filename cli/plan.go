@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,10 +12,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/orchestrate"
+	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
+	"poolc.dev/poolc/runner"
 )
 
 // ExitChanges is what plan --detailed-exitcode returns when the plan has
@@ -45,16 +49,24 @@ with its reason and the steps it waits for, the lanes that cannot be
 placed, interruptions, and a diff of the state before and after.
 
 The current state comes from the pool's state file (state { path = ... },
-beside the first configuration file; --state to choose another). No state
-file means an empty fleet: the plan is a full bring-up. With --base the
-plan goes from the configuration at --base to this one instead, with no
-state at all: what a pull request changes.
+beside the first configuration file; --state to choose another), refreshed
+from what the pool's plugins observe of their targets, as apply does:
+whatever drifted (a lane that died, an alias routed by hand) is listed
+with the plugin that saw it, and the plan puts it right. The refresh is
+in memory only; the state file is not written. --refresh=false plans from
+the state file as it is. While it reads, plan holds the state's lock, so it
+never plans from a state an apply is half-way through writing
+(--lock=false to skip, --lock-timeout to wait). No state file means an
+empty fleet: the plan is a full bring-up. With --base the plan goes from
+the configuration at --base to this one instead, with no state and no
+plugins at all: what a pull request changes.
 
 Examples:
   poolc plan examples/spark-lab
   poolc plan --base ../main/pools pools/ --format markdown > comment.md
   poolc plan --assume-down spark-node-01 pools/     # what if it dies?
   poolc plan --out plan.json pools/ && poolc show plan.json
+  poolc plan --detailed-exitcode pools/ || echo "drift or changes"   # in CI
 
 Exit codes: 0 success, 1 an error or an invalid configuration; with
 --detailed-exitcode 0 no changes, 1 error, 2 changes.`,
@@ -66,6 +78,10 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 			format := fs.String("format", "text", "output format: text, json or markdown")
 			detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
+			refresh := fs.Bool("refresh", true, "refresh the state from what the plugins observe before planning")
+			lock := fs.Bool("lock", true, "hold the state's lock while reading it")
+			lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another operation's lock (0: fail at once)")
+			observeTimeout := fs.Duration("observe-timeout", runner.DefaultStepTimeout, "time limit of the refresh")
 			return func(args []string, io Stdio) int {
 				if err := checkFormat(*format); err != nil {
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
@@ -76,15 +92,39 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 					writeDiagnostics(io, diags)
 					return ExitError
 				}
-				current, err := currentState(cfg, *statePath, *base)
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
-				}
-				p, err := compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()})
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
+				var current *pools.State
+				var p *pools.Plan
+				var drift []host.Drift
+				if len(*base) > 0 {
+					baseCfg, bdiags := compiler.Load(*base)
+					if bdiags.HasErrors() {
+						fmt.Fprintf(io.Err, "poolc plan: base configuration:\n%v\n", bdiags.Err())
+						return ExitError
+					}
+					current = compiler.Desired(baseCfg)
+					var err error
+					if p, err = compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()}); err != nil {
+						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+						return ExitError
+					}
+				} else {
+					resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
+						Common: orchestrate.Common{Config: cfg, StatePath: *statePath, Refresh: *refresh, Lock: *lock,
+							LockTimeout: *lockTimeout, ObserveTimeout: *observeTimeout, Operation: "plan", Version: Version(), Now: now(),
+							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err},
+						AssumeDown: *assumeDown,
+					})
+					var oerr *orchestrate.Error
+					switch {
+					case errors.As(err, &oerr) && oerr.Err == nil:
+						writeDiagnostics(io, oerr.Diagnostics)
+						return ExitError
+					case err != nil:
+						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+						return ExitError
+					}
+					current, p, drift = resp.State, resp.Plan, resp.Drift
+					diags = append(diags, resp.Diagnostics...)
 				}
 				writeDiagnostics(io, diags) // warnings
 				if *out != "" {
@@ -92,6 +132,9 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 						fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
 						return ExitError
 					}
+				}
+				if *format != "json" {
+					writeDrift(io.Out, drift)
 				}
 				if err := writePlan(io, p, *format, useColor(io.Out, *noColor)); err != nil {
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
@@ -177,28 +220,6 @@ func useColor(w io.Writer, noColor bool) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// currentState is the state a plan starts from: the desired fleet of the
-// base configuration in code review mode, else the state file.
-func currentState(cfg *compiler.Config, statePath string, base []string) (*pools.State, error) {
-	if len(base) > 0 {
-		baseCfg, diags := compiler.Load(base)
-		if diags.HasErrors() {
-			return nil, fmt.Errorf("base configuration:\n%v", diags.Err())
-		}
-		return compiler.Desired(baseCfg), nil
-	}
-	b, err := openBackend(cfg, statePath)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	st, err := store.ReadPool(b, cfg.Pool.Name)
-	if err == nil {
-		err = markMembers(cfg, st)
-	}
-	return st, err
-}
-
 // savePlan writes a plan bound to the configuration and state it was made
 // from.
 func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []string, p *pools.Plan) error {
@@ -208,11 +229,11 @@ func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []s
 		StateLineage: pools.LineageOf(st), StateSerial: st.Serial, StateHash: st.ContentHash(),
 		AssumeDown: assumeDown, Plan: p,
 	}
-	data, err := json.MarshalIndent(saved, "", "  ")
+	data, err := planjson.MarshalSaved(&saved)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(data, '\n'), 0o644)
+	return atomicfile.Write(path, data, 0o644)
 }
 
 func readSavedPlan(path string) (*pools.SavedPlan, error) {
@@ -220,5 +241,5 @@ func readSavedPlan(path string) (*pools.SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pools.ParseSavedPlan(path, data)
+	return planjson.ParseSaved(path, data)
 }

@@ -14,6 +14,7 @@ import (
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/plugins/builtin"
 	"poolc.dev/poolc/plugins/host"
+	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
 
@@ -36,7 +37,7 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 					writeDiagnostics(io, diags)
 					return ExitError
 				}
-				set, pdiags := host.Start(context.Background(), cfg.Pool.Plugins, host.Options{Pool: cfg.Pool.Name, WorkDir: cfg.Dir(), Stderr: io.Err})
+				set, pdiags := host.Start(context.Background(), cfg.Pool, host.Options{WorkDir: cfg.Dir(), Stderr: io.Err})
 				cfg.Sources.Attach(pdiags)
 				writeDiagnostics(io, pdiags)
 				if set == nil {
@@ -44,24 +45,28 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 				}
 				defer set.Close()
 				tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tSTEP KINDS\tBINARY\tSHA256")
+				fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tSTEP KINDS\tSERVES\tBINARY\tSHA256")
 				declared := map[string]bool{}
 				for _, info := range set.Plugins() {
 					declared[info.Name] = true
 					status := "declared"
-					if d := declaration(cfg.Pool, info.Name); d != nil && d.SHA256 != "" {
+					switch d := declaration(cfg.Pool, info.Name); {
+					case info.Implicit:
+						status = "built-in default"
+					case d != nil && d.SHA256 != "":
 						status = "declared, pinned"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", info.Name, status, orDash(info.Version), kindList(info.Kinds), orDash(info.Path), orDash(info.SHA256))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", info.Name, status, orDash(info.Version), kindList(info.Kinds),
+						orDash(strings.Join(info.Targets, ", ")), orDash(info.Path), orDash(info.SHA256))
 				}
 				for _, name := range builtin.Names() {
 					if !declared[name] {
-						fmt.Fprintf(tw, "%s\tbuilt-in, not declared\t-\t-\t-\t-\n", name)
+						fmt.Fprintf(tw, "%s\tbuilt-in, not declared\t-\t-\t-\t-\t-\n", name)
 					}
 				}
 				for _, found := range onPluginPath(cfg.Dir()) {
 					if !declared[found.name] {
-						fmt.Fprintf(tw, "%s\tfound, not declared\t-\t-\t%s\t-\n", found.name, found.path)
+						fmt.Fprintf(tw, "%s\tfound, not declared\t-\t-\t-\t%s\t-\n", found.name, found.path)
 					}
 				}
 				tw.Flush()
@@ -80,8 +85,8 @@ func declaration(p *pools.Pool, name string) *pools.Plugin {
 	return nil
 }
 
-func kindList(kinds []pools.StepKind) string {
-	if len(kinds) == len(pools.StepKinds) {
+func kindList(kinds []sdk.StepKind) string {
+	if len(kinds) == len(sdk.AllStepKinds()) {
 		return "all"
 	}
 	s := make([]string, len(kinds))

@@ -33,7 +33,8 @@ func TestScripts(t *testing.T) {
 			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"tamper": tamperCmd,
+			"tamper":   tamperCmd,
+			"droplane": dropLaneCmd,
 			// mkfile NAME MB PATTERN writes a file of MB mebibytes made of PATTERN repeated.
 			"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {

@@ -31,18 +31,7 @@ func (f stateFlags) open(args []string) (store.Backend, error) {
 	if cfg == nil || cfg.Pool == nil {
 		return nil, fmt.Errorf("finding the state through the configuration:\n%v", diags.Err())
 	}
-	return openBackend(cfg, "")
-}
-
-// openBackend opens the state of a configuration: the file statePath
-// when one is given (--state), else its state block's backend (the file
-// beside the configuration, or etcd with credentials from the
-// environment). The caller closes it.
-func openBackend(cfg *compiler.Config, statePath string) (store.Backend, error) {
-	if statePath != "" {
-		return store.Open(statePath), nil
-	}
-	return backends.Open(cfg.Pool, cfg.Dir(), cfg.StatePath())
+	return backends.OpenConfig(cfg, "")
 }
 
 func init() {

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/plugins/host"
 )
 
 func init() {
@@ -16,8 +18,13 @@ func init() {
 		help: `Loads the pool and checks it: the schema (field names, types, ranges),
 references (every lane's model and nodes, every alias, one active
 profile), registry and port rules, and the memory budgets of the nodes
-under every profile. Every finding is reported with its file:line:col and
-the numbers that break the rule.
+under every profile. Then it starts the pool's actuator plugins, as plan
+and apply do, and checks what only they can tell: each plugin's config
+block against the schema the plugin declares, and that the plugin each
+target names (a node's runtime, the gateway, a pod pool's cluster and
+image_sync) handles the step kinds the target needs (--plugins=false skips
+this, for a machine without the plugin binaries). Every finding is
+reported with its file:line:col and the numbers that break the rule.
 
 Valid pools print nothing (a one-line summary with -v). Findings go to
 standard error; with --format json one JSON document goes to standard
@@ -38,6 +45,7 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			format := fs.String("format", "text", "output format: text or json")
 			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
+			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
 			return func(args []string, io Stdio) int {
 				v, err := newDiagView(*format, io)
 				if err != nil {
@@ -45,6 +53,15 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 					return ExitError
 				}
 				cfg, diags := compiler.Load(args)
+				if *withPlugins && !diags.HasErrors() {
+					set, pdiags := host.Start(context.Background(), cfg.Pool, host.Options{WorkDir: cfg.Dir(), Stderr: io.Err})
+					if set != nil {
+						set.Close()
+					}
+					cfg.Sources.Attach(pdiags)
+					diags = append(diags, pdiags...)
+					diags.Sort()
+				}
 				v.Validation(cfg, diags, *verbose)
 				if diags.HasErrors() {
 					return ExitError

@@ -198,54 +198,32 @@ func (d *decoder) aliases(v *tree.Value, lanes []pools.Lane) []pools.Alias {
 	return res
 }
 
-// members reads a pod pool's members from the compact list or the member
-// blocks, in priority order.
+// members reads a pod pool's member blocks, in priority order; a compact
+// members list has been turned into blocks (compactMembers).
 func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
-	var blocks []*tree.Field // in the order written: earlier is higher priority
-	if m := v.Get("member"); m != nil && m.Kind == tree.Object {
-		blocks = m.Fields
-	}
-	list := v.Get("members")
+	m := v.Get("member")
 	switch {
-	case list != nil && len(blocks) > 0:
-		d.diags.Errorf("members-twice", pools.Path{"pod_pool", pool, "members"}, "pod_pool %q: use either members or member blocks, not both", pool)
+	case m == nil:
+		d.diags.Errorf("no-members", pools.Path{"pod_pool", pool}, "pod_pool %q has no members: set members = \"%s\"", pool, podspec.Syntax)
 		return nil
-	case list == nil && len(blocks) == 0:
-		d.diags.Errorf("no-members", pools.Path{"pod_pool", pool}, "pod_pool %q has no members: set members = \"context[@ssh_host][:capacity][#k3d-registry:port], ...\"", pool)
+	case m.Kind != tree.Object:
+		return nil // reported already
+	case len(m.Fields) == 0:
+		d.diags.Errorf("no-members", pools.Path{"pod_pool", pool}, "pod_pool %q has no members: set members = \"%s\"", pool, podspec.Syntax)
 		return nil
-	case list == nil:
-		var out []pools.Member
-		for _, b := range blocks {
-			d.sm.Set(pools.MemberPath(pool, len(out)), b.KeyPos)
-			m := pools.Member{Context: b.Key, SSHHost: b.Value.StringAt("ssh_host"), Capacity: int(b.Value.NumberAt("capacity"))}
-			if r := b.Value.StringAt("registry"); r != "" {
-				reg, err := podspec.ParseRegistry(r)
-				if err != nil {
-					d.diags.Errorf("bad-member", pools.Path{"pod_pool", pool, "member", b.Key, "registry"}, "pod_pool %q: member %q: %v", pool, b.Key, err)
-				}
-				m.Registry = reg
-			}
-			out = append(out, m)
-		}
-		return out
-	}
-	items := []*tree.Value{list}
-	if list.Kind == tree.List {
-		items = list.Items
-		if len(items) == 0 {
-			d.diags.ErrorAt("bad-member", list.Pos, "pod_pool %q: member list is empty: want context[@ssh_host][:capacity][#k3d-registry:port], ...", pool)
-		}
 	}
 	var out []pools.Member
-	for _, item := range items {
-		entries, errs := podspec.Parse(item.Str)
-		for _, e := range errs {
-			d.diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)
+	for _, b := range m.Fields { // in the order written: earlier is higher priority
+		d.sm.Set(pools.MemberPath(pool, len(out)), b.KeyPos)
+		mem := pools.Member{Context: b.Key, SSHHost: b.Value.StringAt("ssh_host"), Capacity: int(b.Value.NumberAt("capacity"))}
+		if r := b.Value.StringAt("registry"); r != "" {
+			reg, err := podspec.ParseRegistry(r)
+			if err != nil {
+				d.diags.Errorf("bad-member", pools.Path{"pod_pool", pool, "member", b.Key, "registry"}, "pod_pool %q: member %q: %v", pool, b.Key, err)
+			}
+			mem.Registry = reg
 		}
-		for _, e := range entries {
-			d.sm.Set(pools.MemberPath(pool, len(out)), stringPos(item.Pos, e.Offset))
-			out = append(out, e.Member)
-		}
+		out = append(out, mem)
 	}
 	return out
 }

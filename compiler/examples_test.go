@@ -76,8 +76,8 @@ func TestDefaultsComeFromTheSchema(t *testing.T) {
 	if n := p.Node("n"); n.Runtime != pools.DefaultPlugin || p.Gateway != pools.DefaultPlugin || p.PodPools[0].Cluster != pools.DefaultPlugin {
 		t.Errorf("schema defaults: runtime %q, gateway %q, cluster %q; want %q", n.Runtime, p.Gateway, p.PodPools[0].Cluster, pools.DefaultPlugin)
 	}
-	if n := p.Node("n"); n.SSHPort != 22 || n.SSHUser != "" {
-		t.Errorf("node ssh = %s@:%d, want no user and port 22", n.SSHUser, n.SSHPort)
+	if n := p.Node("n"); n.SSHPort != pools.DefaultSSHPort || n.SSHUser != "" {
+		t.Errorf("node ssh = %s@:%d, want no user and port %d", n.SSHUser, n.SSHPort, pools.DefaultSSHPort)
 	}
 	if p.Node("n").Budget() != 56 {
 		t.Errorf("budget = %v, want 56 (64 - 8 reserve)", p.Node("n").Budget())

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"poolc.dev/poolc/compiler/cuefront"
+
 	"poolc.dev/poolc/internal/fuzzcheck"
 	"poolc.dev/poolc/pools"
 )
@@ -55,6 +57,8 @@ func FuzzCompileHCL(f *testing.F) {
 
 // FuzzCompileCUE runs the whole pipeline on one arbitrary CUE file.
 func FuzzCompileCUE(f *testing.F) {
+	// A child process per input would run a few inputs a second.
+	f.Setenv(cuefront.InProcessEnv, "1")
 	seedFuzz(f, "../examples/spark-lab/cue/spark-lab.cue",
 		``,
 		`// only comments

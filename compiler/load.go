@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,10 +32,10 @@ const (
 	HCL Language = "hcl"
 )
 
-// MaxFileSize is the largest pool file poolc reads. A generated pool of
-// 1,000 nodes and 10,000 lanes takes about 2 MB; a larger file is almost
-// certainly not a pool file.
-const MaxFileSize = 16 << 20
+// MaxPoolSize is the most bytes poolc reads for one pool, all its files
+// together. A generated pool of 1,000 nodes and 10,000 lanes takes about
+// 2 MB; a larger pool is almost certainly not a pool.
+const MaxPoolSize = 16 << 20
 
 // Config is a loaded pool: the IR, where each attribute was written, the
 // files it came from and a hash of their contents.
@@ -83,12 +84,17 @@ func Read(paths []string) ([]File, pools.Diagnostics) {
 		return nil, pools.Diagnostics{*d}
 	}
 	var files []File
+	left := int64(MaxPoolSize)
 	for _, name := range names {
-		f, d := ReadFile(name)
+		f, d := readFile(name, left)
 		if d != nil {
 			diags = append(diags, *d)
+			if d.Code == "too-large" {
+				break
+			}
 			continue
 		}
+		left -= int64(len(f.Src))
 		files = append(files, f)
 	}
 	return files, diags
@@ -175,29 +181,75 @@ func mixed(names []string) *pools.Diagnostic {
 		Message: fmt.Sprintf("mixes HCL and CUE (%s): one pool is written in one language", firstCUE)}
 }
 
-// ReadFile reads one pool file, refusing a file too large or not text.
-func ReadFile(name string) (File, *pools.Diagnostic) {
-	bad := func(format string, args ...any) (File, *pools.Diagnostic) {
-		return File{}, &pools.Diagnostic{Code: "read", Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
+// ReadFile reads one pool file, refusing what is not a regular file (a
+// directory, FIFO or device, which is never opened), a file larger than
+// MaxPoolSize and a file that is not text.
+func ReadFile(name string) (File, *pools.Diagnostic) { return readFile(name, MaxPoolSize) }
+
+// readFile is ReadFile with left bytes of the pool's size still allowed.
+func readFile(name string, left int64) (File, *pools.Diagnostic) {
+	bad := func(code, format string, args ...any) (File, *pools.Diagnostic) {
+		return File{}, &pools.Diagnostic{Code: code, Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
+	}
+	tooLarge := func() (File, *pools.Diagnostic) {
+		return bad("too-large", "with this file the pool passes %s; poolc reads at most that much for one pool, all its files together", mib(MaxPoolSize))
 	}
 	st, err := os.Stat(name)
 	if err != nil {
-		return bad("%s", cleanErr(err))
+		return bad("read", "%s", cleanErr(err))
 	}
-	if st.Size() > MaxFileSize {
-		return bad("file is %s; poolc reads pool files of at most %s", pools.Num(float64(st.Size())/(1<<20))+" MiB", pools.Num(MaxFileSize/(1<<20))+" MiB")
+	if !st.Mode().IsRegular() {
+		return bad("read", "not a regular file (%s): poolc reads pool files only from regular files", kindOf(st.Mode()))
 	}
-	src, err := os.ReadFile(name)
+	if st.Size() > MaxPoolSize {
+		return bad("too-large", "file is %s; poolc reads pool files of at most %s", mib(st.Size()), mib(MaxPoolSize))
+	}
+	if st.Size() > left {
+		return tooLarge()
+	}
+	f, err := os.Open(name)
 	if err != nil {
-		return bad("%s", cleanErr(err))
+		return bad("read", "%s", cleanErr(err))
+	}
+	defer f.Close()
+	// The file may have been replaced since the Stat: check what was opened,
+	// and read no more than is allowed whatever its size says.
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return bad("read", "not a regular file: poolc reads pool files only from regular files")
+	}
+	src, err := io.ReadAll(io.LimitReader(f, left+1))
+	if err != nil {
+		return bad("read", "%s", cleanErr(err))
+	}
+	if int64(len(src)) > left {
+		return tooLarge()
 	}
 	if i := bytes.IndexByte(src, 0); i >= 0 {
-		return bad("not a text file: byte %d is NUL", i)
+		return bad("read", "not a text file: byte %d is NUL", i)
 	}
 	if !utf8.Valid(src) {
-		return bad("not a text file: it is not valid UTF-8")
+		return bad("read", "not a text file: it is not valid UTF-8")
 	}
 	return File{Name: name, Src: src}, nil
+}
+
+func mib(n int64) string { return pools.Num(float64(n)/(1<<20)) + " MiB" }
+
+// kindOf names a file mode that is not a regular file.
+func kindOf(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }
 
 // Format returns a pool file in its language's canonical layout, or the
@@ -228,6 +280,7 @@ func Compile(files []File) (*Config, pools.Diagnostics) {
 	if doc == nil {
 		return cfg, diags
 	}
+	diags = append(diags, compactMembers(doc)...)
 	diags = append(diags, schema.Check(doc)...)
 	if diags.HasErrors() {
 		return cfg, diags

@@ -1,12 +1,12 @@
 package compiler_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/pools"
 )
 
@@ -24,13 +24,13 @@ func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, ConfigHash: cfg.Hash,
+	data, err := planjson.MarshalSaved(&pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, ConfigHash: cfg.Hash,
 		StateLineage: pools.LineageOf(empty), StateHash: empty.ContentHash(), Plan: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	load := func() *pools.SavedPlan {
-		saved, err := pools.ParseSavedPlan("plan.json", data)
+		saved, err := planjson.ParseSaved("plan.json", data)
 		if err != nil {
 			t.Fatal(err)
 		}

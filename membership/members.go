@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store/etcdstore"
 )
 
 // Report is what a node's agent publishes about its node.
@@ -142,6 +143,27 @@ func Mark(st *pools.State, p *pools.Pool, ms []Member) {
 		st.Nodes[i].Down, st.Nodes[i].Cordon = !m.Live, m.Cordon
 	}
 	st.Normalize()
+}
+
+// MarkPool is Mark for a pool that keeps its state in etcd (its state
+// block's, TLS files relative to dir), read from its membership there; for
+// a pool on the file backend it does nothing.
+func MarkPool(ctx context.Context, st *pools.State, p *pools.Pool, dir string) error {
+	sb := p.State
+	if sb.Backend != "etcd" {
+		return nil
+	}
+	cli, err := etcdstore.Connect(sb, dir)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ms, err := New(cli, etcdstore.Prefix(sb, p.Name), etcdstore.TTL(sb)).Members(ctx)
+	if err != nil {
+		return err
+	}
+	Mark(st, p, ms)
+	return nil
 }
 
 func nodeIndex(st *pools.State, name string) int {

@@ -194,18 +194,20 @@ const SavedPlanFormatVersion = 2
 // hash, or the state's lineage, serial or content, no longer match, or
 // when its steps are not the ones poolc plans from them (see
 // compiler.CheckSavedPlan).
+//
+// Its file form is compiler/planjson's SavedPlan.
 type SavedPlan struct {
-	FormatVersion int      `json:"format_version"`
-	PoolcVersion  string   `json:"poolc_version"`
-	ConfigHash    string   `json:"config_hash"`
-	ConfigFiles   []string `json:"config_files"`
+	FormatVersion int
+	PoolcVersion  string
+	ConfigHash    string
+	ConfigFiles   []string
 	// StateLineage is the lineage of the state planned against, or
 	// NoLineage when there was no state file.
-	StateLineage string `json:"state_lineage"`
-	StateSerial  int64  `json:"state_serial"`
+	StateLineage string
+	StateSerial  int64
 	// StateHash is the state's ContentHash.
-	StateHash string `json:"state_hash"`
+	StateHash string
 	// AssumeDown lists the nodes plan --assume-down treated as down.
-	AssumeDown []string `json:"assume_down,omitempty"`
-	Plan       *Plan    `json:"plan"`
+	AssumeDown []string
+	Plan       *Plan
 }

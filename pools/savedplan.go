@@ -39,30 +39,6 @@ func (s *State) ContentHash() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ParseSavedPlan reads a saved plan file. It refuses a file of a newer
-// format version, reports a syntax error with its line and column, and
-// refuses a plan no poolc would write (Plan.Check), so that commands can
-// trust its shape.
-func ParseSavedPlan(name string, data []byte) (*SavedPlan, error) {
-	var saved SavedPlan
-	if err := json.Unmarshal(data, &saved); err != nil {
-		return nil, fmt.Errorf("%w (is it a file of poolc plan --out?)", jsonError(name, data, err))
-	}
-	switch {
-	case saved.FormatVersion > SavedPlanFormatVersion:
-		return nil, fmt.Errorf("%s: saved plan format_version %d is newer than this poolc reads (%d): upgrade poolc", name, saved.FormatVersion, SavedPlanFormatVersion)
-	case saved.FormatVersion < 1 || saved.Plan == nil:
-		return nil, fmt.Errorf("%s is not a saved plan: no format_version or plan", name)
-	}
-	if err := saved.Plan.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if saved.FormatVersion < SavedPlanFormatVersion || saved.StateHash == "" || saved.StateLineage == "" {
-		return nil, fmt.Errorf("%s: saved plan format_version %d does not bind the plan to the state it was made from: plan again", name, saved.FormatVersion)
-	}
-	return &saved, nil
-}
-
 // Check refuses a plan no poolc would write: a step without an ID or
 // with one used twice, of an unknown kind, without the detail its kind
 // needs (see StepKind), or depending on a step that does not come before

@@ -206,7 +206,7 @@ func ParseState(name string, data []byte) (*State, error) {
 		FormatVersion *int `json:"format_version"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, jsonError(name, data, err)
+		return nil, JSONError(name, data, err)
 	}
 	switch {
 	case probe.FormatVersion == nil:
@@ -220,7 +220,7 @@ func ParseState(name string, data []byte) (*State, error) {
 	dec.DisallowUnknownFields()
 	var s State
 	if err := dec.Decode(&s); err != nil {
-		return nil, jsonError(name, data, err)
+		return nil, JSONError(name, data, err)
 	}
 	if err := s.Fleet.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -255,8 +255,9 @@ func (s *Fleet) check() error {
 	return nil
 }
 
-// jsonError adds the line and column of a JSON syntax or type error.
-func jsonError(name string, data []byte, err error) error {
+// JSONError adds to a JSON syntax or type error the line and column, in
+// the document named name, where it is.
+func JSONError(name string, data []byte, err error) error {
 	var off int64 = -1
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -302,4 +303,13 @@ func (s *State) MarshalCompact() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// ImageDigest is the digest an image reference pins (NAME@sha256:...), or
+// "" when it pins none.
+func ImageDigest(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return image[i+1:]
+	}
+	return ""
 }

@@ -6,6 +6,10 @@ package pools
 // (compiler/examples_test.go checks that they agree).
 const DefaultPlugin = "sim"
 
+// DefaultSSHPort is a node's SSH port when its ssh_port is not set; the
+// schema's default says the same (compiler/examples_test.go checks it).
+const DefaultSSHPort = 22
+
 // PodPool returns the pod pool of that name, or nil.
 func (p *Pool) PodPool(name string) *PodPool {
 	for i := range p.PodPools {
@@ -22,7 +26,9 @@ func (p *Pool) PodPool(name string) *PodPool {
 type Target struct {
 	// What names the target for messages: `node "spark-01"`, `gateway`,
 	// `pod_pool "harness" cluster`.
-	What   string
+	What string
+	// Name is the node's or pod pool's name ("" for the gateway).
+	Name   string
 	Plugin string
 	Path   Path
 	// Role is the target's kind: "runtime", "gateway", "cluster" or
@@ -43,13 +49,13 @@ func orDefault(name string) string {
 func (p *Pool) Targets() []Target {
 	var out []Target
 	for _, n := range p.Nodes {
-		out = append(out, Target{What: "node " + quote(n.Name), Plugin: orDefault(n.Runtime), Path: Path{"node", n.Name, "runtime"}, Role: "runtime"})
+		out = append(out, Target{What: "node " + quote(n.Name), Name: n.Name, Plugin: orDefault(n.Runtime), Path: Path{"node", n.Name, "runtime"}, Role: "runtime"})
 	}
 	out = append(out, Target{What: "gateway", Plugin: orDefault(p.Gateway), Path: Path{"gateway", "plugin"}, Role: "gateway"})
 	for _, pp := range p.PodPools {
 		out = append(out,
-			Target{What: "pod_pool " + quote(pp.Name) + " cluster", Plugin: orDefault(pp.Cluster), Path: Path{"pod_pool", pp.Name, "cluster"}, Role: "cluster"},
-			Target{What: "pod_pool " + quote(pp.Name) + " image_sync", Plugin: orDefault(pp.ImageSync), Path: Path{"pod_pool", pp.Name, "image_sync"}, Role: "image_sync"})
+			Target{What: "pod_pool " + quote(pp.Name) + " cluster", Name: pp.Name, Plugin: orDefault(pp.Cluster), Path: Path{"pod_pool", pp.Name, "cluster"}, Role: "cluster"},
+			Target{What: "pod_pool " + quote(pp.Name) + " image_sync", Name: pp.Name, Plugin: orDefault(pp.ImageSync), Path: Path{"pod_pool", pp.Name, "image_sync"}, Role: "image_sync"})
 	}
 	return out
 }

@@ -36,17 +36,17 @@ func TestACancelWritesASnapshotAtOnce(t *testing.T) {
 			close(snapped)
 		}
 	}}
-	f := &fake{behave: func(id string, _ int, sctx context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(id string, _ int, sctx context.Context) Response {
 		if id == "route:a0" {
-			return sdk.ApplyResponse{}
+			return Response{}
 		}
 		cancel()
 		<-sctx.Done()
 		select {
 		case <-snapped:
-			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "cancelled")}
+			return Response{Diagnostics: sdk.Errorf(nil, "cancelled")}
 		case <-time.After(10 * time.Second):
-			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "no snapshot while this step was in flight")}
+			return Response{Diagnostics: sdk.Errorf(nil, "no snapshot while this step was in flight")}
 		}
 	}}
 	res := Run(ctx, routes(2, map[int][]int{1: {0}}), emptyState(), f, rec, Options{SnapshotInterval: time.Hour})

@@ -28,9 +28,29 @@ const (
 	DefaultSnapshotInterval = time.Second
 )
 
-// Actuators finds the actuator for a step kind and names the plugin.
+// Actuators finds the actuator that carries out a step and names its
+// plugin: the plugin serving the step's target (a node's runtime, the
+// gateway, a pod pool's cluster or image sync).
 type Actuators interface {
-	For(kind pools.StepKind) (sdk.Actuator, string, bool)
+	For(s pools.Step) (Actuator, string, bool)
+}
+
+// Actuator carries out one step in poolc's terms; plugins/host adapts a
+// plugin (which sees the SDK's types) to it.
+type Actuator interface {
+	Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response
+}
+
+// Response is how an attempt of a step ended: success when Diagnostics
+// has no error. Retryable marks a failure worth trying again. Observed,
+// when the plugin reports it, is the step's target as it is afterwards
+// (the lane, or no lane after a stop; the route; the weights file; the
+// member): the state records that instead of the step's planned effect,
+// and a step whose observation contradicts it fails, naming both.
+type Response struct {
+	Retryable   bool
+	Diagnostics sdk.Diagnostics
+	Observed    *pools.Fleet
 }
 
 // Recorder keeps what the runner learns: a journal of step events, each
@@ -182,7 +202,7 @@ type run struct {
 type ended struct {
 	step   int
 	end    schedule.End
-	resp   sdk.ApplyResponse
+	resp   Response
 	plugin string
 	at     time.Time
 }
@@ -311,10 +331,10 @@ func (r *run) settled(m *schedule.Machine, i int) {
 
 // actuator finds the actuator that carries out a step; it is the one
 // place the runner chooses plugins.
-func (r *run) actuator(s pools.Step) (sdk.Actuator, string, sdk.Diagnostics) {
-	act, plugin, ok := r.acts.For(s.Kind)
+func (r *run) actuator(s pools.Step) (Actuator, string, sdk.Diagnostics) {
+	act, plugin, ok := r.acts.For(s)
 	if !ok {
-		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin handles %s steps; declare one in the pool's plugin blocks", s.Kind))
+		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin serves the target of %s: its node or pod pool is no longer in the pool, or its plugin is not started", s.ID))
 	}
 	return act, plugin, nil
 }
@@ -330,7 +350,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	act, plugin, diags := r.actuator(s)
 	e.plugin = plugin
 	if diags.HasErrors() {
-		e.end, e.resp, e.at = schedule.Failure, sdk.ApplyResponse{Diagnostics: diags}, time.Now()
+		e.end, e.resp, e.at = schedule.Failure, Response{Diagnostics: diags}, time.Now()
 		return e
 	}
 	if a.Attempt == 1 {
@@ -340,14 +360,21 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
 	defer cancel()
 	deadline, _ := sctx.Deadline()
-	e.resp = act.Apply(sctx, sdk.ApplyRequest{Step: s}, func(p sdk.Progress) {
+	e.resp = act.Apply(sctx, s, func(p sdk.Progress) {
 		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction})
 	})
 	e.at = time.Now()
+	effect, contradiction := s, error(nil)
+	if !e.resp.Diagnostics.HasErrors() && e.resp.Observed != nil {
+		effect, contradiction = observedEffect(s, e.resp.Observed)
+		if contradiction != nil {
+			e.resp.Diagnostics = sdk.Errorf(nil, fmt.Sprintf("plugin %s reports success, but %v", plugin, contradiction))
+		}
+	}
 	switch {
 	case !e.resp.Diagnostics.HasErrors():
 		e.end = schedule.Success
-		r.apply(s)
+		r.apply(effect)
 		r.rec.Journal(store.StepFinished, s.ID, "")
 		r.emit(Event{Kind: EventDone, Step: s.ID, Plugin: plugin, Elapsed: e.at.Sub(r.began[a.Step])})
 	case ctx.Err() != nil:

@@ -21,19 +21,10 @@ type fake struct {
 	calls     map[string]int
 	inFlight  atomic.Int32
 	maxFlight atomic.Int32
-	behave    func(id string, call int, ctx context.Context) sdk.ApplyResponse
+	behave    func(id string, call int, ctx context.Context) Response
 }
 
-func (f *fake) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
-	return sdk.DescribeResponse{Name: "fake", Version: "1", StepKinds: pools.StepKinds}
-}
-func (f *fake) Configure(context.Context, sdk.ConfigureRequest) sdk.ConfigureResponse {
-	return sdk.ConfigureResponse{}
-}
-func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
-	return sdk.ObserveResponse{}
-}
-func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+func (f *fake) Apply(ctx context.Context, step pools.Step, progress sdk.ProgressFunc) Response {
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -46,17 +37,17 @@ func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Pro
 	if f.calls == nil {
 		f.calls = map[string]int{}
 	}
-	f.calls[req.Step.ID]++
-	call := f.calls[req.Step.ID]
+	f.calls[step.ID]++
+	call := f.calls[step.ID]
 	f.mu.Unlock()
 	progress(sdk.Progress{Message: "working", Fraction: 0.5})
 	if f.behave != nil {
-		return f.behave(req.Step.ID, call, ctx)
+		return f.behave(step.ID, call, ctx)
 	}
-	return sdk.ApplyResponse{}
+	return Response{}
 }
 
-func (f *fake) For(pools.StepKind) (sdk.Actuator, string, bool) { return f, "fake", true }
+func (f *fake) For(pools.Step) (Actuator, string, bool) { return f, "fake", true }
 
 type memRecorder struct {
 	mu       sync.Mutex
@@ -114,9 +105,9 @@ func emptyState() *pools.State {
 }
 
 func TestRunRespectsParallelismAndRecordsEveryStep(t *testing.T) {
-	f := &fake{behave: func(string, int, context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(string, int, context.Context) Response {
 		time.Sleep(5 * time.Millisecond)
-		return sdk.ApplyResponse{}
+		return Response{}
 	}}
 	rec := &memRecorder{}
 	res := Run(context.Background(), routes(40, nil), emptyState(), f, rec, Options{Parallelism: 4})
@@ -133,11 +124,11 @@ func TestRunRespectsParallelismAndRecordsEveryStep(t *testing.T) {
 
 func TestAFailedStepSkipsItsDependentsOnly(t *testing.T) {
 	// 0 <- 1 <- 2, and 3 independent.
-	f := &fake{behave: func(id string, _ int, _ context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(id string, _ int, _ context.Context) Response {
 		if id == "route:a0" {
-			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "boom")}
+			return Response{Diagnostics: sdk.Errorf(nil, "boom")}
 		}
-		return sdk.ApplyResponse{}
+		return Response{}
 	}}
 	res := Run(context.Background(), routes(4, map[int][]int{1: {0}, 2: {1}}), emptyState(), f, &memRecorder{}, Options{})
 	want := []Outcome{Failed, Skipped, Skipped, Done}
@@ -155,14 +146,14 @@ func TestAFailedStepSkipsItsDependentsOnly(t *testing.T) {
 }
 
 func TestOnlyRetryableFailuresAreRetried(t *testing.T) {
-	f := &fake{behave: func(id string, call int, _ context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(id string, call int, _ context.Context) Response {
 		switch {
 		case id == "route:a0" && call < 3:
-			return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
+			return Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
 		case id == "route:a1":
-			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "wrong")}
+			return Response{Diagnostics: sdk.Errorf(nil, "wrong")}
 		}
-		return sdk.ApplyResponse{}
+		return Response{}
 	}}
 	var retries atomic.Int32
 	res := Run(context.Background(), routes(2, nil), emptyState(), f, &memRecorder{}, Options{Backoff: time.Millisecond, Events: func(e Event) {
@@ -195,10 +186,10 @@ func TestATimedOutStepIsRetriedOnlyWhenMarkedSo(t *testing.T) {
 		{"timeouts retried", false, true, 2},
 	} {
 		for range 5 {
-			f := &fake{behave: func(_ string, _ int, ctx context.Context) sdk.ApplyResponse {
+			f := &fake{behave: func(_ string, _ int, ctx context.Context) Response {
 				d, _ := ctx.Deadline()
 				time.Sleep(time.Until(d))
-				return sdk.ApplyResponse{Retryable: c.retryable, Diagnostics: sdk.Errorf(nil, "no answer")}
+				return Response{Retryable: c.retryable, Diagnostics: sdk.Errorf(nil, "no answer")}
 			}}
 			res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{},
 				Options{StepTimeout: 5 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, RetryTimeouts: c.retryTimeouts})
@@ -214,11 +205,11 @@ func TestATimedOutStepIsRetriedOnlyWhenMarkedSo(t *testing.T) {
 func TestRetriesWaitTheirBackoff(t *testing.T) {
 	var mu sync.Mutex
 	var at []time.Time
-	f := &fake{behave: func(string, int, context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(string, int, context.Context) Response {
 		mu.Lock()
 		at = append(at, time.Now())
 		mu.Unlock()
-		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
+		return Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
 	}}
 	res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{}, Options{Retries: 2, Backoff: 20 * time.Millisecond})
 	if s := res.Steps[0]; s.Outcome != Failed || s.Attempts != 3 || len(at) != 3 {
@@ -242,10 +233,10 @@ func TestAPlanWithACycleFails(t *testing.T) {
 func TestCancellingStopsNewStepsAndCancelsThoseInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{}, 10)
-	f := &fake{behave: func(_ string, _ int, sctx context.Context) sdk.ApplyResponse {
+	f := &fake{behave: func(_ string, _ int, sctx context.Context) Response {
 		started <- struct{}{}
 		<-sctx.Done()
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "cancelled")}
+		return Response{Diagnostics: sdk.Errorf(nil, "cancelled")}
 	}}
 	rec := &memRecorder{}
 	go func() {

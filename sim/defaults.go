@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner"
 )
 
 // withDefaults returns the scenario with every zero field set to the
@@ -53,6 +54,9 @@ func (sc Scenario) withDefaults() Scenario {
 	def(&c.DemotePerMinute, 0.5)
 	def(&c.DemandWindowSeconds, 900)
 	def(&sc.Links.DefaultGBps, 1)
+	if sc.StepTimeout == 0 {
+		sc.StepTimeout = runner.DefaultStepTimeout
+	}
 	return sc
 }
 
@@ -72,6 +76,9 @@ func compareDurations(a, b time.Duration) int {
 func (sc Scenario) check(p *pools.Pool, opt Options) error {
 	if sc.Duration < 0 {
 		return fmt.Errorf("scenario %s: duration %s is negative", sc.Name, sc.Duration)
+	}
+	if sc.StepTimeout < 0 {
+		return fmt.Errorf("scenario %s: step timeout %s is negative", sc.Name, sc.StepTimeout)
 	}
 	aliases := map[string]bool{}
 	for _, a := range p.Aliases {

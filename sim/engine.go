@@ -18,7 +18,9 @@ const (
 	evScenario                    // a: index of the scenario event
 	evFaultEnd                    // a: node, b: its fault generation
 	evTick                        // the controller's tick
-	evStepDone                    // a: execution, b: step index
+	evStepDone                    // a: execution, b: step index, c: attempt
+	evStepTimeout                 // a: execution, b: step index, c: attempt
+	evStepWake                    // a: execution
 )
 
 // event is one thing scheduled to happen. Events are ordered by time,
@@ -28,7 +30,7 @@ type event struct {
 	seq  uint64
 	kind evKind
 	a    int32
-	b    uint32
+	b, c uint32
 }
 
 // eventHeap is the queue of pending events, a min-heap on (at, seq).
@@ -63,8 +65,19 @@ type clock struct {
 
 // at schedules an event of kind at time t (never before now).
 func (c *clock) at(t time.Duration, kind evKind, a int32, b uint32) {
+	c.push(event{at: t, kind: kind, a: a, b: b})
+}
+
+// atStep schedules an event of kind for an attempt of a plan step at
+// time t (never before now).
+func (c *clock) atStep(t time.Duration, kind evKind, ref stepRef) {
+	c.push(event{at: t, kind: kind, a: ref.exec, b: ref.step, c: ref.attempt})
+}
+
+func (c *clock) push(e event) {
 	c.seq++
-	c.queue = append(c.queue, event{at: max(t, c.now), seq: c.seq, kind: kind, a: a, b: b})
+	e.at, e.seq = max(e.at, c.now), c.seq
+	c.queue = append(c.queue, e)
 	heap.Fix(&c.queue, len(c.queue)-1)
 }
 

@@ -61,6 +61,7 @@ func TestUrgentPlanPreemptsAChangeInProgress(t *testing.T) {
 	p := macJoinsPool()
 	sc := macJoins(p)
 	sc.Links.PerNode = map[string]float64{"mac-studio": 0.005} // 17 GB in about an hour
+	sc.StepTimeout = 2 * time.Hour                             // apply --step-timeout 2h
 	crash := time.Hour + 10*time.Minute
 	sc.Events = append(sc.Events, Event{At: crash, Kind: Crash, Node: "spark-node-01"})
 	r := run(t, p, sc, ModeAuto)

@@ -264,7 +264,7 @@ func (w *world) becameIdle(i int32) {
 	if in.drainStep != nil && in.idle() {
 		ref := *in.drainStep
 		in.drainStep = nil
-		w.at(w.now, evStepDone, ref.exec, ref.step)
+		w.atStep(w.now, evStepDone, ref)
 	}
 	if len(w.nodes[in.node].pending) > 0 {
 		w.retryPending(in.node)

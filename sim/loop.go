@@ -8,14 +8,15 @@ import (
 	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/compiler/plan"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/schedule"
 	"poolc.dev/poolc/sim/controller"
 )
 
 // loop is the controller running inside the simulation. Every tick it
 // plans with the real placer and planner — from the configuration in
 // force, the nodes whose lease lapsed, and the fleet it observes — and
-// asks the controller what to do; in mode auto it applies the plan
-// through the real runner and carries it into the model. A tick takes no
+// asks the controller what to do; in mode auto it carries the plan out in
+// the model as the runner's schedule decides (execute.go). A tick takes no
 // virtual time, so ticks never overlap; a change being carried out holds
 // every later plan back unless an urgent one preempts it.
 type loop struct {
@@ -158,8 +159,8 @@ func (l *loop) demandReasons() string {
 	return b.String()
 }
 
-// apply carries out this tick's plan: through the runner, then into the
-// model.
+// apply carries out this tick's plan in the model, as the runner's
+// schedule decides (execute.go).
 func (l *loop) apply(d controller.Decision) error {
 	w := l.w
 	w.stats.Applies++
@@ -169,13 +170,12 @@ func (l *loop) apply(d controller.Decision) error {
 		w.cancel(l.current)
 	}
 	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
-	res, err := w.actuate(l.plan)
+	w.setAliases(l.pool)
+	l.current = nil
+	x, err := w.execute(l.plan)
 	if err != nil {
 		return err
 	}
-	w.setAliases(l.pool)
-	l.current = nil
-	x := w.carry(l.plan, res)
 	if !x.done {
 		l.current = x
 	}
@@ -190,8 +190,8 @@ func (l *loop) finished(x *execution) {
 		l.current = nil
 	}
 	done := 0
-	for _, s := range x.steps {
-		if s.state == xDone {
+	for i := range x.steps {
+		if x.m.Result(i).Outcome == schedule.Done {
 			done++
 		}
 	}

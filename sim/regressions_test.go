@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/schedule"
 )
 
 // A load goes on while its node hangs or is cut off: when the fault ends
@@ -41,11 +42,14 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	w.nodes[0].used += 30
 	w.reqs = append(w.reqs, request{state: reqServing, inst: a})
 	w.insts[a].serving = int32(len(w.reqs) - 1)
-	x := &execution{id: int32(len(w.ctl.execs)), steps: []xstep{{step: pools.Step{ID: "start:od-c@n", Kind: pools.StepStart}, state: xRunning}},
-		dependents: make([][]int, 1), open: 1, running: 1}
-	w.ctl.execs = append(w.ctl.execs, x)
+	// A plan makes od-c preferred: the step waits for its load.
 	c := w.instIdx[instKey{"od-c", "n"}]
-	w.waitForLoad(c, stepRef{x.id, 0})
+	spec := w.insts[c].spec
+	spec.Residency = pools.Preferred
+	x, err := w.execute(&pools.Plan{Steps: []pools.Step{{ID: "residency:od-c@n", Kind: pools.StepResidency, Node: "n", Lane: &spec, DependsOn: []string{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !w.insts[c].pending {
 		t.Fatal("od-c does not wait for room")
 	}
@@ -53,8 +57,8 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
-	if x.steps[0].state != xFailed || !x.done {
-		t.Errorf("the step is in state %d and its change done %v; want failed and done", x.steps[0].state, x.done)
+	if got := x.m.Result(0).Outcome; got != schedule.Failed || !x.done {
+		t.Errorf("the step is %s and its change done %v; want failed and done", got, x.done)
 	}
 }
 
@@ -107,7 +111,7 @@ func TestTheLatchGoesWithTheProcess(t *testing.T) {
 	}
 	w.stop(i)
 	st := pools.Step{Kind: pools.StepStart, Node: "n", Lane: &pools.LaneState{Name: "od-e", Node: "n"}}
-	if why := w.refuses(st); why != "" {
+	if why, _ := w.refuses(st); why != "" {
 		t.Errorf("a start after the latched process stopped is refused: %s", why)
 	}
 }

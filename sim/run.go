@@ -18,7 +18,8 @@ const (
 	// ModeAdvise plans every tick and records (Timeline "plan-advised")
 	// the plans auto would apply, changing nothing.
 	ModeAdvise Mode = "advise"
-	// ModeAuto applies those plans through the runner and the sim actuator.
+	// ModeAuto carries those plans out in the model, as the runner's
+	// schedule decides.
 	ModeAuto Mode = "auto"
 )
 
@@ -106,7 +107,9 @@ type Metrics struct {
 //     "plan-advised", "preempt", "hold" (a plan held back, when the
 //     reason changes; not for a plan still unstable or already
 //     advised), "step" and "step-failed" (a step of an apply
-//     carried out or failed, by ID), "apply-done", "backoff".
+//     carried out or failed, by ID), "step-retry" (an attempt failed
+//     retryably and the step is tried again after the backoff),
+//     "apply-done", "backoff".
 type Action struct {
 	At     time.Duration `json:"at"`
 	Kind   string        `json:"kind"`
@@ -129,9 +132,14 @@ type Action struct {
 // observes (observe.go), in which a node that is down holds nothing, so
 // the processes there are neither drained nor stopped; after a crash
 // they come back with the node unless the controller started their lane
-// elsewhere meanwhile. In mode auto its plans go through the runner and the sim
-// actuator (actuate.go) and are carried into the model in virtual time
-// (carry.go). Operator cordons join the active profile's (operator.go).
+// elsewhere meanwhile. In mode auto its plans are carried out in virtual
+// time by the runner's scheduling state machine, runner/schedule, under
+// the runner's default policy (execute.go): its parallelism, its retries
+// of what the hardware fails retryably (a node that does not answer) with
+// their backoff, its step timeout (Scenario.StepTimeout), the skipping of
+// a failed step's dependents and the cancelling of a preempted plan; the
+// model says how long each step takes and how it ends (steps.go).
+// Operator cordons join the active profile's (operator.go).
 // Prefetches to one node do not share its link; each takes the link's
 // full bandwidth.
 func Run(pool *pools.Pool, sc Scenario, opt Options) (*Result, error) {

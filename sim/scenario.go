@@ -1,7 +1,8 @@
 // Package sim is the fleet simulator: a discrete-event model of a pool's
 // machines, gateway and controller, deterministic for a seed, that runs
-// the real placer, planner and runner (against the sim actuator) in
-// virtual time, and measures what operators care about: SLO, requests sent
+// the real placer, planner and controller, and the runner's scheduling
+// state machine (runner/schedule) carrying plans out, in virtual time, and
+// measures what operators care about: SLO, requests sent
 // to the cloud, cold waits, GB reloaded, interruptions, residency churn
 // and guard aborts.
 package sim
@@ -39,6 +40,10 @@ type Scenario struct {
 	Controller ControllerSettings
 	// Links are the bandwidths weights are prefetched at.
 	Links Links
+	// StepTimeout is the runner's time limit of one attempt of a step, as
+	// `poolc apply --step-timeout` sets it; default
+	// runner.DefaultStepTimeout. (Not yet in the scenario file schema.)
+	StepTimeout time.Duration
 }
 
 // Demand is the request arrivals of one alias: Poisson at RatePerMinute,

@@ -51,7 +51,11 @@ func (w *world) handle(e event) error {
 	case evTick:
 		return w.ctl.tick()
 	case evStepDone:
-		w.stepDone(e.a, e.b)
+		w.attemptEnded(stepRef{e.a, e.b, e.c})
+	case evStepTimeout:
+		w.attemptTimedOut(stepRef{e.a, e.b, e.c})
+	case evStepWake:
+		w.wake(e.a)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/plugins/host"
+	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
@@ -222,8 +225,8 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 	bin := poolcBinary(b)
 	const steps = 10000
 	ctx := context.Background()
-	set, diags := host.Start(ctx, []pools.Plugin{{Name: "sim", Builtin: true, Config: map[string]any{"world": ":memory:"}}},
-		host.Options{WorkDir: b.TempDir(), Self: []string{bin}, Stderr: os.Stderr})
+	pool := &pools.Pool{Name: "bench", Plugins: []pools.Plugin{{Name: "sim", Builtin: true, Config: map[string]any{"world": ":memory:"}}}}
+	set, diags := host.Start(ctx, pool, host.Options{WorkDir: b.TempDir(), Self: []string{bin}, Stderr: os.Stderr})
 	if diags.HasErrors() {
 		b.Fatal(diags.Err())
 	}
@@ -241,7 +244,7 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 		st.Normalize()
 		rec := recorder(b)
 		begin := time.Now()
-		res := runner.Run(ctx, plan, st, set, rec, runner.Options{Parallelism: 10})
+		res := runner.Run(ctx, plan, st, set.Steps(&st.Fleet), rec, runner.Options{Parallelism: 10})
 		elapsed += time.Since(begin)
 		if !res.OK() {
 			b.Fatalf("%d of %d steps done", res.Count(runner.Done), steps)
@@ -257,9 +260,11 @@ type discard struct{}
 func (discard) WriteState(*pools.State, int) error { return nil }
 func (discard) Journal(store.Record) error         { return nil }
 
-// A third-party plugin end to end: the example webhook plugin, built from
-// its own module, found on the plugin path, pinned by sha256, carries out a
-// real apply against a local HTTP server.
+// Two runtime plugins side by side, end to end: node a runs its lanes
+// through the example webhook plugin (built from its own module, pinned by
+// its sha256, against a local HTTP server), node b and the gateway through
+// the built-in sim. Each plugin receives only its targets' steps, and the
+// pool converges.
 func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	bin := poolcBinary(t)
 	dir := t.TempDir()
@@ -277,9 +282,9 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	sum := fmt.Sprintf("%x", sha256.Sum256(data))
 
 	var mu sync.Mutex
-	var received []pools.Step
+	var received []sdk.Step
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var s pools.Step
+		var s sdk.Step
 		if err := json.NewDecoder(r.Body).Decode(&s); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -296,6 +301,11 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
   node "a" {
     address   = "a.lan"
     memory_gb = 64
+    runtime   = "webhook"
+  }
+  node "b" {
+    address   = "b.lan"
+    memory_gb = 64
   }
   model "m" {
     path      = "/models/m.gguf"
@@ -308,6 +318,13 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
     aliases   = ["chat"]
     placement = ["a"]
     port      = 8080
+  }
+  lane "embed" {
+    model     = "m"
+    residency = "keep-warm"
+    aliases   = ["embed"]
+    placement = ["b"]
+    port      = 8081
   }
   plugin "webhook" {
     sha256 = %q
@@ -327,18 +344,30 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	mu.Lock()
-	kinds := map[pools.StepKind]int{}
+	var ids []string
 	for _, s := range received {
-		kinds[s.Kind]++
+		ids = append(ids, s.ID)
+		if n := s.Lane; n != nil && (n.Node.Address != "a.lan" || n.Node.SSHPort != pools.DefaultSSHPort || n.Model.Path != "/models/m.gguf") {
+			t.Errorf("the webhook got a lane without its node's endpoint or model: %+v", n)
+		}
 	}
 	mu.Unlock()
-	if kinds[pools.StepPrefetch] != 1 || kinds[pools.StepStart] != 1 || kinds[pools.StepRoute] != 1 {
-		t.Fatalf("the endpoint received %v\n%s", kinds, out)
+	slices.Sort(ids)
+	if want := []string{"prefetch:m@a", "start:chat@a"}; !slices.Equal(ids, want) {
+		t.Fatalf("the webhook received %q, want only node a's steps %q\n%s", ids, want, out)
+	}
+	world, err := sim.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(world.Fleet.Lanes) != 1 || world.Fleet.Lanes[0].Node != "b" || len(world.Fleet.Routes) != 2 {
+		t.Fatalf("the sim's world holds %+v; want only node b's lane and both routes", world.Fleet)
 	}
 	if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
 		t.Fatalf("the plan after the apply is not empty: %v\n%s", err, plan)
 	}
-	if list, _ := run(t, bin, "plugins", dir); !strings.Contains(list, "webhook  declared, pinned") || !strings.Contains(list, sum) {
+	if list, _ := run(t, bin, "plugins", dir); !regexp.MustCompile(`(?m)^webhook +declared, pinned`).MatchString(list) || !strings.Contains(list, sum) ||
+		!strings.Contains(list, `node "b", gateway`) {
 		t.Errorf("poolc plugins:\n%s", list)
 	}
 

@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
 
+	"poolc.dev/poolc/compiler/numlit"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/pools"
 )
@@ -38,6 +39,7 @@ type Source struct {
 // back as diagnostics at the positions CUE gives.
 func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
+	var syntax []*ast.File
 	inst := build.NewContext().NewInstance("", nil)
 	for _, f := range files {
 		if d := scan(f.Name, f.Src); d != nil {
@@ -55,10 +57,24 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 		if err := inst.AddSyntax(syn); err != nil {
 			addCUE(&diags, err)
 		}
+		syntax = append(syntax, syn)
 	}
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	if doc, more, ok := plainData(syntax); ok {
+		return doc, append(diags, more...)
+	}
+	if doc, more, ok := evaluateApart(files); ok {
+		return doc, append(diags, more...)
+	}
+	return evaluateHere(inst, files[0].Name, diags)
+}
+
+// evaluateHere evaluates the instance in this process, within
+// MaxEvalTime; the evaluation cannot be stopped, so past the limit it is
+// left running in the background.
+func evaluateHere(inst *build.Instance, first string, diags pools.Diagnostics) (*tree.Value, pools.Diagnostics) {
 	type result struct {
 		doc   *tree.Value
 		diags pools.Diagnostics
@@ -74,9 +90,13 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 	case r := <-done:
 		return r.doc, append(diags, r.diags...)
 	case <-timeout.C:
-		diags.ErrorAt("too-slow", pools.Pos{File: files[0].Name, Line: 1, Col: 1}, "CUE did not finish evaluating the pool within %v: look for long chains of references (a: b, b: c, ...) or large comprehensions", MaxEvalTime)
+		diags = append(diags, tooSlow(first))
 		return nil, diags
 	}
+}
+
+func tooSlow(first string) pools.Diagnostic {
+	return pools.Diagnostic{Code: "too-slow", Pos: pools.Pos{File: first, Line: 1, Col: 1}, Message: fmt.Sprintf("CUE did not finish evaluating the pool within %v: look for long chains of references (a: b, b: c, ...) or large comprehensions", MaxEvalTime)}
 }
 
 // written is where v's value is written, if its source says; p, where it
@@ -97,10 +117,10 @@ func written(v cue.Value, p pools.Pos) pools.Pos {
 // largest pools poolc is designed for evaluate in about two seconds, and
 // a 16 MB one in well under a minute; but a few thousand lines of CUE can
 // keep the evaluator busy for hours (a chain of references a0: a1, a1: a2,
-// ... takes time cubic in its length). CUE cannot be interrupted, so
-// past the limit Parse returns an error and leaves the evaluation running
-// in the background until it ends or the program exits, as poolc's
-// commands do right after reporting.
+// ... takes time cubic in its length). An evaluation in a child process
+// (evaluateApart) is killed at the limit; one in this process cannot be
+// interrupted and is left running in the background until it ends or the
+// program exits, as poolc's commands do right after reporting.
 const MaxEvalTime = time.Minute
 
 // evaluate builds the instance and reads it into a tree.
@@ -301,8 +321,9 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 
 // scan reads src's tokens for what CUE would mishandle, before it parses
 // them: nesting deeper than tree.MaxNesting, which its parser and
-// evaluator would recurse into until the stack is exhausted, and number
-// literals beyond float64, which it may read as 1 (1e999999).
+// evaluator would recurse into until the stack is exhausted, number
+// literals HCL would read otherwise (numlit), and number literals beyond
+// float64, which it may read as 1 (1e999999).
 //
 // Within a field every opening bracket, label colon, keyword and operator
 // counts as a level of nesting, since each may nest the parsed expression
@@ -327,6 +348,9 @@ func scan(filename string, src []byte) *pools.Diagnostic {
 		case tok == token.EOF:
 			return nil
 		case tok == token.FLOAT || tok == token.INT:
+			if err := numlit.Check(lit); err != nil {
+				return &pools.Diagnostic{Code: "syntax", Pos: position(pos), Message: err.Error()}
+			}
 			if !inRange(lit) {
 				return &pools.Diagnostic{Code: "syntax", Pos: position(pos), Message: fmt.Sprintf("number %s is out of range: its magnitude must be 0 or from %g to %g", lit, math.SmallestNonzeroFloat64, math.MaxFloat64)}
 			}
@@ -366,7 +390,7 @@ func scan(filename string, src []byte) *pools.Diagnostic {
 }
 
 // inRange reports whether a decimal number literal is 0 or within the
-// range of a float64. Literals it cannot read (hexadecimal, 1Ki) pass.
+// range of a float64.
 func inRange(lit string) bool {
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {

@@ -10,11 +10,13 @@ package hclfront
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"poolc.dev/poolc/compiler/numlit"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/schema"
@@ -41,13 +43,14 @@ func ParseAs(filename string, src []byte, root *schema.Spec) (*tree.Value, pools
 		return nil, diags
 	}
 	body := f.Body.(*hclsyntax.Body)
-	r := &reader{diags: diags, entries: map[*tree.Value]map[string]pools.Pos{}}
+	r := &reader{diags: diags, src: src, entries: map[*tree.Value]map[string]pools.Pos{}}
 	v := r.body(body, root)
 	return v, r.diags
 }
 
 type reader struct {
 	diags pools.Diagnostics
+	src   []byte
 	// entries holds, for each object of named blocks (node, lane, ...),
 	// where each name was first declared, so a duplicate is found without
 	// rescanning the object: a pool declares thousands of lanes.
@@ -84,7 +87,11 @@ func (r *reader) body(b *hclsyntax.Body, s *schema.Spec) *tree.Value {
 	seen := map[string]pools.Pos{}
 	for _, a := range sortedAttributes(b) {
 		seen[a.Name] = rangePos(a.NameRange)
-		obj.Fields = append(obj.Fields, &tree.Field{Key: a.Name, KeyPos: rangePos(a.NameRange), Value: r.expr(a.Expr)})
+		val := &tree.Value{Kind: tree.Invalid, Pos: rangePos(a.Expr.Range())}
+		if r.literal(a.Expr) {
+			val = r.expr(a.Expr)
+		}
+		obj.Fields = append(obj.Fields, &tree.Field{Key: a.Name, KeyPos: rangePos(a.NameRange), Value: val})
 	}
 	for _, blk := range b.Blocks {
 		r.block(obj, blk, s, seen)
@@ -99,12 +106,39 @@ func sortedAttributes(b *hclsyntax.Body) []*hclsyntax.Attribute {
 	for _, a := range b.Attributes {
 		out = append(out, a)
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].SrcRange.Start.Byte < out[j-1].SrcRange.Start.Byte; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
 	return out
+}
+
+// literal checks an attribute's expression before it is evaluated and
+// reports whether it may be: its numbers must be spelt as numlit allows,
+// and it must hold no for expression (nor template for directive, which
+// HCL parses as one). Without variables and functions, what is left of
+// HCL evaluates to a value no larger than its source; a for expression
+// inside another multiplies, and a few lines could fill memory.
+func (r *reader) literal(e hclsyntax.Expression) bool {
+	ok := true
+	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch n := n.(type) {
+		case *hclsyntax.ForExpr:
+			r.diags.ErrorAt("not-literal", rangePos(n.SrcRange), "for expressions are not read in pool files: write the list or object out, or generate it with CUE")
+			ok = false
+		case *hclsyntax.LiteralValueExpr:
+			if n.Val.Type() != cty.Number {
+				break
+			}
+			rng := n.SrcRange
+			if rng.Start.Byte < 0 || rng.End.Byte > len(r.src) || rng.Start.Byte > rng.End.Byte {
+				break
+			}
+			if err := numlit.Check(string(r.src[rng.Start.Byte:rng.End.Byte])); err != nil {
+				r.diags.ErrorAt("syntax", rangePos(rng), "%v", err)
+				ok = false
+			}
+		}
+		return nil
+	})
+	return ok
 }
 
 func (r *reader) block(obj *tree.Value, blk *hclsyntax.Block, parent *schema.Spec, seen map[string]pools.Pos) {

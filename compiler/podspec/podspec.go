@@ -1,19 +1,22 @@
-// Package podspec parses the compact pod-pool member list operators
+// Package podspec reads the compact pod-pool member list operators
 // already use:
 //
 //	context[@ssh_host][:capacity][#k3d-registry:port], ...
 //
-// Members are comma separated, earlier is higher priority. Capacity is an
-// integer >= 1 and defaults to 2; a registry is k3d-NAME:PORT with a port in
-// 1..65535. A context, host or registry name holds letters, digits, '.',
-// '_' and '-' only, so no member can smuggle shell syntax into a command.
-// Uniqueness of contexts is a rule of the whole pool and is checked there.
+// Members are comma separated, earlier is higher priority. Split only cuts
+// the list into its parts: the compiler turns each entry into the same
+// member block a pool may write instead (member "context" { ssh_host =
+// ..., capacity = ..., registry = ... }), so the schema's rules for
+// contexts, hosts, capacities and registries are one set, checked in one
+// place, whichever form the pool uses. Uniqueness of contexts is a rule of
+// the whole pool and is checked there.
 package podspec
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"poolc.dev/poolc/pools"
 )
@@ -28,115 +31,77 @@ type Error struct {
 // Error returns the message.
 func (e Error) Error() string { return e.Msg }
 
-// Entry is one member read from a list, with the byte offset where it
-// starts in the list.
-type Entry struct {
-	pools.Member
+// Part is one part of an entry as written, with its byte offset in the
+// list. Set says whether the entry has the part at all (a@h has no
+// capacity; a@ has an empty host).
+type Part struct {
+	Text   string
 	Offset int
+	Set    bool
 }
 
-// Parse reads a member list. It reports every problem it finds, not only
-// the first, and returns the members it could read.
-func Parse(list string) ([]Entry, []Error) {
+// Entry is one member of a list, cut into its parts; nothing in it is
+// checked yet.
+type Entry struct {
+	Context, SSHHost, Capacity, Registry Part
+}
+
+// Syntax is the form of a member list, for messages.
+const Syntax = "context[@ssh_host][:capacity][#k3d-registry:port], ..."
+
+// Split cuts a member list into entries. Its only errors are those of the
+// list's shape: an empty list and an empty entry between commas.
+func Split(list string) ([]Entry, []Error) {
 	if strings.TrimSpace(list) == "" {
-		return nil, []Error{{0, "member list is empty: want context[@ssh_host][:capacity][#k3d-registry:port], ..."}}
+		return nil, []Error{{0, "member list is empty: want " + Syntax}}
 	}
-	var members []Entry
+	var entries []Entry
 	var errs []Error
 	off := 0
 	for i, raw := range strings.Split(list, ",") {
-		start := off + len(raw) - len(strings.TrimLeft(raw, " \t\n"))
-		off += len(raw) + 1
 		entry := strings.TrimSpace(raw)
-		m, e := parseMember(entry, start, i+1)
-		errs = append(errs, e...)
-		if len(e) == 0 {
-			members = append(members, Entry{m, start})
+		start := off + len(raw) - len(strings.TrimLeftFunc(raw, unicode.IsSpace))
+		off += len(raw) + 1
+		if entry == "" {
+			errs = append(errs, Error{start, fmt.Sprintf("member %d: empty entry between commas", i+1)})
+			continue
 		}
+		entries = append(entries, cut(entry, start))
 	}
-	return members, errs
+	return entries, errs
 }
 
-func parseMember(entry string, off, n int) (pools.Member, []Error) {
-	var errs []Error
-	bad := func(at int, format string, args ...any) {
-		errs = append(errs, Error{off + at, fmt.Sprintf("member %d %q: ", n, entry) + fmt.Sprintf(format, args...)})
-	}
-	if entry == "" {
-		bad(0, "empty entry between commas")
-		return pools.Member{}, errs
-	}
-	m := pools.Member{Capacity: pools.DefaultCapacity}
+// cut splits one entry, which starts at byte off of its list.
+func cut(entry string, off int) Entry {
+	var e Entry
 	rest := entry
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
-		reg, err := ParseRegistry(rest[i+1:])
-		if err != nil {
-			bad(i+1, "%v", err)
-		}
-		m.Registry = reg
+		e.Registry = Part{rest[i+1:], off + i + 1, true}
 		rest = rest[:i]
 	}
 	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-		c, err := strconv.Atoi(rest[i+1:])
-		if err != nil || c < 1 {
-			bad(i+1, "capacity %q must be an integer >= 1", rest[i+1:])
-		}
-		m.Capacity = c
+		e.Capacity = Part{rest[i+1:], off + i + 1, true}
 		rest = rest[:i]
 	}
 	if i := strings.IndexByte(rest, '@'); i >= 0 {
-		m.SSHHost = rest[i+1:]
-		if !isName(m.SSHHost) {
-			bad(i+1, "ssh host %q must be a host name of letters, digits, '.', '_' and '-'", m.SSHHost)
-		}
+		e.SSHHost = Part{rest[i+1:], off + i + 1, true}
 		rest = rest[:i]
 	}
-	m.Context = rest
-	if !isName(m.Context) {
-		bad(0, "context %q must be letters, digits, '.', '_' and '-'", m.Context)
-	}
-	return m, errs
+	e.Context = Part{rest, off, true}
+	return e
 }
 
-// ParseRegistry reads k3d-NAME:PORT.
+// ParseRegistry reads k3d-NAME:PORT, a registry the schema has checked.
 func ParseRegistry(s string) (pools.Registry, error) {
 	name, port, ok := strings.Cut(s, ":")
-	if !ok {
-		return pools.Registry{}, fmt.Errorf("registry %q must be k3d-NAME:PORT", s)
-	}
-	if !strings.HasPrefix(name, "k3d-") || !isName(name) || len(name) == len("k3d-") {
-		return pools.Registry{}, fmt.Errorf("registry name %q must start with \"k3d-\" and hold letters, digits, '.', '_' and '-'", name)
-	}
 	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
-		return pools.Registry{}, fmt.Errorf("registry port %q must be an integer from 1 to 65535", port)
+	if !ok || !strings.HasPrefix(name, "k3d-") || err != nil || p < 1 || p > 65535 {
+		return pools.Registry{}, fmt.Errorf("registry %q must be k3d-NAME:PORT with a port from 1 to 65535", s)
 	}
 	return pools.Registry{Name: name, Port: p}, nil
 }
 
-func isName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// Members returns the members of the entries.
-func Members(entries []Entry) []pools.Member {
-	out := make([]pools.Member, len(entries))
-	for i, e := range entries {
-		out[i] = e.Member
-	}
-	return out
-}
-
-// Format writes members back in the compact form, the inverse of Parse.
+// Format writes members in the compact form, which Split reads back.
 func Format(members []pools.Member) string {
 	parts := make([]string, len(members))
 	for i, m := range members {

@@ -1,25 +1,25 @@
 package render
 
 import (
-	"encoding/json"
 	"io"
 	"testing"
 
+	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/pools"
 )
 
 // FuzzRenderSavedPlan: every plan a saved plan file may hold (whatever
-// pools.ParseSavedPlan accepts) renders in each format without a panic,
+// planjson.ParseSaved accepts) renders in each format without a panic,
 // as `poolc show` does it.
 func FuzzRenderSavedPlan(f *testing.F) {
-	saved, err := json.Marshal(pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, StateLineage: pools.NoLineage, StateHash: (&pools.State{}).ContentHash(), Plan: bigPlan(f, 10)})
+	saved, err := planjson.MarshalSaved(&pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, StateLineage: pools.NoLineage, StateHash: (&pools.State{}).ContentHash(), Plan: bigPlan(f, 10)})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(saved)
 	f.Add([]byte(`{"format_version":1,"plan":{"steps":[{"id":"s","kind":"stop","lane":{"name":"a","node":"b"}},{"id":"r","kind":"route","route":{"alias":"x"},"depends_on":["s"]}],"interruptions":[{"alias":"x"}],"unplaced":[{"lane":"a","excluded":[{}]}],"unserved":[{}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := pools.ParseSavedPlan("fuzz.json", data)
+		s, err := planjson.ParseSaved("fuzz.json", data)
 		if err != nil {
 			return
 		}

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"io"
 
+	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/pools"
 )
 
-// JSONPlan is the JSON form of a plan (format_version 1). Fields are only
+// JSONPlan is the JSON form of a plan (format_version 1): planjson.Plan
+// with the poolc version, a summary and the state diff. Fields are only
 // added within a version; a change of meaning or a removal bumps it.
 //
 //	format_version  1
@@ -24,7 +26,7 @@ import (
 //	state_diff      unified diff of the canonical state text, "" if none
 //	before, after   the fleets: nodes, lanes, routes, prefetched, members
 type JSONPlan struct {
-	*pools.Plan
+	planjson.Plan
 	PoolcVersion string      `json:"poolc_version"`
 	Summary      JSONSummary `json:"summary"`
 	StateDiff    string      `json:"state_diff"`
@@ -46,7 +48,7 @@ func NewJSONPlan(p *pools.Plan, version string) JSONPlan {
 		counts[s.Kind]++
 	}
 	return JSONPlan{
-		Plan: p, PoolcVersion: version,
+		Plan: planjson.FromPlan(p), PoolcVersion: version,
 		Summary: JSONSummary{Text: p.Summary(), Changes: !p.Empty(), Counts: counts,
 			TransferGB: p.TransferGB(), Interruptions: len(p.Interruptions)},
 		StateDiff: UnifiedDiff("current", "planned", StateText(p.Before), StateText(p.After)),

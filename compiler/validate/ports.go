@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 
@@ -121,31 +120,15 @@ func (v *validator) ports() {
 	}
 }
 
-// hostOf returns the SSH host a name refers to: a node's address host when
-// the name is a node, else the name itself; "" is the machine running poolc.
-//
-// A name that is not a node but is the host of nodes' addresses refers to
-// the last of those nodes.
+// hostOf returns the SSH host a name refers to: a node's address when the
+// name is a node, else the name itself; "" is the machine running poolc.
+// Hosts have one spelling (the schema's #Host), so equal hosts are equal
+// strings.
 func (v *validator) hostOf(name string) string {
-	if v.hosts == nil {
-		v.hosts = make(map[string]string, len(v.p.Nodes))
-		for _, n := range v.p.Nodes {
-			v.hosts[hostPart(n.Address)] = n.Address
-		}
-	}
 	if n := v.p.Node(name); n != nil {
-		name = n.Address
-	} else if addr, ok := v.hosts[hostPart(name)]; ok {
-		name = addr
+		return n.Address
 	}
-	return strings.ToLower(hostPart(name))
-}
-
-func hostPart(addr string) string {
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return addr
+	return name
 }
 
 func hostText(h string) string {

@@ -1,5 +1,5 @@
 // Package validate holds the rules a pool must keep beyond its schema:
-// references between elements, registry and port rules, and the capacity
+// string rules its patterns cannot say, references between elements, registry and port rules, and the capacity
 // rules that bite in production. Every rule reports by attribute path and
 // names the numbers or names that break it; the compiler attaches the
 // file:line:col.
@@ -18,6 +18,7 @@ import (
 // Pool runs every rule and returns all findings.
 func Pool(p *pools.Pool) pools.Diagnostics {
 	v := &validator{p: p, views: map[string]pools.View{}}
+	v.strings()
 	v.references()
 	v.aliases()
 	v.profiles()
@@ -31,7 +32,6 @@ type validator struct {
 	p     *pools.Pool
 	diags pools.Diagnostics
 	views map[string]pools.View // by profile, see view
-	hosts map[string]string     // node address host -> address, see hostOf
 }
 
 // view returns the fleet as a profile shapes it, computed once per

@@ -118,6 +118,7 @@ func Generate(opts Options) (*pools.Pool, error) {
 		ActiveProfile: activeProfile,
 		Plugins:       []pools.Plugin{{Name: "sim", Builtin: true}},
 		State:         pools.StateBackend{Backend: "file", Path: "poolc.state.json"},
+		Gateway:       pools.DefaultPlugin,
 	}
 	if p.Name == "" {
 		p.Name = DefaultName
@@ -197,6 +198,8 @@ func (g *generator) nodes(p *pools.Pool) {
 			MemoryGB: c.memoryGB,
 			Labels:   map[string]string{"class": c.name, "rack": name("r", i/20+1, g.opts.Nodes/20+1)},
 			Guard:    p.Guard,
+			Runtime:  pools.DefaultPlugin,
+			SSHPort:  pools.DefaultSSHPort,
 		}
 		n.Address = n.Name + ".lan"
 		if c.reserve != 0 {
@@ -417,7 +420,8 @@ func (g *generator) podPool(p *pools.Pool) {
 	if g.opts.Members == 0 {
 		return
 	}
-	pp := pools.PodPool{Name: "harness", Image: "registry.lan/harness:1.4", Namespace: "harness", PodMemoryGB: 4}
+	pp := pools.PodPool{Name: "harness", Image: "registry.lan/harness:1.4", Namespace: "harness", PodMemoryGB: 4,
+		Cluster: pools.DefaultPlugin, ImageSync: pools.DefaultPlugin}
 	next := map[string]int{} // host -> next registry port
 	for i := range g.opts.Members {
 		host := p.Nodes[i%len(p.Nodes)].Address

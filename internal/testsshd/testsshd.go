@@ -36,7 +36,8 @@ const Missing = "sshd not found: apt-get install openssh-server (or bash .ci/ins
 
 // Server is one running sshd.
 type Server struct {
-	// Host and Port are where sshd listens (Host is always 127.0.0.1).
+	// Host and Port are where sshd listens (Host is 127.0.0.1 unless
+	// OnAddress says otherwise).
 	Host string
 	Port int
 	// User is the login the client key is authorised for: the current user.
@@ -60,6 +61,14 @@ type Option func(*options)
 
 type options struct {
 	extraConfig []string
+	host        string
+}
+
+// OnAddress makes sshd listen on another loopback address (127.0.0.2,
+// ...) instead of 127.0.0.1, so that several "nodes" on one machine each
+// have an address of their own for the services they run.
+func OnAddress(addr string) Option {
+	return func(o *options) { o.host = addr }
 }
 
 // WithConfig adds sshd_config lines (e.g. "MaxSessions 2").
@@ -88,6 +97,13 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	dir := t.TempDir()
 	s := &Server{Host: "127.0.0.1", User: u.Username, Dir: dir}
+	if o.host != "" {
+		ip := net.ParseIP(o.host)
+		if ip == nil || !ip.IsLoopback() {
+			t.Fatalf("testsshd: %q is not a loopback address", o.host)
+		}
+		s.Host = o.host
+	}
 
 	hostPub := writeKey(t, filepath.Join(dir, "host_ed25519"))
 	s.HostKey = hostPub
@@ -97,7 +113,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 
 	var lastErr string
 	for attempt := 0; attempt < 5; attempt++ {
-		s.Port = freePort(t)
+		s.Port = freePort(t, s.Host)
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
 		writeFile(t, s.KnownHosts, []byte(s.KnownHostsLine(hostPub)+"\n"), 0o600)
 		cfg := filepath.Join(dir, "sshd_config")
@@ -117,7 +133,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 func (s *Server) config(extra []string) string {
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
-		"ListenAddress 127.0.0.1",
+		"ListenAddress " + s.Host,
 		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
 		"PidFile none",
 		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
@@ -173,7 +189,7 @@ func (s *Server) start(bin, cfg string) string {
 	return "sshd did not answer within 10s: " + s.log.String()
 }
 
-// Addr returns 127.0.0.1:PORT.
+// Addr returns HOST:PORT.
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
 // Endpoint is the login of the authorised client key.
@@ -188,7 +204,7 @@ func (s *Server) ClientConfig() sshx.Config {
 }
 
 // KnownHostsLine returns the known_hosts line giving key to this server's
-// address ([127.0.0.1]:PORT).
+// address ([HOST]:PORT).
 func (s *Server) KnownHostsLine(key ssh.PublicKey) string {
 	return knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, key)
 }
@@ -269,9 +285,9 @@ func findSSHD() string {
 	return ""
 }
 
-// freePort returns a loopback port nothing listens on right now.
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freePort returns a port of host nothing listens on right now.
+func freePort(t testing.TB, host string) int {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatalf("testsshd: %v", err)
 	}

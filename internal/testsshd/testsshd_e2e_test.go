@@ -3,9 +3,12 @@
 package testsshd
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/sshx"
 )
 
 func TestE2EStartStop(t *testing.T) {
@@ -21,4 +24,20 @@ func TestE2EStartStop(t *testing.T) {
 		t.Error("sshd still listening after Stop")
 	}
 	s.Stop()
+}
+
+func TestE2EOnAnotherLoopbackAddress(t *testing.T) {
+	srv := Start(t, OnAddress("127.0.0.3"))
+	if srv.Host != "127.0.0.3" {
+		t.Fatalf("host %s", srv.Host)
+	}
+	pool, err := sshx.NewPool(srv.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	out, err := pool.Client(srv.Endpoint()).Run(context.Background(), []string{"echo", "ok"}, nil)
+	if err != nil || string(out.Stdout) != "ok\n" {
+		t.Fatalf("%q %v", out.Stdout, err)
+	}
 }

@@ -7,12 +7,18 @@ package builtin
 import (
 	"sort"
 
+	"poolc.dev/poolc/plugins/haproxy"
+	"poolc.dev/poolc/plugins/imagesync"
+	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
 )
 
 var registry = map[string]func(version string) sdk.Actuator{
-	"sim": func(v string) sdk.Actuator { return sim.New(v) },
+	"sim":                func(v string) sdk.Actuator { return sim.New(v) },
+	"llama":              func(v string) sdk.Actuator { return llama.NewActuator(v) },
+	"haproxy":            func(v string) sdk.Actuator { return haproxy.NewActuator(v) },
+	imagesync.PluginName: func(v string) sdk.Actuator { return imagesync.NewActuator(v) },
 }
 
 // New returns the built-in actuator of that name, reporting the given

@@ -1,6 +1,7 @@
 // Package host is poolc's side of its actuator plugins: it starts each
 // declared plugin in its own process, checks what it is and configures it,
-// routes each step kind to the one plugin that declares it, and turns
+// routes each step to the plugin serving its target (a node, the gateway,
+// a pod pool's members or image sync), and turns
 // plugin failures into diagnostics an operator can act on.
 //
 // Every plugin runs out of process, the built-in ones too (poolc runs
@@ -20,7 +21,7 @@
 // talks to that running plugin instead of starting one, and leaves it
 // running afterwards:
 //
-//	POOLC_REATTACH_PLUGINS='{"webhook":{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin1234"}}}'
+//	POOLC_REATTACH_PLUGINS='{"webhook":{"Protocol":"grpc","ProtocolVersion":2,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin1234"}}}'
 //
 // A reattached plugin's sha256 is not checked (there is no binary to
 // check), and poolc warns that it was not.
@@ -30,6 +31,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"poolc.dev/poolc/plugins/sdk"
@@ -38,8 +40,6 @@ import (
 
 // Options say where plugins are found and where their output goes.
 type Options struct {
-	// Pool is the pool's name, passed to each plugin's Configure.
-	Pool string
 	// WorkDir is the directory of the pool's first file. Relative plugin
 	// paths and the default plugin path are relative to it, and plugins
 	// get it in Configure.
@@ -66,54 +66,92 @@ type Info struct {
 	// Version is the version the plugin reports.
 	Version string
 	// Kinds are the step kinds it declares.
-	Kinds []pools.StepKind
+	Kinds []sdk.StepKind
+	// Capabilities are what it says it observes.
+	Capabilities sdk.Capabilities
+	// Targets names the targets it serves (`node "a"`, `gateway`, ...).
+	Targets []string
 	// Path is the binary that runs it (poolc itself for a built-in), or ""
 	// for a reattached plugin.
 	Path string
 	// SHA256 is the hex sha256 of the binary at Path, or "".
 	SHA256 string
+	// Implicit says that the pool does not declare the plugin: it is the
+	// built-in default, started for the targets that name no plugin.
+	Implicit bool
 }
 
 // Set is the started plugins of a pool, ready for Observe and Apply. Close
 // it to stop their processes.
 type Set struct {
-	plugins []*running // in declaration order
-	byKind  map[pools.StepKind]*running
+	pool    *pools.Pool
+	plugins []*running // in declaration order, the implicit default last
+	byName  map[string]*running
 	out     *output
 	close   sync.Once
 }
 
-// Start starts the declared plugins: for each it starts the process,
-// calls Describe, then Configure with the declaration's config block as
-// JSON. It reports the plugins that cannot be found, refuse their
-// configuration or do not answer, and two plugins that declare the same
-// step kind. When any of that is an error, Start stops every plugin it
-// started and returns a nil Set; otherwise the Set comes with the
-// warnings. Diagnostics name the plugin's declaration in their Path
-// (plugin NAME ...), so the caller can attach file:line:col.
-func Start(ctx context.Context, decls []pools.Plugin, opts Options) (*Set, pools.Diagnostics) {
+// roleKinds are the step kinds a plugin must declare to serve a target of
+// each role (pools.Target.Role).
+var roleKinds = map[string][]sdk.StepKind{
+	"runtime":    sdk.RuntimeKinds,
+	"gateway":    sdk.GatewayKinds,
+	"cluster":    sdk.ClusterKinds,
+	"image_sync": sdk.ImageSyncKinds,
+}
+
+// Start starts the pool's plugins: the declared ones and, when a target
+// names no plugin (or the built-in default without declaring it), the
+// built-in default. For each it starts the process, calls Describe, then
+// Configure with the declaration's config block as JSON and the inventory
+// of the targets it serves. It reports the plugins that cannot be found,
+// refuse their configuration or do not answer, a target whose plugin is
+// not declared, and a target whose plugin does not declare the step kinds
+// the target needs. When any of that is an error, Start stops every plugin
+// it started and returns a nil Set; otherwise the Set comes with the
+// warnings. Diagnostics carry the path of the declaration or target they
+// concern, so the caller can attach file:line:col.
+func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Diagnostics) {
 	if opts.PluginPath == nil {
 		opts.PluginPath = DefaultPluginPath(opts.WorkDir)
 	}
 	if opts.Self == nil {
 		opts.Self = defaultSelf()
 	}
-	s := &Set{byKind: map[pools.StepKind]*running{}, out: &output{w: opts.Stderr}}
+	s := &Set{pool: pool, byName: map[string]*running{}, out: &output{w: opts.Stderr}}
+	decls, implicit := declarations(pool)
 	reattach, ds := reattachFromEnv(decls)
+	var ok []bool
 	for _, d := range decls {
-		p, pds := start(ctx, d, opts, reattach[d.Name], s.out)
+		p, pds := start(ctx, pool, d, opts, reattach[d.Name], s.out)
 		ds = append(ds, pds...)
+		ok = append(ok, p != nil)
 		if p == nil {
 			continue
 		}
+		p.info.Implicit = d.Name == implicit
 		s.plugins = append(s.plugins, p)
-		for _, k := range p.info.Kinds {
-			if other, taken := s.byKind[k]; taken {
-				ds.Errorf("plugin-conflict", pools.Path{"plugin", d.Name},
-					"plugins %q and %q both declare step kind %q; each kind must have one plugin, so remove one of them", other.info.Name, d.Name, k)
-				continue
+		s.byName[d.Name] = p
+	}
+	for _, t := range pool.Targets() {
+		p := s.byName[t.Plugin]
+		if p == nil {
+			if !slices.ContainsFunc(decls, func(d pools.Plugin) bool { return d.Name == t.Plugin }) {
+				ds.Errorf("plugin-undeclared", t.Path, "%s names plugin %q, which the pool does not declare; add plugin %q { ... } or leave it unset for the built-in %q",
+					t.What, t.Plugin, t.Plugin, pools.DefaultPlugin)
 			}
-			s.byKind[k] = p
+			continue
+		}
+		p.info.Targets = append(p.info.Targets, t.What)
+		var missing []string
+		for _, k := range roleKinds[t.Role] {
+			if !slices.Contains(p.info.Kinds, k) {
+				missing = append(missing, string(k))
+			}
+		}
+		if len(missing) > 0 {
+			ds.Errorf("plugin-kinds", t.Path, "%s needs a plugin that handles %s steps, but plugin %q does not handle %s",
+				t.What, kindNames(roleKinds[t.Role]), t.Plugin, strings.Join(missing, ", "))
 		}
 	}
 	if ds.HasErrors() {
@@ -123,23 +161,46 @@ func Start(ctx context.Context, decls []pools.Plugin, opts Options) (*Set, pools
 	return s, ds
 }
 
-// For returns the plugin that carries out steps of kind, and its name.
-// Diagnostics its calls return are the plugin's own; convert them with
-// Diagnostics.
-func (s *Set) For(kind pools.StepKind) (sdk.Actuator, string, bool) {
-	p, ok := s.byKind[kind]
-	if !ok {
-		return nil, "", false
+// declarations are the plugins to start: the pool's declarations and, when
+// some target uses the default plugin without the pool declaring it, the
+// built-in default, whose name is then returned too.
+func declarations(pool *pools.Pool) ([]pools.Plugin, string) {
+	decls := slices.Clone(pool.Plugins)
+	if slices.ContainsFunc(decls, func(d pools.Plugin) bool { return d.Name == pools.DefaultPlugin }) {
+		return decls, ""
 	}
-	return restartable{p}, p.info.Name, true
+	if !slices.Contains(pool.TargetPlugins(), pools.DefaultPlugin) {
+		return decls, ""
+	}
+	return append(decls, pools.Plugin{Name: pools.DefaultPlugin, Builtin: true}), pools.DefaultPlugin
 }
 
-// Plugins describes the running plugins, in declaration order.
+func kindNames(kinds []sdk.StepKind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Plugin returns the running plugin of that name as an actuator that
+// restarts its process when it has died, or false.
+func (s *Set) Plugin(name string) (sdk.Actuator, bool) {
+	p, ok := s.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return restartable{p}, true
+}
+
+// Plugins describes the running plugins, in declaration order, the
+// implicit default last.
 func (s *Set) Plugins() []Info {
 	out := make([]Info, len(s.plugins))
 	for i, p := range s.plugins {
 		out[i] = p.info
 		out[i].Kinds = slices.Clone(p.info.Kinds)
+		out[i].Targets = slices.Clone(p.info.Targets)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -34,6 +36,10 @@ const (
 	startTimeout = 30 * time.Second
 	setupTimeout = 30 * time.Second
 )
+
+// otherProtocol matches go-plugin's refusal of a plugin that speaks
+// another protocol version, capturing the plugin's version.
+var otherProtocol = regexp.MustCompile(`(?i)incompatible API version with plugin\. Plugin version: (\d+)`)
 
 // exitWait is how long a failed call waits for the plugin's process to be
 // seen as ended, so the error can say how it ended.
@@ -49,6 +55,7 @@ type running struct {
 	cmd    *exec.Cmd // nil when reattached
 	act    sdk.Actuator
 
+	pool *pools.Pool
 	decl pools.Plugin
 	opts Options
 	out  *output
@@ -56,10 +63,10 @@ type running struct {
 
 // start starts one plugin and sets it up. On failure it returns nil, with
 // the process (if any) stopped.
-func start(ctx context.Context, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
+func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
-	p := &running{info: Info{Name: d.Name}, decl: d, opts: opts, out: out}
+	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out}
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},
@@ -127,7 +134,7 @@ func start(ctx context.Context, d pools.Plugin, opts Options, rc *sdk.ReattachCo
 	}
 
 	p.client = plugin.NewClient(cfg)
-	pds := p.setup(ctx, d, opts)
+	pds := p.setup(ctx, d)
 	ds = append(ds, pds...)
 	if pds.HasErrors() {
 		p.client.Kill()
@@ -138,7 +145,7 @@ func start(ctx context.Context, d pools.Plugin, opts Options, rc *sdk.ReattachCo
 
 // setup connects to the started plugin, checks its health, and calls
 // Describe and Configure.
-func (p *running) setup(ctx context.Context, d pools.Plugin, opts Options) pools.Diagnostics {
+func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
 	conn, err := p.client.Client()
@@ -149,6 +156,11 @@ func (p *running) setup(ctx context.Context, d pools.Plugin, opts Options) pools
 			return ds
 		}
 		reason := err.Error()
+		if m := otherProtocol.FindStringSubmatch(reason); m != nil {
+			ds.Errorf("plugin-protocol", at, "plugin %s speaks actuator protocol %s, but this poolc speaks protocol %d; rebuild the plugin with a poolc SDK of protocol %d (see docs/PLUGINS.md)",
+				d.Name, m[1], sdk.ProtocolVersion, sdk.ProtocolVersion)
+			return ds
+		}
 		if state, ok := p.exitState(exitWait); ok {
 			reason = state
 		}
@@ -180,6 +192,7 @@ func (p *running) setup(ctx context.Context, d pools.Plugin, opts Options) pools
 	}
 	p.info.Version = desc.Version
 	p.info.Kinds = desc.StepKinds
+	p.info.Capabilities = desc.Capabilities
 
 	config := []byte("{}")
 	if d.Config != nil {
@@ -188,7 +201,16 @@ func (p *running) setup(ctx context.Context, d pools.Plugin, opts Options) pools
 			return ds
 		}
 	}
-	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: opts.Pool, ConfigJSON: config, WorkDir: opts.WorkDir})
+	if desc.ConfigSchema != "" {
+		checked, cds := sdk.CheckConfig(desc.ConfigSchema, config)
+		ds = append(ds, atPlugin(d.Name, cds)...)
+		if cds.HasErrors() {
+			return ds
+		}
+		config = checked
+	}
+	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: p.pool.Name, ConfigJSON: config, WorkDir: p.opts.WorkDir,
+		Inventory: convert.Inventory(p.pool, d.Name)})
 	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
 }
 

@@ -2,74 +2,207 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
+	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
 
-// fleetList is a part of a fleet a plugin may manage: its name in
-// ObserveResponse.Managed (the fleet's JSON field name) and how it is
-// taken into the merged fleet.
-type fleetList struct {
-	name string
-	take func(dst, src *pools.Fleet)
+// Observation is what the plugins saw of their targets, ready to be laid
+// over a state: each plugin speaks only for its own targets, and only for
+// the parts of a fleet its capabilities say it observes.
+type Observation struct {
+	seen []seen
 }
 
-// fleetLists are the parts of a fleet, in the fleet's order.
-var fleetLists = []fleetList{
-	{"nodes", func(dst, src *pools.Fleet) { dst.Nodes = src.Nodes }},
-	{"lanes", func(dst, src *pools.Fleet) { dst.Lanes = src.Lanes }},
-	{"routes", func(dst, src *pools.Fleet) { dst.Routes = src.Routes }},
-	{"prefetched", func(dst, src *pools.Fleet) { dst.Prefetched = src.Prefetched }},
-	{"members", func(dst, src *pools.Fleet) { dst.Members = src.Members }},
+// seen is one plugin's observation of the parts it observes.
+type seen struct {
+	plugin string
+	parts  []string
+	owns   owner
+	fleet  pools.Fleet
 }
 
-// Observe asks every plugin, at once, what it sees, and merges the lists
-// each one manages over an empty fleet; lists no plugin manages stay
-// empty. managed names the lists that were observed ("lanes", "routes",
-// ...): the caller takes those from the fleet and keeps its own state of
-// the others. A plugin whose observation has errors contributes nothing.
-// Two plugins that manage the same list, and a list name poolc does not
-// know, are errors. The fleet is normalized.
-func (s *Set) Observe(ctx context.Context) (fleet pools.Fleet, managed map[string]bool, ds pools.Diagnostics) {
+// owner says which entries of a fleet belong to a plugin's targets.
+type owner struct {
+	nodes      map[string]bool // runtime nodes
+	gateway    bool
+	clusters   map[string]bool // pod pools whose cluster plugin it is
+	imageSyncs map[string]bool // pod pools whose image sync it is
+}
+
+// ownerOf is what the plugin serves in the pool.
+func ownerOf(pool *pools.Pool, plugin string) owner {
+	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}}
+	for _, t := range pool.Targets() {
+		if t.Plugin != plugin {
+			continue
+		}
+		switch t.Role {
+		case "runtime":
+			o.nodes[t.Name] = true
+		case "gateway":
+			o.gateway = true
+		case "cluster":
+			o.clusters[t.Name] = true
+		case "image_sync":
+			o.imageSyncs[t.Name] = true
+		}
+	}
+	return o
+}
+
+// Drift is a difference between the state and what a plugin observed.
+type Drift struct {
+	// Plugin is the plugin that saw it.
+	Plugin string
+	// What says what differs: `lane "chat" on "n1" is gone`.
+	What string
+}
+
+// Observe asks every plugin, at once, what it sees of its targets. A
+// plugin whose observation has errors contributes nothing; a plugin that
+// names a part of a fleet poolc does not know is an error.
+func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 	results := make([]sdk.ObserveResponse, len(s.plugins))
 	var wg sync.WaitGroup
 	for i, p := range s.plugins {
+		if len(p.info.Capabilities.Observes) == 0 {
+			continue
+		}
 		wg.Go(func() { results[i] = restartable{p}.Observe(ctx, sdk.ObserveRequest{}) })
 	}
 	wg.Wait()
 
-	owner := map[string]string{}
-	managed = map[string]bool{}
+	var obs Observation
+	var ds pools.Diagnostics
 	for i, p := range s.plugins {
 		r := results[i]
-		ds = append(ds, Diagnostics(p.info.Name, r.Diagnostics)...)
-		if r.Diagnostics.HasErrors() {
+		ds = append(ds, atPlugin(p.info.Name, r.Diagnostics)...)
+		if r.Diagnostics.HasErrors() || len(p.info.Capabilities.Observes) == 0 {
 			continue
 		}
-		for _, name := range r.Managed {
-			k := slices.IndexFunc(fleetLists, func(l fleetList) bool { return l.name == name })
-			switch other, taken := owner[name]; {
-			case k < 0:
-				names := make([]string, len(fleetLists))
-				for j, l := range fleetLists {
-					names[j] = l.name
-				}
+		var parts []string
+		for _, part := range p.info.Capabilities.Observes {
+			if !slices.Contains(fleetParts, part) {
 				ds.Errorf("plugin-observe", pools.Path{"plugin", p.info.Name},
-					"plugin %q says it manages %q, which is not a part of the fleet (%s)", p.info.Name, name, strings.Join(names, ", "))
-			case taken:
-				ds.Errorf("plugin-conflict", pools.Path{"plugin", p.info.Name},
-					"plugins %q and %q both say they manage the fleet's %s; only one may", other, p.info.Name, name)
-			default:
-				owner[name] = p.info.Name
-				managed[name] = true
-				fleetLists[k].take(&fleet, &r.Fleet)
+					"plugin %q says it observes %q, which is not a part of a fleet (%s)", p.info.Name, part, strings.Join(fleetParts, ", "))
+				continue
+			}
+			parts = append(parts, part)
+		}
+		obs.seen = append(obs.seen, seen{plugin: p.info.Name, parts: parts, owns: ownerOf(s.pool, p.info.Name), fleet: convert.Fleet(r.Fleet)})
+	}
+	return obs, ds
+}
+
+// fleetParts are the parts of a fleet a plugin may observe.
+var fleetParts = []string{sdk.ObserveNodes, sdk.ObserveLanes, sdk.ObservePrefetched, sdk.ObserveRoutes, sdk.ObserveMembers, sdk.ObserveImages}
+
+// Refresh lays the observation over the fleet: for each plugin and each
+// part it observes, the fleet's entries of that part for the plugin's
+// targets become what the plugin saw (an entry the plugin reports for a
+// target that is not its own is ignored). It returns what changed, each
+// named with the plugin that saw it, in a stable order.
+func (o Observation) Refresh(f *pools.Fleet) []Drift {
+	var drift []Drift
+	for _, s := range o.seen {
+		before := f.Clone()
+		for _, part := range s.parts {
+			s.lay(part, f)
+		}
+		f.Normalize()
+		for _, what := range diff(before, *f) {
+			drift = append(drift, Drift{Plugin: s.plugin, What: what})
+		}
+	}
+	return drift
+}
+
+// lay replaces one part of f, for the plugin's targets, with what it saw.
+func (s seen) lay(part string, f *pools.Fleet) {
+	o, seen := s.owns, s.fleet
+	switch part {
+	case sdk.ObserveNodes:
+		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return o.nodes[n.Name] })
+	case sdk.ObserveLanes:
+		f.Lanes = replace(f.Lanes, seen.Lanes, func(l pools.LaneState) bool { return o.nodes[l.Node] })
+	case sdk.ObservePrefetched:
+		f.Prefetched = replace(f.Prefetched, seen.Prefetched, func(p pools.Prefetch) bool { return o.nodes[p.Node] })
+	case sdk.ObserveRoutes:
+		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway })
+	case sdk.ObserveMembers:
+		f.Members = replace(f.Members, seen.Members, func(m pools.MemberState) bool { return o.clusters[m.PodPool] })
+	case sdk.ObserveImages:
+		for i, m := range f.Members {
+			if !o.imageSyncs[m.PodPool] {
+				continue
+			}
+			f.Members[i].Image = ""
+			if j := slices.IndexFunc(seen.Members, func(x pools.MemberState) bool { return x.Key() == m.Key() }); j >= 0 {
+				f.Members[i].Image = seen.Members[j].Image
 			}
 		}
 	}
-	fleet.Normalize()
-	return fleet, managed, ds
+}
+
+// replace drops the entries of have that mine selects and adds those of
+// seen that it selects.
+func replace[T any](have, seen []T, mine func(T) bool) []T {
+	out := slices.DeleteFunc(slices.Clone(have), mine)
+	for _, e := range seen {
+		if mine(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// diff names the entries that differ between two fleets: gone, new, or
+// changed, by part, in a stable order.
+func diff(before, after pools.Fleet) []string {
+	var out []string
+	out = append(out, diffPart("node", before.Nodes, after.Nodes, func(n pools.NodeState) string { return fmt.Sprintf("%q", n.Name) })...)
+	out = append(out, diffPart("lane", before.Lanes, after.Lanes, func(l pools.LaneState) string { return fmt.Sprintf("%q on %q", l.Name, l.Node) })...)
+	out = append(out, diffPart("weights", before.Prefetched, after.Prefetched, func(p pools.Prefetch) string { return fmt.Sprintf("of %q on %q", p.Model, p.Node) })...)
+	out = append(out, diffPart("route", before.Routes, after.Routes, func(r pools.Route) string { return fmt.Sprintf("of alias %q", r.Alias) })...)
+	out = append(out, diffPart("member", before.Members, after.Members, func(m pools.MemberState) string { return fmt.Sprintf("%q of pod pool %q", m.Context, m.PodPool) })...)
+	return out
+}
+
+func diffPart[T any](noun string, before, after []T, key func(T) string) []string {
+	text := func(e T) string {
+		b, _ := json.Marshal(e)
+		return string(b)
+	}
+	old := map[string]string{}
+	for _, e := range before {
+		old[key(e)] = text(e)
+	}
+	now := map[string]string{}
+	for _, e := range after {
+		now[key(e)] = text(e)
+	}
+	var out []string
+	for k, v := range old {
+		switch w, ok := now[k]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %s is gone", noun, k))
+		case w != v:
+			out = append(out, fmt.Sprintf("%s %s changed: now %s, was %s", noun, k, w, v))
+		}
+	}
+	for k := range now {
+		if _, ok := old[k]; !ok {
+			out = append(out, fmt.Sprintf("%s %s appeared", noun, k))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

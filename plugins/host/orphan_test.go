@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 func startAsParent(dir, mode string) (int, error) {
 	if mode == "bare" {
 		cmd := exec.Command(dir + "/" + host.BinaryName("test"))
-		cmd.Env = append(os.Environ(), sdk.MagicCookieKey+"="+sdk.MagicCookieValue, "PLUGIN_PROTOCOL_VERSIONS=1")
+		cmd.Env = append(os.Environ(), sdk.MagicCookieKey+"="+sdk.MagicCookieValue, "PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(sdk.ProtocolVersion))
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return 0, err
@@ -57,13 +57,13 @@ func startAsParent(dir, mode string) (int, error) {
 		}
 		return cmd.Process.Pid, nil
 	}
-	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "test"}}, host.Options{PluginPath: []string{dir}})
+	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "test"}), host.Options{PluginPath: []string{dir}})
 	if ds.HasErrors() {
 		return 0, ds.Err()
 	}
-	act, _, _ := set.For(pools.StepStop)
+	act, _ := set.Plugin("test")
 	pids := make(chan int, 1)
-	go act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "stop", Kind: pools.StepStop}}, func(p sdk.Progress) {
+	go act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "stop", Kind: sdk.KindStop}}, func(p sdk.Progress) {
 		pid, _ := strconv.Atoi(strings.TrimPrefix(p.Message, "waiting pid "))
 		pids <- pid
 	})

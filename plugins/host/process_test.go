@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,9 +79,19 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// poolFor is a pool of two nodes, n1 and n2, whose runtime and gateway
+// the first declared plugin serves.
+func poolFor(decls ...pools.Plugin) *pools.Pool {
+	p := &pools.Pool{Name: "lab", Plugins: decls, Gateway: decls[0].Name}
+	for _, n := range []string{"n1", "n2"} {
+		p.Nodes = append(p.Nodes, pools.Node{Name: n, Address: n + ".lan", Runtime: decls[0].Name})
+	}
+	return p
+}
+
 func start(t *testing.T, decls []pools.Plugin, opts host.Options) *host.Set {
 	t.Helper()
-	set, ds := host.Start(context.Background(), decls, opts)
+	set, ds := host.Start(context.Background(), poolFor(decls...), opts)
 	if ds.HasErrors() {
 		t.Fatalf("Start: %v", ds.Err())
 	}
@@ -95,8 +106,8 @@ func TestPluginProcess(t *testing.T) {
 	var stderr syncbuf.Buffer
 	work := t.TempDir()
 	set, ds := host.Start(context.Background(),
-		[]pools.Plugin{{Name: "test", SHA256: sum, Config: map[string]any{"warn": "loud"}}},
-		host.Options{Pool: "lab", WorkDir: work, PluginPath: []string{t.TempDir(), dir}, Stderr: &stderr})
+		poolFor(pools.Plugin{Name: "test", SHA256: sum, Config: map[string]any{"warn": "loud"}}),
+		host.Options{WorkDir: work, PluginPath: []string{t.TempDir(), dir}, Stderr: &stderr})
 	if ds.HasErrors() {
 		t.Fatalf("Start: %v", ds.Err())
 	}
@@ -105,7 +116,8 @@ func TestPluginProcess(t *testing.T) {
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("Start diagnostics = %+v\nwant %+v", ds, want)
 	}
-	wantInfo := []host.Info{{Name: "test", Version: "0.0.1", Kinds: []pools.StepKind{pools.StepStart, pools.StepStop, pools.StepDrain}, Path: bin, SHA256: sum}}
+	wantInfo := []host.Info{{Name: "test", Version: "0.0.1", Kinds: sdk.AllStepKinds(), Capabilities: sdk.Capabilities{Observes: []string{"lanes"}},
+		Targets: []string{`node "n1"`, `node "n2"`, "gateway"}, Path: bin, SHA256: sum}}
 	if got := set.Plugins(); !reflect.DeepEqual(got, wantInfo) {
 		t.Errorf("Plugins = %+v\nwant %+v", got, wantInfo)
 	}
@@ -113,26 +125,30 @@ func TestPluginProcess(t *testing.T) {
 		return strings.Contains(stderr.String(), "test: configured for pool lab in "+work+"\n")
 	})
 
-	fleet, managed, ds := set.Observe(context.Background())
-	if len(ds) != 0 || len(fleet.Lanes) != 1 || fleet.Lanes[0].Name != "chat" || len(fleet.Routes) != 0 || !reflect.DeepEqual(managed, map[string]bool{"lanes": true}) {
-		t.Errorf("Observe = %+v, %v, %v", fleet, managed, ds)
+	obs, ds := set.Observe(context.Background())
+	fleet := pools.Fleet{Routes: []pools.Route{{Alias: "kept", Lane: "cloud"}}}
+	drift := obs.Refresh(&fleet)
+	if len(ds) != 0 || len(fleet.Lanes) != 1 || fleet.Lanes[0].Name != "chat" || len(fleet.Routes) != 1 ||
+		!reflect.DeepEqual(drift, []host.Drift{{Plugin: "test", What: `lane "chat" on "n1" appeared`}}) {
+		t.Errorf("Observe = %+v, %v, %v", fleet, drift, ds)
 	}
 
-	act, name, ok := set.For(pools.StepStart)
-	if !ok || name != "test" {
-		t.Fatalf("For(start) = %v, %q, %v", act, name, ok)
+	act, ok := set.Plugin("test")
+	if !ok {
+		t.Fatal(`Plugin("test") found none`)
 	}
-	if _, _, ok := set.For(pools.StepRoute); ok {
-		t.Error("For(route) found a plugin")
+	name := "test"
+	if _, ok := set.Plugin("other"); ok {
+		t.Error(`Plugin("other") found a plugin`)
 	}
 	var progress []sdk.Progress
-	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "start-chat@n1", Kind: pools.StepStart, Target: "chat"}},
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "start-chat@n1", Kind: sdk.KindStart, Target: "chat"}},
 		func(p sdk.Progress) { progress = append(progress, p) })
 	if resp.Diagnostics.HasErrors() || !reflect.DeepEqual(progress, []sdk.Progress{{Message: "loading chat", Fraction: 0.5}}) {
 		t.Errorf("Apply(start) = %+v, progress %+v", resp, progress)
 	}
 
-	resp = act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "drain-chat@n1", Kind: pools.StepDrain}}, nil)
+	resp = act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "drain-chat@n1", Kind: sdk.KindDrain}}, nil)
 	got := host.Diagnostics(name, resp.Diagnostics)
 	wantDrain := pools.Diagnostics{{Severity: pools.Error, Code: "plugin", Message: "endpoint is busy", Path: pools.Path{"plugin", "test", "config", "endpoint"}}}
 	if !resp.Retryable || !reflect.DeepEqual(got, wantDrain) {
@@ -149,10 +165,10 @@ func TestPluginProcess(t *testing.T) {
 	if d := act.Describe(context.Background(), sdk.DescribeRequest{}); d.Diagnostics.HasErrors() || d.Name != "test" {
 		t.Errorf("Describe after the plugin died = %+v", d)
 	}
-	if fleet, _, ds := set.Observe(context.Background()); len(ds) != 0 || len(fleet.Lanes) != 1 {
-		t.Errorf("Observe after the plugin died = %+v, %v", fleet, ds)
+	if obs, ds := set.Observe(context.Background()); len(ds) != 0 || len(obs.Refresh(&pools.Fleet{})) != 1 {
+		t.Errorf("Observe after the plugin died = %+v, %v", obs, ds)
 	}
-	resp = act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "start-chat@n1", Kind: pools.StepStart, Target: "chat"}}, func(sdk.Progress) {})
+	resp = act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "start-chat@n1", Kind: sdk.KindStart, Target: "chat"}}, func(sdk.Progress) {})
 	if resp.Diagnostics.HasErrors() {
 		t.Errorf("Apply after the restart = %+v", resp)
 	}
@@ -165,7 +181,7 @@ func applyAndSignal(t *testing.T, act sdk.Actuator, sig syscall.Signal) sdk.Appl
 	pids := make(chan int, 1)
 	done := make(chan sdk.ApplyResponse, 1)
 	go func() {
-		done <- act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: pools.StepStop}}, func(p sdk.Progress) {
+		done <- act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: sdk.KindStop}}, func(p sdk.Progress) {
 			if pid, ok := strings.CutPrefix(p.Message, "waiting pid "); ok {
 				n, _ := strconv.Atoi(pid)
 				pids <- n
@@ -194,7 +210,7 @@ func applyAndSignal(t *testing.T, act sdk.Actuator, sig syscall.Signal) sdk.Appl
 func TestPluginKilled(t *testing.T) {
 	dir, _, _ := testPlugin(t)
 	set := start(t, []pools.Plugin{{Name: "test"}}, host.Options{PluginPath: []string{dir}})
-	act, _, _ := set.For(pools.StepStop)
+	act, _ := set.Plugin("test")
 	resp := applyAndSignal(t, act, syscall.SIGKILL)
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin test did not respond: signal: killed" || resp.Retryable {
 		t.Errorf("Apply after SIGKILL = %+v", resp)
@@ -204,10 +220,10 @@ func TestPluginKilled(t *testing.T) {
 func TestApplyCancelled(t *testing.T) {
 	dir, _, _ := testPlugin(t)
 	set := start(t, []pools.Plugin{{Name: "test"}}, host.Options{PluginPath: []string{dir}})
-	act, _, _ := set.For(pools.StepStop)
+	act, _ := set.Plugin("test")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: pools.StepStop}}, func(sdk.Progress) { cancel() })
+	resp := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: sdk.KindStop}}, func(sdk.Progress) { cancel() })
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin test: Apply cancelled" || resp.Retryable {
 		t.Errorf("Apply cancelled = %+v", resp)
 	}
@@ -220,7 +236,7 @@ func TestApplyCancelled(t *testing.T) {
 func TestWrongSumRefused(t *testing.T) {
 	dir, bin, sum := testPlugin(t)
 	wrong := strings.Repeat("ab", 32)
-	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "test", SHA256: wrong}}, host.Options{PluginPath: []string{dir}})
+	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "test", SHA256: wrong}), host.Options{PluginPath: []string{dir}})
 	if set != nil || len(ds) != 1 {
 		t.Fatalf("Start with a wrong sum = %v, %v", set, ds)
 	}
@@ -237,7 +253,7 @@ func TestWrongSumRefused(t *testing.T) {
 
 func TestConfigureError(t *testing.T) {
 	dir, _, _ := testPlugin(t)
-	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "test", Config: map[string]any{"fail": true}}}, host.Options{PluginPath: []string{dir}})
+	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "test", Config: map[string]any{"fail": true}}), host.Options{PluginPath: []string{dir}})
 	want := pools.Diagnostics{{Severity: pools.Error, Code: "plugin", Message: "fail is set", Path: pools.Path{"plugin", "test", "config", "fail"}}}
 	if set != nil || !reflect.DeepEqual(ds, want) {
 		t.Errorf("Start = %v, %+v\nwant %+v", set, ds, want)
@@ -251,30 +267,60 @@ func TestBuiltin(t *testing.T) {
 	if got := set.Plugins(); len(got) != 1 || got[0].Path != bin || got[0].Name != "sim" {
 		t.Errorf("Plugins = %+v", got)
 	}
-	act, name, _ := set.For(pools.StepStart)
-	if d := act.Describe(context.Background(), sdk.DescribeRequest{}); d.Name != "sim" || name != "sim" {
+	act, _ := set.Plugin("sim")
+	if d := act.Describe(context.Background(), sdk.DescribeRequest{}); d.Name != "sim" {
 		t.Errorf("the built-in describes itself as %q", d.Name)
 	}
-	_, ds := host.Start(context.Background(), []pools.Plugin{{Name: "sim", Builtin: true, SHA256: strings.Repeat("0", 64)}}, host.Options{Self: []string{bin}})
+	_, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "sim", Builtin: true, SHA256: strings.Repeat("0", 64)}), host.Options{Self: []string{bin}})
 	if len(ds) != 1 || !strings.Contains(ds[0].Message, "built into poolc") {
 		t.Errorf("a pinned built-in = %v", ds)
 	}
 }
 
-// TestPathRelativeToWorkDir finds a plugin by its declared path, and
-// reports two plugins that declare the same kinds.
+// TestPathRelativeToWorkDir finds a plugin by its declared path; two
+// plugins that handle the same kinds serve different targets side by side.
 func TestPathRelativeToWorkDir(t *testing.T) {
 	dir, _, _ := testPlugin(t)
 	work := filepath.Dir(dir)
 	rel := filepath.Join(filepath.Base(dir), host.BinaryName("test"))
-	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "a", Path: rel}, {Name: "b", Path: rel}}, host.Options{WorkDir: work})
-	if set != nil || len(ds) != 3 {
-		t.Fatalf("Start = %v, %v", set, ds)
+	pool := poolFor(pools.Plugin{Name: "a", Path: rel}, pools.Plugin{Name: "b", Path: rel})
+	pool.Nodes[1].Runtime = "b"
+	set, ds := host.Start(context.Background(), pool, host.Options{WorkDir: work})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
 	}
+	defer set.Close()
+	var serves []string
+	for _, info := range set.Plugins() {
+		serves = append(serves, info.Name+": "+strings.Join(info.Targets, ", "))
+	}
+	if want := []string{`a: node "n1", gateway`, `b: node "n2"`}; !reflect.DeepEqual(serves, want) {
+		t.Errorf("targets = %q, want %q", serves, want)
+	}
+}
+
+// TestTargetsNeedTheirKinds reports, at the attribute that names the
+// plugin, a target whose plugin is not declared or does not handle the
+// kinds the target needs.
+func TestTargetsNeedTheirKinds(t *testing.T) {
+	routesOnly := &observer{kinds: sdk.GatewayKinds}
+	env, _ := json.Marshal(map[string]json.RawMessage{"routes": serveDebug(t, "routes", routesOnly)})
+	t.Setenv(sdk.ReattachEnv, string(env))
+	pool := poolFor(pools.Plugin{Name: "routes"})
+	pool.Nodes[1].Runtime = "llama"
+	_, ds := host.Start(context.Background(), pool, host.Options{})
+	var got []string
 	for _, d := range ds {
-		if !strings.HasPrefix(d.Message, `plugins "a" and "b" both declare step kind`) || !reflect.DeepEqual(d.Path, pools.Path{"plugin", "b"}) {
-			t.Errorf("diagnostic = %+v", d)
+		if d.Severity == pools.Error {
+			got = append(got, d.Path.String()+": "+d.Message)
 		}
+	}
+	want := []string{
+		`node.n1.runtime: node "n1" needs a plugin that handles prefetch, start, residency, drain, stop steps, but plugin "routes" does not handle prefetch, start, residency, drain, stop`,
+		`node.n2.runtime: node "n2" names plugin "llama", which the pool does not declare; add plugin "llama" { ... } or leave it unset for the built-in "sim"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors = %q\nwant %q", got, want)
 	}
 }
 
@@ -299,7 +345,7 @@ func TestPluginPath(t *testing.T) {
 		t.Errorf("found %s", got)
 	}
 
-	_, ds := host.Start(context.Background(), []pools.Plugin{{Name: "nowhere"}}, host.Options{WorkDir: work})
+	_, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "nowhere"}), host.Options{WorkDir: work})
 	if len(ds) != 1 || !strings.Contains(ds[0].Message, `plugin "nowhere" not found: no file poolc-plugin-nowhere in `+want[0]+", "+empty+", "+dir) {
 		t.Errorf("a missing plugin = %v", ds)
 	}
@@ -314,11 +360,27 @@ func TestNotAPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr syncbuf.Buffer
-	set, ds := host.Start(context.Background(), []pools.Plugin{{Name: "broken"}}, host.Options{PluginPath: []string{dir}, Stderr: &stderr})
+	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "broken"}), host.Options{PluginPath: []string{dir}, Stderr: &stderr})
 	if set != nil || len(ds) != 1 || ds[0].Message != "plugin broken did not start: exit status 3" {
 		t.Errorf("Start = %v, %v", set, ds)
 	}
 	if got := stderr.String(); got != "broken: cannot read my config\n" {
 		t.Errorf("stderr = %q", got)
+	}
+}
+
+// TestOtherProtocolRefused starts a plugin that speaks protocol version 1
+// (its handshake says so): it is refused, saying which version it speaks
+// and which poolc speaks.
+func TestOtherProtocolRefused(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, host.BinaryName("old"))
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '1|1|tcp|127.0.0.1:1|grpc'\nsleep 5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "old"}), host.Options{PluginPath: []string{dir}})
+	want := "plugin old speaks actuator protocol 1, but this poolc speaks protocol 2; rebuild the plugin with a poolc SDK of protocol 2 (see docs/PLUGINS.md)"
+	if set != nil || len(ds) != 1 || ds[0].Message != want || !reflect.DeepEqual(ds[0].Path, pools.Path{"plugin", "old"}) {
+		t.Errorf("Start = %v, %+v\nwant %q", set, ds, want)
 	}
 }

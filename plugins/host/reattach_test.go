@@ -15,15 +15,15 @@ import (
 )
 
 // observer is an in-process actuator that declares kinds and observes a
-// fixed fleet.
+// fixed fleet, of which it says it observes the parts in observes.
 type observer struct {
-	kinds   []sdk.StepKind
-	fleet   sdk.Fleet
-	managed []string
+	kinds    []sdk.StepKind
+	fleet    sdk.Fleet
+	observes []string
 }
 
 func (o *observer) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
-	return sdk.DescribeResponse{Name: "observer", Version: "2.0.0", StepKinds: o.kinds}
+	return sdk.DescribeResponse{Name: "observer", Version: "2.0.0", StepKinds: o.kinds, Capabilities: sdk.Capabilities{Observes: o.observes}}
 }
 
 func (o *observer) Configure(context.Context, sdk.ConfigureRequest) sdk.ConfigureResponse {
@@ -31,7 +31,7 @@ func (o *observer) Configure(context.Context, sdk.ConfigureRequest) sdk.Configur
 }
 
 func (o *observer) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
-	return sdk.ObserveResponse{Fleet: o.fleet, Managed: o.managed}
+	return sdk.ObserveResponse{Fleet: o.fleet}
 }
 
 func (o *observer) Apply(context.Context, sdk.ApplyRequest, sdk.ProgressFunc) sdk.ApplyResponse {
@@ -68,28 +68,32 @@ func serveDebug(t *testing.T, name string, impl sdk.Actuator) json.RawMessage {
 	return entry[name]
 }
 
-// TestReattachAndObserve reattaches to plugins served in this process, and
-// merges what they observe.
+func lane(name, node string) sdk.Lane { return sdk.Lane{Name: name, Node: sdk.Node{Name: node}} }
+
+// TestReattachAndObserve reattaches to plugins served in this process and
+// lays what they observe over a state: each plugin speaks only for its own
+// targets and for the parts of a fleet it says it observes.
 func TestReattachAndObserve(t *testing.T) {
 	lanes := &observer{
-		kinds:   []sdk.StepKind{pools.StepStart},
-		fleet:   sdk.Fleet{Lanes: []pools.LaneState{{Name: "b", Node: "n1"}, {Name: "a", Node: "n2"}}, Routes: []pools.Route{{Alias: "ignored", Lane: "cloud"}}},
-		managed: []string{"lanes"},
+		kinds:    sdk.RuntimeKinds,
+		fleet:    sdk.Fleet{Lanes: []sdk.Lane{lane("b", "n1"), lane("a", "n2"), lane("elsewhere", "n9")}, Routes: []sdk.Route{{Alias: "ignored", Lane: sdk.LaneEndpoint{Lane: "cloud"}}}},
+		observes: []string{sdk.ObserveLanes},
 	}
 	routes := &observer{
-		kinds:   []sdk.StepKind{pools.StepRoute},
-		fleet:   sdk.Fleet{Routes: []pools.Route{{Alias: "chat", Lane: "a", Node: "n2"}}, Lanes: []pools.LaneState{{Name: "ignored", Node: "n9"}}},
-		managed: []string{"routes"},
+		kinds:    sdk.GatewayKinds,
+		fleet:    sdk.Fleet{Routes: []sdk.Route{{Alias: "chat", Lane: sdk.LaneEndpoint{Lane: "a", Node: "n2"}}}, Lanes: []sdk.Lane{lane("ignored", "n1")}},
+		observes: []string{sdk.ObserveRoutes},
 	}
 	env, _ := json.Marshal(map[string]json.RawMessage{
 		"lanes":  serveDebug(t, "lanes", lanes),
 		"routes": serveDebug(t, "routes", routes),
-		"absent": serveDebug(t, "absent", &observer{kinds: []sdk.StepKind{pools.StepStop}}),
+		"absent": serveDebug(t, "absent", &observer{kinds: []sdk.StepKind{sdk.KindStop}}),
 	})
 	t.Setenv(sdk.ReattachEnv, string(env))
 
-	decls := []pools.Plugin{{Name: "lanes", SHA256: strings.Repeat("0", 64)}, {Name: "routes"}}
-	set, ds := host.Start(context.Background(), decls, host.Options{})
+	pool := poolFor(pools.Plugin{Name: "lanes", SHA256: strings.Repeat("0", 64)}, pools.Plugin{Name: "routes"})
+	pool.Gateway = "routes"
+	set, ds := host.Start(context.Background(), pool, host.Options{})
 	if ds.HasErrors() {
 		t.Fatal(ds.Err())
 	}
@@ -109,29 +113,41 @@ func TestReattachAndObserve(t *testing.T) {
 		t.Errorf("Plugins = %+v", got)
 	}
 
-	fleet, managed, ds := set.Observe(context.Background())
+	obs, ds := set.Observe(context.Background())
+	fleet := pools.Fleet{
+		Lanes:   []pools.LaneState{{Name: "gone", Node: "n1"}, {Name: "kept", Node: "n9"}},
+		Routes:  []pools.Route{{Alias: "chat", Lane: "cloud"}},
+		Members: []pools.MemberState{{PodPool: "jobs", Context: "k3d-a"}},
+	}
+	drift := obs.Refresh(&fleet)
 	want := pools.Fleet{
 		Nodes:      []pools.NodeState{},
-		Lanes:      []pools.LaneState{{Name: "a", Node: "n2"}, {Name: "b", Node: "n1"}},
+		Lanes:      []pools.LaneState{{Name: "a", Node: "n2"}, {Name: "b", Node: "n1"}, {Name: "kept", Node: "n9"}},
 		Routes:     []pools.Route{{Alias: "chat", Lane: "a", Node: "n2"}},
 		Prefetched: []pools.Prefetch{},
-		Members:    []pools.MemberState{},
+		Members:    []pools.MemberState{{PodPool: "jobs", Context: "k3d-a"}},
 	}
-	if len(ds) != 0 || !reflect.DeepEqual(fleet, want) || !reflect.DeepEqual(managed, map[string]bool{"lanes": true, "routes": true}) {
-		t.Errorf("Observe = %+v, %v, %v\nwant %+v", fleet, managed, ds, want)
+	wantDrift := []host.Drift{
+		{Plugin: "lanes", What: `lane "a" on "n2" appeared`},
+		{Plugin: "lanes", What: `lane "b" on "n1" appeared`},
+		{Plugin: "lanes", What: `lane "gone" on "n1" is gone`},
+		{Plugin: "routes", What: `route of alias "chat" changed: now {"alias":"chat","lane":"a","node":"n2"}, was {"alias":"chat","lane":"cloud"}`},
+	}
+	if len(ds) != 0 || !reflect.DeepEqual(fleet, want) || !reflect.DeepEqual(drift, wantDrift) {
+		t.Errorf("Observe = %+v, %v\nwant %+v\ndrift %q\nwant  %q", fleet, ds, want, drift, wantDrift)
 	}
 
-	// Two plugins may not manage one list, nor one poolc does not know.
-	routes.managed = []string{"routes", "lanes", "gpus"}
-	_, _, ds = set.Observe(context.Background())
+	// A part of a fleet poolc does not know is an error.
+	routes.observes = []string{"routes", "gpus"}
+	set.Close()
+	set, _ = host.Start(context.Background(), pool, host.Options{})
+	defer set.Close()
+	_, ds = set.Observe(context.Background())
 	var got []string
 	for _, d := range ds {
 		got = append(got, d.Message)
 	}
-	wantErrs := []string{
-		`plugins "lanes" and "routes" both say they manage the fleet's lanes; only one may`,
-		`plugin "routes" says it manages "gpus", which is not a part of the fleet (nodes, lanes, routes, prefetched, members)`,
-	}
+	wantErrs := []string{`plugin "routes" says it observes "gpus", which is not a part of a fleet (nodes, lanes, prefetched, routes, members, images)`}
 	if !reflect.DeepEqual(got, wantErrs) {
 		t.Errorf("Observe errors = %q\nwant %q", got, wantErrs)
 	}

@@ -24,7 +24,7 @@ func (p *running) current(ctx context.Context) (sdk.Actuator, sdk.Diagnostics) {
 	if p.cmd == nil || !p.client.Exited() {
 		return p.act, nil
 	}
-	fresh, ds := start(ctx, p.decl, p.opts, nil, p.out)
+	fresh, ds := start(ctx, p.pool, p.decl, p.opts, nil, p.out)
 	if fresh == nil {
 		msg := fmt.Sprintf("plugin %s died and could not be started again", p.info.Name)
 		for _, d := range ds {

@@ -18,7 +18,8 @@ import (
 
 // TestWebhookExample builds the example third-party plugin from its own
 // module, finds it on the plugin path, pins it, and applies steps through
-// it against a real HTTP server.
+// it against a real HTTP server, which receives each step as the SDK's
+// JSON.
 func TestWebhookExample(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, host.BinaryName("webhook"))
@@ -49,23 +50,21 @@ func TestWebhookExample(t *testing.T) {
 		Name:   "webhook",
 		SHA256: sum,
 		Config: map[string]any{"url": srv.URL + "/steps", "headers": map[string]any{"X-Token": "secret"}, "timeout_seconds": 5},
-	}}, host.Options{Pool: "lab", PluginPath: []string{dir}})
-	if got := set.Plugins()[0]; got.Path != bin || got.SHA256 != sum || !reflect.DeepEqual(got.Kinds, pools.StepKinds) {
+	}}, host.Options{PluginPath: []string{dir}})
+	if got := set.Plugins()[0]; got.Path != bin || got.SHA256 != sum || !reflect.DeepEqual(got.Kinds, sdk.AllStepKinds()) {
 		t.Errorf("Plugins = %+v", got)
 	}
-	fleet, managed, ds := set.Observe(context.Background())
-	if len(ds) != 0 || len(managed) != 0 || len(fleet.Lanes)+len(fleet.Routes)+len(fleet.Nodes)+len(fleet.Members)+len(fleet.Prefetched) != 0 {
-		t.Errorf("Observe = %+v, %v", fleet, ds)
+	obs, ds := set.Observe(context.Background())
+	fleet := pools.Fleet{Lanes: []pools.LaneState{{Name: "kept", Node: "n1"}}}
+	if drift := obs.Refresh(&fleet); len(ds) != 0 || len(drift) != 0 || len(fleet.Lanes) != 1 {
+		t.Errorf("Observe = %+v, %v, %v: a plugin that observes nothing changed the state", fleet, drift, ds)
 	}
 
-	act, _, ok := set.For(pools.StepStart)
+	act, ok := set.Plugin("webhook")
 	if !ok {
-		t.Fatal("no plugin for start")
+		t.Fatal("no plugin webhook")
 	}
-	step := sdk.Step{
-		ID: "start-chat@n1", Kind: pools.StepStart, Target: "chat", Node: "n1", DependsOn: []string{}, Reason: "new lane",
-		Lane: &pools.LaneState{Name: "chat", Node: "n1", Model: "qwen", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30},
-	}
+	step := sdktest.Sample(sdk.KindStart)
 	for _, tc := range []struct {
 		name      string
 		answer    answer

@@ -30,8 +30,9 @@ func (e *JobsRunningError) Error() string {
 	if n := len(e.Jobs) - len(shown); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	return fmt.Sprintf("member %s: %d Jobs still run in namespace %s (%s%s); let them finish, or remove the member with drain",
-		e.Context, len(e.Jobs), e.Namespace, strings.Join(shown, ", "), more)
+	// Remove names the member (Context) in front of this.
+	return fmt.Sprintf("%d Jobs still run in namespace %s (%s%s); let them finish, or remove the member with drain",
+		len(e.Jobs), e.Namespace, strings.Join(shown, ", "), more)
 }
 
 // RemoveOptions says how to remove a member.
@@ -48,8 +49,9 @@ type RemoveOptions struct {
 // pool, and the namespace when poolc made it (then it waits until the
 // namespace controller has deleted it, and everything in it). While Jobs
 // that have not finished are in the namespace it refuses with a
-// *JobsRunningError, unless opts.Drain; draining deletes the pool's Jobs
-// (and, through the namespace, any other Job in a namespace poolc made).
+// *JobsRunningError, unless opts.Drain, which deletes them: in a namespace
+// poolc made that is every Job there (deleting the namespace would take
+// them anyway), elsewhere only the Jobs labelled as the pool's.
 func (k *Kubeconfig) Remove(ctx context.Context, m Member, opts RemoveOptions) (Result, error) {
 	var r Result
 	cs, err := k.Client(ctx, m.Context)
@@ -69,7 +71,13 @@ func remove(ctx context.Context, cs kubernetes.Interface, m Member, opts RemoveO
 		return fmt.Errorf("namespace %s: %w", m.Namespace, err)
 	}
 	if !nsGone {
-		running, err := RunningJobs(ctx, cs, m.Namespace)
+		// Deleting a namespace poolc made deletes every Job in it; in one
+		// it did not make, only the pool's Jobs are its business.
+		selector := LabelPodPool + "=" + m.Pool
+		if ours(ns.Labels, m.Pool) {
+			selector = ""
+		}
+		running, err := RunningJobs(ctx, cs, m.Namespace, selector)
 		if err != nil {
 			return err
 		}
@@ -82,7 +90,7 @@ func remove(ctx context.Context, cs kubernetes.Interface, m Member, opts RemoveO
 			bg := metav1.DeletePropagationBackground
 			err := cs.BatchV1().Jobs(m.Namespace).DeleteCollection(ctx,
 				metav1.DeleteOptions{PropagationPolicy: &bg},
-				metav1.ListOptions{LabelSelector: LabelPodPool + "=" + m.Pool})
+				metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				return fmt.Errorf("drain Jobs of %s: %w", m.Namespace, err)
 			}
@@ -147,10 +155,11 @@ func waitNamespaceGone(ctx context.Context, cs kubernetes.Interface, name string
 	}
 }
 
-// RunningJobs lists the names of the Jobs in the namespace that have not
-// finished (no Complete or Failed condition), sorted.
-func RunningJobs(ctx context.Context, cs kubernetes.Interface, namespace string) ([]string, error) {
-	jobs, err := cs.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{})
+// RunningJobs lists the names of the Jobs in the namespace that match
+// the label selector ("" matches all) and have not finished (no Complete
+// or Failed condition), sorted.
+func RunningJobs(ctx context.Context, cs kubernetes.Interface, namespace, selector string) ([]string, error) {
+	jobs, err := cs.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, fmt.Errorf("list Jobs of %s: %w", namespace, err)
 	}

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"poolc.dev/poolc/plugins/proto/actuatorv1"
+	"poolc.dev/poolc/plugins/proto/actuatorv2"
 )
 
 // The two gRPC adapters: server (an Actuator behind the generated
@@ -22,14 +21,14 @@ import (
 
 // server serves an Actuator over gRPC.
 type server struct {
-	actuatorv1.UnimplementedActuatorServer
+	actuatorv2.UnimplementedActuatorServer
 	impl Actuator
 
 	mu    sync.Mutex
 	kinds []StepKind // from the last Describe, nil before the first
 }
 
-var _ actuatorv1.ActuatorServer = (*server)(nil)
+var _ actuatorv2.ActuatorServer = (*server)(nil)
 
 func newServer(impl Actuator) *server { return &server{impl: impl} }
 
@@ -76,66 +75,54 @@ func (s *server) declared(ctx context.Context) []StepKind {
 
 // Describe answers with the plugin's Describe, and remembers the kinds it
 // declares for Apply's check.
-func (s *server) Describe(ctx context.Context, _ *actuatorv1.DescribeRequest) (*actuatorv1.DescribeResponse, error) {
+func (s *server) Describe(ctx context.Context, _ *actuatorv2.DescribeRequest) (*actuatorv2.DescribeResponse, error) {
 	resp := s.describe(ctx)
-	kinds := make([]string, len(resp.StepKinds))
-	for i, k := range resp.StepKinds {
-		kinds[i] = string(k)
-	}
-	return &actuatorv1.DescribeResponse{
+	return &actuatorv2.DescribeResponse{
 		Name:         resp.Name,
 		Version:      resp.Version,
-		StepKinds:    kinds,
+		StepKinds:    kindsToProto(resp.StepKinds),
 		ConfigSchema: resp.ConfigSchema,
+		Capabilities: &actuatorv2.Capabilities{Observes: resp.Capabilities.Observes, ApplyObserves: resp.Capabilities.ApplyObserves},
 		Diagnostics:  toProto(resp.Diagnostics),
 	}, nil
 }
 
 // Configure passes the configuration to the plugin.
-func (s *server) Configure(ctx context.Context, req *actuatorv1.ConfigureRequest) (*actuatorv1.ConfigureResponse, error) {
+func (s *server) Configure(ctx context.Context, req *actuatorv2.ConfigureRequest) (*actuatorv2.ConfigureResponse, error) {
 	var resp ConfigureResponse
-	r := ConfigureRequest{Pool: req.GetPool(), ConfigJSON: req.GetConfigJson(), WorkDir: req.GetWorkDir()}
+	r := ConfigureRequest{Pool: req.GetPool(), ConfigJSON: req.GetConfigJson(), WorkDir: req.GetWorkDir(), Inventory: inventoryFromProto(req.GetInventory())}
 	if ds := protect("Configure", func() { resp = s.impl.Configure(ctx, r) }); ds != nil {
 		resp = ConfigureResponse{Diagnostics: ds}
 	}
-	return &actuatorv1.ConfigureResponse{Diagnostics: toProto(resp.Diagnostics)}, nil
+	return &actuatorv2.ConfigureResponse{Diagnostics: toProto(resp.Diagnostics)}, nil
 }
 
-// Observe answers with the plugin's fleet as JSON.
-func (s *server) Observe(ctx context.Context, _ *actuatorv1.ObserveRequest) (*actuatorv1.ObserveResponse, error) {
+// Observe answers with the plugin's fleet.
+func (s *server) Observe(ctx context.Context, _ *actuatorv2.ObserveRequest) (*actuatorv2.ObserveResponse, error) {
 	var resp ObserveResponse
 	if ds := protect("Observe", func() { resp = s.impl.Observe(ctx, ObserveRequest{}) }); ds != nil {
 		resp = ObserveResponse{Diagnostics: ds}
 	}
-	fleet, err := json.Marshal(resp.Fleet)
-	if err != nil {
-		resp.Diagnostics = append(resp.Diagnostics, Diagnostic{Severity: Error, Summary: "plugin could not encode its fleet: " + err.Error()})
-		fleet = []byte("{}")
-	}
-	return &actuatorv1.ObserveResponse{FleetJson: fleet, Managed: resp.Managed, Diagnostics: toProto(resp.Diagnostics)}, nil
+	return &actuatorv2.ObserveResponse{Fleet: fleetToProto(&resp.Fleet), Diagnostics: toProto(resp.Diagnostics)}, nil
 }
 
 // Apply streams the plugin's progress, then its result.
-func (s *server) Apply(req *actuatorv1.ApplyRequest, stream actuatorv1.Actuator_ApplyServer) error {
+func (s *server) Apply(req *actuatorv2.ApplyRequest, stream actuatorv2.Actuator_ApplyServer) error {
 	ctx := stream.Context()
-	resp := s.apply(ctx, req.GetStepJson(), func(p Progress) error {
-		return stream.Send(&actuatorv1.ApplyEvent{Event: &actuatorv1.ApplyEvent_Progress{
-			Progress: &actuatorv1.Progress{Message: p.Message, Fraction: p.Fraction},
+	resp := s.apply(ctx, stepFromProto(req.GetStep()), func(p Progress) error {
+		return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Progress{
+			Progress: &actuatorv2.Progress{Message: p.Message, Fraction: p.Fraction},
 		}})
 	})
-	return stream.Send(&actuatorv1.ApplyEvent{Event: &actuatorv1.ApplyEvent_Result{
-		Result: &actuatorv1.Result{Retryable: resp.Retryable, Diagnostics: toProto(resp.Diagnostics)},
+	return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Result{
+		Result: &actuatorv2.Result{Retryable: resp.Retryable, Diagnostics: toProto(resp.Diagnostics), Observed: fleetToProto(resp.Observed)},
 	}})
 }
 
-// apply decodes and checks the step, then runs the plugin's Apply with a
+// apply checks the step's kind, then runs the plugin's Apply with a
 // progress function that sends through send, one report at a time, and
 // drops reports made after Apply returned.
-func (s *server) apply(ctx context.Context, stepJSON []byte, send func(Progress) error) ApplyResponse {
-	var step Step
-	if err := json.Unmarshal(stepJSON, &step); err != nil {
-		return ApplyResponse{Diagnostics: Errorf(nil, "plugin could not read the step: "+err.Error())}
-	}
+func (s *server) apply(ctx context.Context, step Step, send func(Progress) error) ApplyResponse {
 	if kinds := s.declared(ctx); !slices.Contains(kinds, step.Kind) {
 		return ApplyResponse{Diagnostics: Diagnostics{{
 			Severity: Error,
@@ -167,7 +154,7 @@ func (s *server) apply(ctx context.Context, stepJSON []byte, send func(Progress)
 
 // client is an Actuator that calls a plugin over gRPC.
 type client struct {
-	rpc    actuatorv1.ActuatorClient
+	rpc    actuatorv2.ActuatorClient
 	failed func(method string, err error) Diagnostics
 }
 
@@ -175,26 +162,23 @@ var _ Actuator = (*client)(nil)
 
 // Describe asks the plugin who it is.
 func (c *client) Describe(ctx context.Context, _ DescribeRequest) DescribeResponse {
-	resp, err := c.rpc.Describe(ctx, &actuatorv1.DescribeRequest{})
+	resp, err := c.rpc.Describe(ctx, &actuatorv2.DescribeRequest{})
 	if err != nil {
 		return DescribeResponse{Diagnostics: c.failed("Describe", err)}
-	}
-	kinds := make([]StepKind, len(resp.GetStepKinds()))
-	for i, k := range resp.GetStepKinds() {
-		kinds[i] = StepKind(k)
 	}
 	return DescribeResponse{
 		Name:         resp.GetName(),
 		Version:      resp.GetVersion(),
-		StepKinds:    kinds,
+		StepKinds:    kindsFromProto(resp.GetStepKinds()),
 		ConfigSchema: resp.GetConfigSchema(),
+		Capabilities: Capabilities{Observes: resp.GetCapabilities().GetObserves(), ApplyObserves: resp.GetCapabilities().GetApplyObserves()},
 		Diagnostics:  fromProto(resp.GetDiagnostics()),
 	}
 }
 
 // Configure sends the plugin its configuration.
 func (c *client) Configure(ctx context.Context, req ConfigureRequest) ConfigureResponse {
-	resp, err := c.rpc.Configure(ctx, &actuatorv1.ConfigureRequest{Pool: req.Pool, ConfigJson: req.ConfigJSON, WorkDir: req.WorkDir})
+	resp, err := c.rpc.Configure(ctx, &actuatorv2.ConfigureRequest{Pool: req.Pool, ConfigJson: req.ConfigJSON, WorkDir: req.WorkDir, Inventory: inventoryToProto(req.Inventory)})
 	if err != nil {
 		return ConfigureResponse{Diagnostics: c.failed("Configure", err)}
 	}
@@ -203,15 +187,13 @@ func (c *client) Configure(ctx context.Context, req ConfigureRequest) ConfigureR
 
 // Observe asks the plugin what it sees and decodes its fleet.
 func (c *client) Observe(ctx context.Context, _ ObserveRequest) ObserveResponse {
-	resp, err := c.rpc.Observe(ctx, &actuatorv1.ObserveRequest{})
+	resp, err := c.rpc.Observe(ctx, &actuatorv2.ObserveRequest{})
 	if err != nil {
 		return ObserveResponse{Diagnostics: c.failed("Observe", err)}
 	}
-	out := ObserveResponse{Managed: resp.GetManaged(), Diagnostics: fromProto(resp.GetDiagnostics())}
-	if data := resp.GetFleetJson(); len(data) > 0 {
-		if err := json.Unmarshal(data, &out.Fleet); err != nil {
-			out.Diagnostics = append(out.Diagnostics, Diagnostic{Severity: Error, Summary: "plugin sent a fleet poolc cannot read: " + err.Error()})
-		}
+	out := ObserveResponse{Diagnostics: fromProto(resp.GetDiagnostics())}
+	if f := fleetFromProto(resp.GetFleet()); f != nil {
+		out.Fleet = *f
 	}
 	return out
 }
@@ -219,15 +201,11 @@ func (c *client) Observe(ctx context.Context, _ ObserveRequest) ObserveResponse 
 // Apply has the plugin carry out one step, passing its progress reports
 // to progress (which may be nil) as they arrive.
 func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressFunc) ApplyResponse {
-	step, err := json.Marshal(req.Step)
-	if err != nil {
-		return ApplyResponse{Diagnostics: Errorf(nil, "poolc could not encode step "+req.Step.ID+": "+err.Error())}
-	}
 	// The stream is cancelled when Apply returns, so a plugin that sent a
 	// result and then kept the stream open is not waited for.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.rpc.Apply(ctx, &actuatorv1.ApplyRequest{StepJson: step})
+	stream, err := c.rpc.Apply(ctx, &actuatorv2.ApplyRequest{Step: stepToProto(req.Step)})
 	if err != nil {
 		return ApplyResponse{Diagnostics: c.failed("Apply", err)}
 	}
@@ -240,41 +218,41 @@ func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressF
 			return ApplyResponse{Diagnostics: c.failed("Apply", err)}
 		}
 		switch e := ev.GetEvent().(type) {
-		case *actuatorv1.ApplyEvent_Progress:
+		case *actuatorv2.ApplyEvent_Progress:
 			if progress != nil {
 				progress(Progress{Message: e.Progress.GetMessage(), Fraction: e.Progress.GetFraction()})
 			}
-		case *actuatorv1.ApplyEvent_Result:
-			return ApplyResponse{Retryable: e.Result.GetRetryable(), Diagnostics: fromProto(e.Result.GetDiagnostics())}
+		case *actuatorv2.ApplyEvent_Result:
+			return ApplyResponse{Retryable: e.Result.GetRetryable(), Diagnostics: fromProto(e.Result.GetDiagnostics()), Observed: fleetFromProto(e.Result.GetObserved())}
 		}
 	}
 }
 
-func toProto(ds Diagnostics) []*actuatorv1.Diagnostic {
+func toProto(ds Diagnostics) []*actuatorv2.Diagnostic {
 	if len(ds) == 0 {
 		return nil
 	}
-	out := make([]*actuatorv1.Diagnostic, len(ds))
+	out := make([]*actuatorv2.Diagnostic, len(ds))
 	for i, d := range ds {
-		sev := actuatorv1.Severity_SEVERITY_ERROR
+		sev := actuatorv2.Severity_SEVERITY_ERROR
 		if d.Severity == Warning {
-			sev = actuatorv1.Severity_SEVERITY_WARNING
+			sev = actuatorv2.Severity_SEVERITY_WARNING
 		}
-		out[i] = &actuatorv1.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.Path}
+		out[i] = &actuatorv2.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.Path}
 	}
 	return out
 }
 
 // fromProto reads diagnostics; any severity but warning is an error, so a
 // severity left unset or unknown to this poolc still fails the call.
-func fromProto(ds []*actuatorv1.Diagnostic) Diagnostics {
+func fromProto(ds []*actuatorv2.Diagnostic) Diagnostics {
 	if len(ds) == 0 {
 		return nil
 	}
 	out := make(Diagnostics, len(ds))
 	for i, d := range ds {
 		sev := Error
-		if d.GetSeverity() == actuatorv1.Severity_SEVERITY_WARNING {
+		if d.GetSeverity() == actuatorv2.Severity_SEVERITY_WARNING {
 			sev = Warning
 		}
 		out[i] = Diagnostic{Severity: sev, Summary: d.GetSummary(), Detail: d.GetDetail(), Path: d.GetAttributePath()}

@@ -16,7 +16,6 @@ import (
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
-	"poolc.dev/poolc/pools"
 )
 
 // fake is an actuator whose answers the tests choose. Apply of a "stop"
@@ -42,7 +41,8 @@ func (f *fake) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeRespon
 	return sdk.DescribeResponse{
 		Name:         "fake",
 		Version:      "1.2.3",
-		StepKinds:    []sdk.StepKind{pools.StepStart, pools.StepStop, pools.StepDrain},
+		StepKinds:    []sdk.StepKind{sdk.KindStart, sdk.KindResidency, sdk.KindStop, sdk.KindDrain},
+		Capabilities: sdk.Capabilities{Observes: []string{sdk.ObserveLanes, sdk.ObserveRoutes}, ApplyObserves: true},
 		ConfigSchema: "url: string",
 		Diagnostics:  sdk.Diagnostics{{Severity: sdk.Warning, Summary: "fake is fake", Detail: "only for tests"}},
 	}
@@ -63,17 +63,19 @@ func (f *fake) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Config
 func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	return sdk.ObserveResponse{
 		Fleet: sdk.Fleet{
-			Lanes:  []pools.LaneState{{Name: "chat", Node: "n1", Model: "m", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30, Loaded: true}},
-			Routes: []pools.Route{{Alias: "chat", Lane: "chat", Node: "n1"}},
+			Nodes:      []sdk.NodeStatus{{Name: "n1", MemoryTotalGB: 128, MemoryFreeGB: 90}, {Name: "n2", Down: true}},
+			Lanes:      []sdk.Lane{{Name: "chat", Node: node, Model: model, Port: 8081, Aliases: []string{"chat"}, Residency: sdk.KeepWarm, Loaded: true}},
+			Routes:     []sdk.Route{{Alias: "chat", Lane: sdk.LaneEndpoint{Lane: "chat", Node: "n1", Address: "n1.lan", Port: 8081}}},
+			Prefetched: []sdk.Prefetched{{Node: "n1", Model: model}},
+			Members:    []sdk.Member{member},
 		},
-		Managed: []string{"lanes", "routes"},
 	}
 }
 
 func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
 	f.applied <- req.Step
 	switch req.Step.Kind {
-	case pools.StepStop:
+	case sdk.KindStop:
 		progress(sdk.Progress{Message: "stopping", Fraction: -1})
 		<-ctx.Done()
 		f.cancelled <- struct{}{}
@@ -86,8 +88,17 @@ func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Pro
 		progress(sdk.Progress{Message: fmt.Sprintf("part %d", i), Fraction: float64(i) / 5})
 	}
 	f.progress <- progress
-	return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}}}
+	return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}},
+		Observed: &sdk.Fleet{Lanes: []sdk.Lane{*req.Step.Lane}}}
 }
+
+// The detail a step and an inventory carry, every field set, so the round
+// trips show that none is lost on the wire.
+var (
+	node   = sdk.Node{Name: "n1", Address: "n1.lan", SSHUser: "ops", SSHPort: 2222, KubeContext: "k3d-n1", MemoryGB: 128, BudgetGB: 120, Labels: map[string]string{"gpu": "gb10"}}
+	model  = sdk.Model{Name: "m", Path: "/models/m.gguf", Source: "https://models.example/m.gguf", SHA256: strings.Repeat("ab", 32), SizeGB: 17, MemoryGB: 30, Args: []string{"--ctx-size", "8192"}}
+	member = sdk.Member{PodPool: "jobs", Context: "k3d-a", Priority: 1, SSHHost: "a.lan", Capacity: 4, Registry: "registry.a:5000", Namespace: "jobs", PodMemoryGB: 2, Image: "img@sha256:" + strings.Repeat("cd", 32)}
+)
 
 // connect serves impl over a real gRPC connection and returns the client
 // side Actuator.
@@ -115,7 +126,12 @@ func TestDescribeRoundTrip(t *testing.T) {
 func TestConfigureRoundTrip(t *testing.T) {
 	f := newFake()
 	act := connect(t, f)
-	req := sdk.ConfigureRequest{Pool: "lab", ConfigJSON: []byte(`{"url":"http://x"}`), WorkDir: "/etc/pools"}
+	req := sdk.ConfigureRequest{Pool: "lab", ConfigJSON: []byte(`{"url":"http://x"}`), WorkDir: "/etc/pools", Inventory: sdk.Inventory{
+		Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
+		Lanes:   []sdk.LaneSpec{{Name: "chat", Model: "m", Port: 8081, Aliases: []string{"chat", "default"}, Residency: sdk.Preferred}},
+		Gateway: true, Aliases: []sdk.AliasSpec{{Name: "chat", Lane: "chat", Fallbacks: []string{"cloud"}}},
+		Members: []sdk.Member{member},
+	}}
 	resp := act.Configure(context.Background(), req)
 	if got := <-f.configured; !reflect.DeepEqual(got, req) {
 		t.Errorf("plugin got %+v, want %+v", got, req)
@@ -143,9 +159,8 @@ func TestApplyStreamsProgressInOrder(t *testing.T) {
 	f := newFake()
 	act := connect(t, f)
 	step := sdk.Step{
-		ID: "start-chat@n1", Kind: pools.StepStart, Target: "chat", Node: "n1", DependsOn: []string{"prefetch-m@n1"},
-		Reason: "new lane", Estimate: pools.Estimate{Seconds: 12, MemoryGB: 30},
-		Lane: &pools.LaneState{Name: "chat", Node: "n1", Model: "m", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30},
+		ID: "start-chat@n1", Kind: sdk.KindResidency, Target: "chat", Reason: "new lane", From: sdk.OnDemand,
+		Lane: &sdk.Lane{Name: "chat", Node: node, Model: model, Port: 8081, Aliases: []string{"chat"}, Residency: sdk.KeepWarm},
 	}
 	var got []string
 	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: step}, func(p sdk.Progress) {
@@ -160,7 +175,8 @@ func TestApplyStreamsProgressInOrder(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("progress = %q, want %q", got, want)
 	}
-	wantResp := sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}}}
+	wantResp := sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}},
+		Observed: &sdk.Fleet{Lanes: []sdk.Lane{*step.Lane}}}
 	if !reflect.DeepEqual(resp, wantResp) {
 		t.Errorf("Apply = %+v, want %+v", resp, wantResp)
 	}
@@ -173,7 +189,7 @@ func TestApplyCancel(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan sdk.ApplyResponse)
 	go func() {
-		done <- act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: pools.StepStop}}, func(sdk.Progress) { close(started) })
+		done <- act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-chat@n1", Kind: sdk.KindStop, Lane: &sdk.Lane{Name: "chat", Node: node}}}, func(sdk.Progress) { close(started) })
 	}()
 	<-started
 	cancel()
@@ -195,7 +211,7 @@ func TestApplyCancel(t *testing.T) {
 func TestApplyRefusesUndeclaredKind(t *testing.T) {
 	f := newFake()
 	act := connect(t, f)
-	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "route-chat", Kind: pools.StepRoute}}, nil)
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "route-chat", Kind: sdk.KindRoute, Route: &sdk.RouteChange{Alias: "chat", From: &sdk.LaneEndpoint{Lane: "cloud"}, To: &sdk.LaneEndpoint{Lane: "chat", Node: "n1", Address: "n1.lan", Port: 8081}}}}, nil)
 	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, `does not carry out "route" steps`) {
 		t.Errorf("Apply = %+v", resp)
 	}
@@ -206,7 +222,7 @@ func TestApplyRefusesUndeclaredKind(t *testing.T) {
 
 func TestApplyPanicBecomesDiagnostic(t *testing.T) {
 	act := connect(t, newFake())
-	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "drain-chat@n1", Kind: pools.StepDrain, Target: "panic"}}, nil)
+	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "drain-chat@n1", Kind: sdk.KindDrain, Target: "panic", Lane: &sdk.Lane{Name: "chat", Node: node}}}, nil)
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin panicked in Apply: target is broken" {
 		t.Fatalf("Apply = %+v", resp)
 	}

@@ -3,13 +3,11 @@ package sdk
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"poolc.dev/poolc/plugins/proto/actuatorv1"
-	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/plugins/proto/actuatorv2"
 )
 
 // This file is the contract between poolc and its plugins in one place: the
@@ -37,10 +35,6 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: MagicCookieValue,
 }
 
-// AllStepKinds returns every step kind poolc plans, in the order a plan
-// summary lists them: what a plugin declares when it handles them all.
-func AllStepKinds() []StepKind { return slices.Clone(pools.StepKinds) }
-
 // GRPCPlugin is the actuator as go-plugin sees it. On the plugin side Impl
 // is served; on the host side GRPCClient returns an Actuator that calls the
 // plugin over gRPC. Only gRPC is supported, not net/rpc.
@@ -64,7 +58,7 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("sdk: GRPCPlugin has no Impl to serve")
 	}
-	actuatorv1.RegisterActuatorServer(s, newServer(p.Impl))
+	actuatorv2.RegisterActuatorServer(s, newServer(p.Impl))
 	return nil
 }
 
@@ -76,5 +70,5 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *g
 			return Diagnostics{CallFailure("", method, err)}
 		}
 	}
-	return &client{rpc: actuatorv1.NewActuatorClient(conn), failed: failed}, nil
+	return &client{rpc: actuatorv2.NewActuatorClient(conn), failed: failed}, nil
 }

@@ -18,38 +18,30 @@ package sdk
 
 import (
 	"context"
-
-	"poolc.dev/poolc/pools"
 )
 
 // ProtocolVersion is the version of the actuator protocol. It changes only
-// on breaking changes; poolc refuses a plugin that speaks another.
-const ProtocolVersion = 1
+// on breaking changes; poolc refuses a plugin that speaks another. Version
+// 1 sent steps and fleets as poolc's internal JSON; version 2 has typed
+// messages (types.go).
+const ProtocolVersion = 2
 
-// Actuator observes and changes the part of a fleet it manages, one step
-// at a time, for the step kinds it declares.
+// Actuator observes and changes the targets it serves (nodes, the gateway,
+// pod-pool members), one step at a time, for the step kinds it declares.
 type Actuator interface {
 	// Describe says who the plugin is and what it handles. It is called
 	// before Configure and must not depend on configuration.
 	Describe(ctx context.Context, req DescribeRequest) DescribeResponse
 	// Configure hands the plugin its configuration (the config block of
-	// its plugin declaration).
+	// its plugin declaration) and the inventory of its targets.
 	Configure(ctx context.Context, req ConfigureRequest) ConfigureResponse
-	// Observe returns the current state of what the plugin manages, so
-	// poolc plans from the world as it is.
+	// Observe returns the current state of the plugin's targets, so poolc
+	// plans from the world as it is.
 	Observe(ctx context.Context, req ObserveRequest) ObserveResponse
 	// Apply carries out one step, reporting progress as it goes. It must
 	// return when ctx is cancelled, undoing what it can.
 	Apply(ctx context.Context, req ApplyRequest, progress ProgressFunc) ApplyResponse
 }
-
-// Step and Fleet are poolc's own types: a step of a plan and the state of
-// a fleet, with the JSON forms documented in docs/PLUGINS.md.
-type (
-	Step     = pools.Step
-	StepKind = pools.StepKind
-	Fleet    = pools.Fleet
-)
 
 // Severity says whether a diagnostic is an error or a warning.
 type Severity int
@@ -92,22 +84,46 @@ func Errorf(path []string, summary string) Diagnostics {
 type DescribeRequest struct{}
 
 // DescribeResponse says who the plugin is: its name and version, the step
-// kinds it handles, and the CUE schema of its config block, if any.
+// kinds it handles, the CUE schema of its config block, if any (poolc
+// checks the block against it; DecodeConfig decodes it), and what it can
+// observe.
 type DescribeResponse struct {
 	Name         string
 	Version      string
 	StepKinds    []StepKind
 	ConfigSchema string
+	Capabilities Capabilities
 	Diagnostics  Diagnostics
 }
 
+// Capabilities say what a plugin can tell poolc. Observes lists the parts
+// of a fleet its Observe reports for its targets (the Observe* constants);
+// poolc keeps its own state of the rest. ApplyObserves says that
+// ApplyResponse.Observed holds the step's target as it is afterwards.
+type Capabilities struct {
+	Observes      []string
+	ApplyObserves bool
+}
+
+// The parts of a fleet a plugin may observe, for Capabilities.Observes.
+const (
+	ObserveNodes      = "nodes"
+	ObserveLanes      = "lanes"
+	ObservePrefetched = "prefetched"
+	ObserveRoutes     = "routes"
+	ObserveMembers    = "members"
+	ObserveImages     = "images"
+)
+
 // ConfigureRequest carries the plugin's configuration: the pool's name, the
-// config block as JSON, and the directory of the pool's first file, for
-// resolving relative paths.
+// config block as JSON (only the plugin's own settings), the directory of
+// the pool's first file for resolving relative paths, and the inventory of
+// the targets the plugin serves.
 type ConfigureRequest struct {
 	Pool       string
 	ConfigJSON []byte
 	WorkDir    string
+	Inventory  Inventory
 }
 
 // ConfigureResponse reports problems with the configuration.
@@ -118,13 +134,10 @@ type ConfigureResponse struct {
 // ObserveRequest asks for the current state.
 type ObserveRequest struct{}
 
-// ObserveResponse is what the plugin sees. Managed lists the parts of the
-// fleet the plugin is the authority on ("lanes", "routes", "prefetched",
-// "members", "nodes"); poolc takes those lists from Fleet and leaves the
-// rest of its state as it is.
+// ObserveResponse is what the plugin sees of its targets: the parts of
+// Fleet its Capabilities.Observes names, and only for its targets.
 type ObserveResponse struct {
 	Fleet       Fleet
-	Managed     []string
 	Diagnostics Diagnostics
 }
 
@@ -146,8 +159,13 @@ type ProgressFunc func(Progress)
 
 // ApplyResponse is the outcome of a step: success when Diagnostics has no
 // error. Retryable marks a failure worth trying again (a timeout, a busy
-// peer), not a wrong request.
+// peer), not a wrong request. Observed, from a plugin whose Capabilities
+// say ApplyObserves, is the step's target as it is afterwards (the lane,
+// none after a stop; the route; the prefetched file; the member with the
+// image its registry serves); poolc records it and fails a step whose
+// Observed contradicts it.
 type ApplyResponse struct {
 	Retryable   bool
 	Diagnostics Diagnostics
+	Observed    *Fleet
 }

@@ -60,7 +60,7 @@ const ReattachEnv = "POOLC_REATTACH_PLUGINS"
 // ReattachConfig is how poolc reaches a plugin that is already running, the
 // value of one entry of ReattachEnv:
 //
-//	{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,
+//	{"Protocol":"grpc","ProtocolVersion":2,"Pid":4242,"Test":true,
 //	 "Addr":{"Network":"unix","String":"/tmp/plugin1234"}}
 //
 // Test true means poolc must not stop the process when it is done: the

@@ -8,8 +8,9 @@
 // Configuration (the plugin's config block):
 //
 //	world          file the world is kept in, relative to the pool's
-//	               directory (default ".poolc/sim-world.json"; ":memory:"
-//	               keeps it in the plugin process only)
+//	               directory (default ".poolc/sim-world.json", with its
+//	               recent changes in a journal beside it: world.go;
+//	               ":memory:" keeps it in the plugin process only)
 //	time_scale     0 for virtual time (steps return at once), or the
 //	               fraction of simulated seconds to really wait (0.01)
 //	prefetch_gbps  simulated copy rate of weights (default 1)
@@ -24,18 +25,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
-	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner"
 )
 
 // Config is the sim's configuration block.
@@ -68,8 +69,9 @@ type Sim struct {
 
 	mu    sync.Mutex
 	cfg   Config
-	path  string // "" keeps the world in memory
+	inv   sdk.Inventory
 	world World
+	log   *worldLog // writes the world's changes (world.go)
 }
 
 var _ sdk.Actuator = (*Sim)(nil)
@@ -77,9 +79,15 @@ var _ sdk.Actuator = (*Sim)(nil)
 // New returns a simulator that reports the given version.
 func New(version string) *Sim { return &Sim{version: version} }
 
-// Describe names the sim and the step kinds it handles: all of them.
+// Describe names the sim and the step kinds it handles: all of them. It
+// observes every part of its targets but their nodes, and reports each
+// step's target as it is afterwards.
 func (s *Sim) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
-	return sdk.DescribeResponse{Name: "sim", Version: s.version, StepKinds: pools.StepKinds, ConfigSchema: ConfigSchema}
+	return sdk.DescribeResponse{Name: "sim", Version: s.version, StepKinds: sdk.AllStepKinds(), ConfigSchema: ConfigSchema,
+		Capabilities: sdk.Capabilities{
+			Observes:      []string{sdk.ObserveLanes, sdk.ObserveRoutes, sdk.ObservePrefetched, sdk.ObserveMembers, sdk.ObserveImages},
+			ApplyObserves: true,
+		}}
 }
 
 // ConfigSchema is the CUE schema of the sim's config block.
@@ -117,70 +125,71 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg
-	s.path = ""
+	s.inv = req.Inventory
+	path := ""
 	if cfg.World != ":memory:" {
-		s.path = cfg.World
-		if !filepath.IsAbs(s.path) {
-			s.path = filepath.Join(req.WorkDir, s.path)
+		path = cfg.World
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(req.WorkDir, path)
 		}
 	}
-	w, err := loadWorld(s.path)
+	w, log, err := loadWorld(path)
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"world"}, err.Error())}
 	}
-	s.world = w
+	s.log.close()
+	s.world, s.log = w, log
 	return sdk.ConfigureResponse{}
 }
 
-func loadWorld(path string) (World, error) {
-	w := World{Starts: map[string]int{}, Attempts: map[string]int{}}
-	w.Fleet.Normalize()
-	if path == "" {
-		return w, nil
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return w, nil
-	}
-	if err != nil {
-		return w, err
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return w, fmt.Errorf("sim world %s: %v", path, err)
-	}
-	if w.Starts == nil {
-		w.Starts = map[string]int{}
-	}
-	if w.Attempts == nil {
-		w.Attempts = map[string]int{}
-	}
-	w.Fleet.Normalize()
-	return w, nil
-}
-
-// ReadWorld reads a world file, for tests and tools that inspect a run.
-func ReadWorld(path string) (World, error) { return loadWorld(path) }
-
-// save writes the world; the caller holds s.mu.
-func (s *Sim) save() error {
-	if s.path == "" {
-		return nil
-	}
-	data, err := json.MarshalIndent(s.world, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(s.path, data, 0o644)
-}
-
-// Observe returns the fleet as the sim's hardware has it.
+// Observe returns the fleet of the sim's targets as its hardware has it:
+// the lanes and weights on its nodes, the routes when it is the gateway,
+// the members of its pod pools.
 func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sdk.ObserveResponse{Fleet: s.world.Fleet.Clone(), Managed: []string{"lanes", "routes", "prefetched", "members"}}
+	return sdk.ObserveResponse{Fleet: convert.SDKFleet(s.mine(s.world.Fleet), s.inv)}
+}
+
+// everything says that the sim was configured without an inventory, as
+// the simulator runs it in process: it then serves every target.
+func (s *Sim) everything() bool {
+	return len(s.inv.Nodes) == 0 && !s.inv.Gateway && len(s.inv.Members) == 0
+}
+
+// runsOn reports whether the node is one of the sim's.
+func (s *Sim) runsOn(node string) bool { return s.everything() || s.inv.Node(node) != nil }
+
+// mine is the part of f that belongs to the sim's targets.
+func (s *Sim) mine(f pools.Fleet) pools.Fleet {
+	if s.everything() {
+		return f.Clone()
+	}
+	onMine := s.runsOn
+	member := map[string]bool{}
+	for _, m := range s.inv.Members {
+		member[m.PodPool+"/"+m.Context] = true
+	}
+	var out pools.Fleet
+	for _, l := range f.Lanes {
+		if onMine(l.Node) {
+			out.Lanes = append(out.Lanes, l)
+		}
+	}
+	for _, p := range f.Prefetched {
+		if onMine(p.Node) {
+			out.Prefetched = append(out.Prefetched, p)
+		}
+	}
+	if s.inv.Gateway {
+		out.Routes = slices.Clone(f.Routes)
+	}
+	for _, m := range f.Members {
+		if member[m.Key()] {
+			out.Members = append(out.Members, m)
+		}
+	}
+	return out
 }
 
 func matches(patterns []string, id string) bool {
@@ -192,12 +201,24 @@ func matches(patterns []string, id string) bool {
 	return false
 }
 
-// Apply carries out one step in the simulated fleet.
+// Apply carries out one step in the simulated fleet and reports the
+// step's target as the fleet then has it.
 func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
-	step := req.Step
+	r := s.ApplyStep(ctx, convert.PoolsStep(req.Step), progress)
+	out := sdk.ApplyResponse{Retryable: r.Retryable, Diagnostics: r.Diagnostics}
+	if r.Observed != nil {
+		f := convert.SDKFleet(*r.Observed, s.inv)
+		out.Observed = &f
+	}
+	return out
+}
+
+// ApplyStep is Apply in poolc's terms, for the simulator, which runs the
+// sim actuator in its own process.
+func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.ProgressFunc) runner.Response {
 	s.mu.Lock()
 	cfg := s.cfg
-	s.world.Attempts[step.ID]++
+	s.record(change{Attempt: step.ID})
 	attempt := s.world.Attempts[step.ID]
 	s.mu.Unlock()
 	switch {
@@ -207,49 +228,47 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 	case matches(cfg.Hang, step.ID):
 		select {} // stop answering, as a wedged plugin does
 	case matches(cfg.Fail, step.ID):
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "injected failure of "+step.ID)}
+		return runner.Response{Diagnostics: sdk.Errorf(nil, "injected failure of "+step.ID)}
 	case matches(cfg.Flaky, step.ID) && attempt == 1:
-		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "injected transient failure of "+step.ID)}
+		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "injected transient failure of "+step.ID)}
 	}
 	seconds := s.duration(step)
 	progress(sdk.Progress{Message: fmt.Sprintf("%s: %s simulated seconds", step.Kind, pools.Num(seconds)), Fraction: 0})
 	if cfg.TimeScale > 0 {
 		select {
 		case <-ctx.Done():
-			return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, step.ID+" cancelled: "+ctx.Err().Error())}
+			return runner.Response{Diagnostics: sdk.Errorf(nil, step.ID+" cancelled: "+ctx.Err().Error())}
 		case <-time.After(time.Duration(seconds * cfg.TimeScale * float64(time.Second))):
 		}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if diags := s.check(step); diags.HasErrors() {
-		if err := s.save(); err != nil {
-			diags = append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)
+	diags := s.check(step)
+	if !diags.HasErrors() {
+		if err := s.record(change{Effect: &step, Seconds: seconds}); err != nil {
+			diags = sdk.Errorf(nil, err.Error())
 		}
-		return sdk.ApplyResponse{Diagnostics: diags}
 	}
-	if err := s.world.Fleet.Apply(step); err != nil {
-		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
+	seen := after(&s.world.Fleet, step)
+	s.mu.Unlock()
+	if err := s.commit(); err != nil {
+		return runner.Response{Retryable: true, Diagnostics: append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)}
 	}
-	if step.Kind == pools.StepStart {
-		s.world.Starts[step.Lane.Name+"@"+step.Lane.Node]++
-	}
-	s.world.ClockSeconds += seconds
-	if err := s.save(); err != nil {
-		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf(nil, "saving the sim world: "+err.Error())}
+	if diags.HasErrors() {
+		return runner.Response{Diagnostics: diags}
 	}
 	progress(sdk.Progress{Message: "done", Fraction: 1})
-	return sdk.ApplyResponse{}
+	return runner.Response{Observed: &seen}
 }
 
 // check refuses what hardware would: starting a running lane, routing to
-// or draining a lane that is not running. Stopping a lane an alias still
+// or draining a lane that is not running (a lane on one of its own nodes:
+// another plugin's lanes are not in its world). Stopping a lane an alias still
 // routes to is allowed (a plan may interrupt with --allow-interruption)
 // but recorded. The caller holds s.mu.
 func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	f := &s.world.Fleet
 	violate := func(msg string) sdk.Diagnostics {
-		s.world.Violations = append(s.world.Violations, msg)
+		s.record(change{Violation: msg})
 		return sdk.Errorf(nil, msg)
 	}
 	switch step.Kind {
@@ -259,7 +278,7 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 		}
 	case pools.StepRoute:
 		r := step.Route
-		if r.Lane != "" && r.Lane != pools.Cloud && f.Lane(r.Lane, r.Node) == nil {
+		if r.Lane != "" && r.Lane != pools.Cloud && s.runsOn(r.Node) && f.Lane(r.Lane, r.Node) == nil {
 			return violate(fmt.Sprintf("alias %s cannot route to %s@%s: it is not running", r.Alias, r.Lane, r.Node))
 		}
 	case pools.StepDrain, pools.StepResidency:
@@ -269,7 +288,7 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	case pools.StepStop:
 		for _, r := range f.Routes {
 			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node {
-				s.world.Interruptions = append(s.world.Interruptions, fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node))
+				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
 			}
 		}
 	}
@@ -290,4 +309,31 @@ func (s *Sim) duration(step pools.Step) float64 {
 		return 10
 	}
 	return step.Estimate.Seconds
+}
+
+// after is the step's target as the fleet has it: the lane (none after a
+// stop), the route, the weights file or the member.
+func after(f *pools.Fleet, step pools.Step) pools.Fleet {
+	var out pools.Fleet
+	switch {
+	case step.Lane != nil:
+		if l := f.Lane(step.Lane.Name, step.Lane.Node); l != nil {
+			out.Lanes = []pools.LaneState{*l}
+		}
+	case step.Route != nil:
+		if r := f.Route(step.Route.Alias); r != nil {
+			out.Routes = []pools.Route{*r}
+		}
+	case step.Prefetch != nil:
+		if f.HasPrefetched(*step.Prefetch) {
+			out.Prefetched = []pools.Prefetch{*step.Prefetch}
+		}
+	case step.Member != nil:
+		for _, m := range f.Members {
+			if m.Key() == step.Member.Key() {
+				out.Members = []pools.MemberState{m}
+			}
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner"
 )
 
 func configured(t *testing.T, cfg map[string]any) (*Sim, string) {
@@ -29,8 +30,8 @@ func start(l pools.LaneState) pools.Step {
 	return pools.Step{ID: "start:" + l.Name + "@" + l.Node, Kind: pools.StepStart, Lane: &l}
 }
 
-func apply(s *Sim, step pools.Step) sdk.ApplyResponse {
-	return s.Apply(context.Background(), sdk.ApplyRequest{Step: step}, func(sdk.Progress) {})
+func apply(s *Sim, step pools.Step) runner.Response {
+	return s.ApplyStep(context.Background(), step, func(sdk.Progress) {})
 }
 
 func TestTheWorldPersistsAcrossPluginProcesses(t *testing.T) {
@@ -43,7 +44,7 @@ func TestTheWorldPersistsAcrossPluginProcesses(t *testing.T) {
 		t.Fatal(resp.Diagnostics)
 	}
 	again := New("test")
-	again.Configure(context.Background(), sdk.ConfigureRequest{WorkDir: dir})
+	again.Configure(context.Background(), sdk.ConfigureRequest{WorkDir: dir, Inventory: sdk.Inventory{Nodes: []sdk.Node{{Name: "a"}}, Gateway: true}})
 	obs := again.Observe(context.Background(), sdk.ObserveRequest{})
 	if len(obs.Fleet.Lanes) != 1 || !obs.Fleet.Lanes[0].Loaded || len(obs.Fleet.Routes) != 1 {
 		t.Fatalf("observed %+v", obs.Fleet)
@@ -90,7 +91,7 @@ func TestScaledTimeHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	resp := s.Apply(ctx, sdk.ApplyRequest{Step: start(lane)}, func(sdk.Progress) {})
+	resp := s.ApplyStep(ctx, start(lane), func(sdk.Progress) {})
 	if !resp.Diagnostics.HasErrors() || time.Since(begin) > 5*time.Second {
 		t.Fatalf("cancelled step: %+v after %v", resp, time.Since(begin))
 	}

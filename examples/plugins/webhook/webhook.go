@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +20,12 @@ import (
 // Version is the webhook plugin's version, sent as its User-Agent too.
 const Version = "0.1.0"
 
-// configSchema is the CUE schema of the plugin's config block.
+// configSchema is the CUE schema of the plugin's config block. poolc
+// checks the block against it before Configure, and Configure decodes the
+// block with it, so the schema is the one statement of the settings.
 const configSchema = `
 // url receives a POST of each step as JSON.
-url: string
+url: =~"^https?://[^/]+"
 // headers are added to every request (for example Authorization).
 headers?: [string]: string
 // timeout_seconds limits each request.
@@ -34,11 +35,11 @@ timeout_seconds?: number & >0 | *30
 // bodyLimit is how much of a response body a diagnostic quotes.
 const bodyLimit = 500
 
-// config is the plugin's config block.
+// config is the plugin's config block, as configSchema declares it.
 type config struct {
-	url     string
-	headers map[string]string
-	timeout time.Duration
+	URL            string            `json:"url"`
+	Headers        map[string]string `json:"headers"`
+	TimeoutSeconds float64           `json:"timeout_seconds"`
 }
 
 // Webhook is the actuator: it carries out every step kind by POSTing the
@@ -56,81 +57,22 @@ func (w *Webhook) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeRes
 	return sdk.DescribeResponse{Name: "webhook", Version: Version, StepKinds: sdk.AllStepKinds(), ConfigSchema: configSchema}
 }
 
-// Configure reads {url, headers, timeout_seconds}; url is required and
-// must be http or https. Each problem names its attribute.
+// Configure decodes the config block with its schema; each problem names
+// its attribute.
 func (w *Webhook) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
-	cfg, ds := parseConfig(req.ConfigJSON)
+	var cfg config
+	ds := sdk.DecodeConfig(configSchema, req.ConfigJSON, &cfg)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ds.HasErrors() {
-		w.cfg = nil
-	} else {
-		w.cfg = cfg
+	w.cfg = nil
+	if !ds.HasErrors() {
+		w.cfg = &cfg
 	}
 	return sdk.ConfigureResponse{Diagnostics: ds}
 }
 
-func parseConfig(data []byte) (*config, sdk.Diagnostics) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, sdk.Errorf(nil, "webhook config is not a JSON object: "+err.Error())
-	}
-	cfg := &config{timeout: 30 * time.Second}
-	var ds sdk.Diagnostics
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := raw[k]
-		switch k {
-		case "url":
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				ds = append(ds, sdk.Errorf([]string{"url"}, "url must be a string")...)
-				continue
-			}
-			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				ds = append(ds, sdk.Errorf([]string{"url"}, fmt.Sprintf("url %q is not an http:// or https:// URL", s))...)
-				continue
-			}
-			cfg.url = s
-		case "headers":
-			var h map[string]json.RawMessage
-			if json.Unmarshal(v, &h) != nil {
-				ds = append(ds, sdk.Errorf([]string{"headers"}, "headers must be a map of header name to value")...)
-				continue
-			}
-			cfg.headers = map[string]string{}
-			for name, hv := range h {
-				var s string
-				if json.Unmarshal(hv, &s) != nil {
-					ds = append(ds, sdk.Errorf([]string{"headers", name}, "header "+name+" must be a string")...)
-					continue
-				}
-				cfg.headers[name] = s
-			}
-		case "timeout_seconds":
-			var n float64
-			if json.Unmarshal(v, &n) != nil || n <= 0 {
-				ds = append(ds, sdk.Errorf([]string{"timeout_seconds"}, "timeout_seconds must be a number of seconds above 0")...)
-				continue
-			}
-			cfg.timeout = time.Duration(n * float64(time.Second))
-		default:
-			ds = append(ds, sdk.Errorf([]string{k}, fmt.Sprintf("webhook has no setting %q (it has url, headers, timeout_seconds)", k))...)
-		}
-	}
-	if _, ok := raw["url"]; !ok {
-		ds = append(ds, sdk.Diagnostic{Severity: sdk.Error, Summary: "webhook needs a url", Detail: `Set config = { url = "https://..." } in the plugin "webhook" block.`})
-	}
-	return cfg, ds
-}
-
-// Observe sees nothing: a webhook cannot tell what its endpoint did, so it
-// manages no part of the fleet.
+// Observe sees nothing: a webhook cannot tell what its endpoint did, so its
+// capabilities name no part of a fleet and poolc keeps its own record.
 func (w *Webhook) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	return sdk.ObserveResponse{}
 }
@@ -150,18 +92,18 @@ func (w *Webhook) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.
 	if err != nil {
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, "webhook cannot encode step "+req.Step.ID+": "+err.Error())}
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.TimeoutSeconds*float64(time.Second)))
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf([]string{"url"}, err.Error())}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("User-Agent", "poolc-plugin-webhook/"+Version)
-	for k, v := range cfg.headers {
+	for k, v := range cfg.Headers {
 		hreq.Header.Set(k, v)
 	}
-	progress(sdk.Progress{Message: fmt.Sprintf("POST %s %s", cfg.url, req.Step.ID), Fraction: -1})
+	progress(sdk.Progress{Message: fmt.Sprintf("POST %s %s", cfg.URL, req.Step.ID), Fraction: -1})
 	resp, err := w.client.Do(hreq)
 	if err != nil {
 		var uerr *url.Error
@@ -170,7 +112,7 @@ func (w *Webhook) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.
 		}
 		return sdk.ApplyResponse{
 			Retryable:   !errors.Is(ctx.Err(), context.Canceled),
-			Diagnostics: sdk.Errorf(nil, fmt.Sprintf("webhook could not POST step %s to %s: %v", req.Step.ID, cfg.url, err)),
+			Diagnostics: sdk.Errorf(nil, fmt.Sprintf("webhook could not POST step %s to %s: %v", req.Step.ID, cfg.URL, err)),
 		}
 	}
 	defer resp.Body.Close()

@@ -22,9 +22,9 @@ func TestConfigure(t *testing.T) {
 		paths  [][]string
 	}{
 		{`{"url": "https://hooks.example/poolc", "headers": {"Authorization": "Bearer x"}, "timeout_seconds": 2.5}`, nil},
-		{`{}`, [][]string{nil}},
+		{`{}`, [][]string{{"url"}}},
 		{`{"url": "ftp://x"}`, [][]string{{"url"}}},
-		{`{"url": "http://x", "headers": {"A": 1}, "timeout_seconds": 0, "retries": 3}`, [][]string{{"headers", "A"}, {"retries"}, {"timeout_seconds"}}},
+		{`{"url": "http://x", "headers": {"A": 1}, "timeout_seconds": 0, "retries": 3}`, [][]string{{"headers", "A"}, {"timeout_seconds"}, {"retries"}}},
 		{`[1, 2]`, [][]string{nil}},
 	} {
 		resp := (&Webhook{}).Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(tc.config)})
@@ -62,7 +62,7 @@ func TestApplyStatuses(t *testing.T) {
 	} {
 		status = tc.status
 		body = strings.Repeat("é", 400) // 800 bytes
-		resp := w.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "s1", Kind: "start"}}, func(sdk.Progress) {})
+		resp := w.Apply(context.Background(), sdk.ApplyRequest{Step: sdktest.Sample(sdk.KindStart)}, func(sdk.Progress) {})
 		if resp.Diagnostics.HasErrors() != tc.failed || resp.Retryable != tc.retryable {
 			t.Errorf("%d: Apply = %+v", tc.status, resp)
 		}
@@ -71,7 +71,7 @@ func TestApplyStatuses(t *testing.T) {
 		}
 	}
 	srv.Close()
-	resp := w.Apply(context.Background(), sdk.ApplyRequest{Step: sdk.Step{ID: "s1", Kind: "start"}}, func(sdk.Progress) {})
+	resp := w.Apply(context.Background(), sdk.ApplyRequest{Step: sdktest.Sample(sdk.KindStart)}, func(sdk.Progress) {})
 	if !resp.Diagnostics.HasErrors() || !resp.Retryable {
 		t.Errorf("Apply to a closed server = %+v", resp)
 	}

@@ -181,6 +181,12 @@ func run(t *testing.T, act sdk.Actuator, rec *recorder) {
 			t.Error("Describe declared no step kinds")
 		}
 		kinds = resp.StepKinds
+		known := []string{sdk.ObserveNodes, sdk.ObserveLanes, sdk.ObservePrefetched, sdk.ObserveRoutes, sdk.ObserveMembers, sdk.ObserveImages}
+		for _, part := range resp.Capabilities.Observes {
+			if !slices.Contains(known, part) {
+				t.Errorf("Describe says the plugin observes %q, which is not a part of a fleet (%s)", part, strings.Join(known, ", "))
+			}
+		}
 	})
 
 	t.Run("Configure", func(t *testing.T) {
@@ -234,7 +240,7 @@ func checkApply(t *testing.T, act sdk.Actuator, rec *recorder, kind sdk.StepKind
 		}
 		got = append(got, p)
 	}
-	step := sdk.Step{ID: "conformance-" + string(kind), Kind: kind, Target: "conformance", Reason: "sdktest"}
+	step := Sample(kind)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	resp := within(t, "Apply "+string(kind)+" after cancel", cancelLimit+100*time.Millisecond, func() sdk.ApplyResponse {
@@ -273,4 +279,35 @@ func checkApply(t *testing.T, act sdk.Actuator, rec *recorder, kind sdk.StepKind
 	if !slices.Equal(got, sent[:min(len(got), len(sent))]) {
 		t.Errorf("progress arrived as %v; the plugin reported %v", got, sent)
 	}
+}
+
+// Sample is a well-formed step of the kind, with the detail a real plan
+// gives it (a lane on a node reached over SSH, a model with its source
+// and digest, a route between two endpoints, a member with its registry),
+// pointing at nothing that exists: for a plugin's own tests, and what the
+// checks apply.
+func Sample(kind sdk.StepKind) sdk.Step {
+	node := sdk.Node{Name: "conformance-node", Address: "127.0.0.1", SSHUser: "poolc", SSHPort: 22, MemoryGB: 64, BudgetGB: 56}
+	model := sdk.Model{Name: "conformance-model", Path: "/var/lib/poolc/models/conformance.gguf", Source: "https://models.invalid/conformance.gguf",
+		SHA256: strings.Repeat("0", 64), SizeGB: 1, MemoryGB: 2}
+	lane := &sdk.Lane{Name: "conformance-lane", Node: node, Model: model, Port: 18080, Aliases: []string{"conformance"}, Residency: sdk.KeepWarm}
+	member := sdk.Member{PodPool: "conformance", Context: "conformance-context", SSHHost: "127.0.0.1", Capacity: 1,
+		Registry: "conformance-registry:5000", Namespace: "conformance"}
+	step := sdk.Step{ID: "conformance-" + string(kind), Kind: kind, Target: "conformance", Reason: "sdktest"}
+	switch kind {
+	case sdk.KindStart, sdk.KindDrain, sdk.KindStop:
+		step.Lane = lane
+	case sdk.KindResidency:
+		step.Lane, step.From = lane, sdk.OnDemand
+	case sdk.KindPrefetch:
+		step.Prefetch = &sdk.Prefetch{Node: node, Model: model}
+	case sdk.KindRoute:
+		step.Route = &sdk.RouteChange{Alias: "conformance", From: &sdk.LaneEndpoint{Lane: sdk.Cloud},
+			To: &sdk.LaneEndpoint{Lane: lane.Name, Node: node.Name, Address: node.Address, Port: lane.Port}}
+	case sdk.KindMemberEnsure, sdk.KindMemberRemove:
+		step.Member = &member
+	case sdk.KindImageSync:
+		step.ImageSync = &sdk.ImageSync{Member: member, Image: "conformance/image:v1", Digest: "sha256:" + strings.Repeat("0", 64)}
+	}
+	return step
 }

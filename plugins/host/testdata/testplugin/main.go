@@ -1,9 +1,10 @@
 // Command testplugin is the plugin the host tests build and run. It is
 // "test", or NAME when run as `testplugin plugin-serve NAME` (a built-in).
 //
+// It declares every step kind and observes lanes (a lane "chat" on n1).
 // Configure: {"fail": true} is an error at ["fail"]; {"warn": "x"} a
 // warning at ["warn"]. Apply: start reports progress and succeeds; drain
-// fails, retryably, at ["endpoint"]; stop reports "waiting pid N" and
+// fails, retryably, at ["endpoint"]; every other kind reports "waiting pid N" and
 // blocks until cancelled, or until SIGUSR1, on which the process exits
 // with status 2.
 package main
@@ -17,13 +18,13 @@ import (
 	"syscall"
 
 	"poolc.dev/poolc/plugins/sdk"
-	"poolc.dev/poolc/pools"
 )
 
 type testPlugin struct{ name string }
 
 func (p *testPlugin) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
-	return sdk.DescribeResponse{Name: p.name, Version: "0.0.1", StepKinds: []sdk.StepKind{pools.StepStart, pools.StepStop, pools.StepDrain}}
+	return sdk.DescribeResponse{Name: p.name, Version: "0.0.1", StepKinds: sdk.AllStepKinds(),
+		Capabilities: sdk.Capabilities{Observes: []string{sdk.ObserveLanes}}}
 }
 
 func (p *testPlugin) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
@@ -46,18 +47,16 @@ func (p *testPlugin) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.
 }
 
 func (p *testPlugin) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
-	return sdk.ObserveResponse{
-		Fleet:   sdk.Fleet{Lanes: []pools.LaneState{{Name: "chat", Node: "n1", Model: "m", Port: 8081, Residency: pools.KeepWarm, MemoryGB: 30, Loaded: true}}},
-		Managed: []string{"lanes"},
-	}
+	return sdk.ObserveResponse{Fleet: sdk.Fleet{Lanes: []sdk.Lane{{Name: "chat", Node: sdk.Node{Name: "n1"}, Model: sdk.Model{Name: "m", MemoryGB: 30},
+		Port: 8081, Residency: sdk.KeepWarm, Loaded: true}}}}
 }
 
 func (p *testPlugin) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
 	switch req.Step.Kind {
-	case pools.StepStart:
+	case sdk.KindStart:
 		progress(sdk.Progress{Message: "loading " + req.Step.Target, Fraction: 0.5})
 		return sdk.ApplyResponse{}
-	case pools.StepDrain:
+	case sdk.KindDrain:
 		return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Errorf([]string{"endpoint"}, "endpoint is busy")}
 	}
 	usr1 := make(chan os.Signal, 1)

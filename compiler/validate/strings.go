@@ -1,0 +1,77 @@
+package validate
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"poolc.dev/poolc/pools"
+)
+
+// dnsLabel is the DNS-1123 label a Kubernetes namespace must be; the
+// schema's #DNSLabel says the same for a namespace that is written.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// maxImageName is the longest repository name (the reference without its
+// tag and digest) the OCI distribution grammar allows.
+const maxImageName = 255
+
+// strings checks what the schema's patterns cannot: that an IP address is
+// written in its one shortest form, that a pod pool's namespace is a DNS
+// label when it is taken from the pool's name, and the length of an image
+// name apart from its tag and digest.
+func (v *validator) strings() {
+	for _, n := range v.p.Nodes {
+		if msg := hostProblem(n.Address); msg != "" {
+			v.errorf("bad-format", pools.Path{"node", n.Name, "address"}, "node %q: address %s", n.Name, msg)
+		}
+	}
+	for _, pp := range v.p.PodPools {
+		for _, m := range pp.Members {
+			if msg := hostProblem(m.SSHHost); m.SSHHost != "" && msg != "" {
+				v.errorf("bad-format", pools.Path{"pod_pool", pp.Name, "member", m.Context, "ssh_host"}, "pod_pool %q member %q: ssh_host %s", pp.Name, m.Context, msg)
+			}
+		}
+		if !dnsLabel.MatchString(pp.Namespace) {
+			v.errorf("bad-format", pools.Path{"pod_pool", pp.Name}, "pod_pool %q: its namespace defaults to its name, which is not a DNS-1123 label (at most 63 lowercase letters, digits and '-'): set namespace", pp.Name)
+		}
+		if name := imageName(pp.Image); len(name) > maxImageName {
+			v.errorf("bad-format", pools.Path{"pod_pool", pp.Name, "image"}, "pod_pool %q: image name %.40q... is %d characters long; a repository name has at most %d", pp.Name, name, len(name), maxImageName)
+		}
+	}
+}
+
+// hostProblem says what is wrong with a host the schema's #Host admits, or
+// "". The schema takes anything with a ':' or made of digits and dots as
+// an IP address; here it must be one, written as netip writes it: IPv4
+// without leading zeros, IPv6 in its shortest lower-case form, an IPv4
+// address mapped into IPv6 as plain IPv4, and no port or zone.
+func hostProblem(h string) string {
+	numeric := strings.Trim(h, "0123456789.") == ""
+	if !strings.Contains(h, ":") && !numeric {
+		return ""
+	}
+	ip, err := netip.ParseAddr(h)
+	switch {
+	case err != nil && strings.Count(h, ":") == 1:
+		return fmt.Sprintf("%q is not a host name or IP address; the SSH port of a node goes in ssh_port", h)
+	case err != nil:
+		return fmt.Sprintf("%q is not a host name or IP address", h)
+	case ip.Is4In6():
+		return fmt.Sprintf("%q must be written %q, as plain IPv4", h, ip.Unmap().String())
+	case ip.String() != h:
+		return fmt.Sprintf("%q must be written %q, the one spelling of that address", h, ip.String())
+	}
+	return ""
+}
+
+// imageName is the repository name of an image reference: without its
+// digest and tag.
+func imageName(ref string) string {
+	name, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name = name[:i]
+	}
+	return name
+}

@@ -1,0 +1,297 @@
+// Package convert is the one place where poolc's own types (pools) meet
+// the plugin SDK's (sdk): steps and inventories on the way to a plugin,
+// observed fleets on the way back, and the reverse for the built-in
+// actuators that keep their world in poolc's terms. A refactor of pools
+// changes this package, never what a plugin receives.
+package convert
+
+import (
+	"net"
+	"strconv"
+
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
+)
+
+// Plan is what a step is read against: the pool it was planned from and
+// the fleet before the plan, for a route's old endpoint.
+type Plan struct {
+	Pool   *pools.Pool
+	Before *pools.Fleet
+}
+
+// Node is the SDK's node for a pool node: the address split from an
+// embedded port, which then is the SSH port.
+func Node(n *pools.Node) sdk.Node {
+	host, port := n.Address, n.SSHPort
+	if h, p, err := net.SplitHostPort(n.Address); err == nil {
+		if v, err := strconv.Atoi(p); err == nil {
+			host, port = h, v
+		}
+	}
+	return sdk.Node{Name: n.Name, Address: host, SSHUser: n.SSHUser, SSHPort: port, KubeContext: n.KubeContext,
+		MemoryGB: n.MemoryGB, BudgetGB: n.Budget(), Labels: n.Labels}
+}
+
+// node is the SDK's node of that name, or one with only the name when the
+// pool no longer has it.
+func (p Plan) node(name string) sdk.Node {
+	if n := p.Pool.Node(name); n != nil {
+		return Node(n)
+	}
+	return sdk.Node{Name: name}
+}
+
+// Model is the SDK's model for a pool model.
+func Model(m *pools.Model) sdk.Model {
+	return sdk.Model{Name: m.Name, Path: m.Path, Source: m.Source, SHA256: m.SHA256, SizeGB: m.SizeGB, MemoryGB: m.MemoryGB, Args: m.Args}
+}
+
+// model is the SDK's model of that name as a lane or file uses it: its
+// path (and args) as the step gives them, the rest from the pool.
+func (p Plan) model(name, path string, args []string) sdk.Model {
+	out := sdk.Model{Name: name}
+	if m := p.Pool.Model(name); m != nil {
+		out = Model(m)
+	}
+	if path != "" {
+		out.Path = path
+	}
+	if args != nil {
+		out.Args = args
+	}
+	return out
+}
+
+// lane is the SDK's lane for a lane process.
+func (p Plan) lane(l pools.LaneState) sdk.Lane {
+	return sdk.Lane{Name: l.Name, Node: p.node(l.Node), Model: p.model(l.Model, l.Path, l.Args), Port: l.Port,
+		Aliases: p.aliasesOf(l.Name), Residency: string(l.Residency), Loaded: l.Loaded}
+}
+
+// aliasesOf lists the aliases the pool routes to the lane.
+func (p Plan) aliasesOf(lane string) []string {
+	var out []string
+	for _, a := range p.Pool.Aliases {
+		if a.Lane == lane {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// endpoint is where a route to lane on node sends requests; port comes
+// from the fleet the route is read in, else from the pool.
+func (p Plan) endpoint(lane, node string, fleet *pools.Fleet) *sdk.LaneEndpoint {
+	if lane == "" {
+		return nil
+	}
+	e := &sdk.LaneEndpoint{Lane: lane, Node: node}
+	if lane == pools.Cloud {
+		return e
+	}
+	e.Address = p.node(node).Address
+	if fleet != nil {
+		if l := fleet.Lane(lane, node); l != nil {
+			e.Port = l.Port
+		}
+	}
+	if e.Port == 0 {
+		if l := p.Pool.Lane(lane); l != nil {
+			e.Port = l.Port
+		}
+	}
+	return e
+}
+
+// Member is the SDK's member for a member state of the pool.
+func (p Plan) member(m pools.MemberState) sdk.Member {
+	out := sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+	if pp := p.Pool.PodPool(m.PodPool); pp != nil {
+		out.Namespace, out.PodMemoryGB = pp.Namespace, pp.PodMemoryGB
+	}
+	return out
+}
+
+// Step is the SDK's step for a step of a plan.
+func (p Plan) Step(s pools.Step) sdk.Step {
+	out := sdk.Step{ID: s.ID, Kind: sdk.StepKind(s.Kind), Target: s.Target, Reason: s.Reason}
+	switch s.Kind {
+	case pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
+		l := p.lane(*s.Lane)
+		out.Lane, out.From = &l, string(s.From)
+	case pools.StepRoute:
+		rc := &sdk.RouteChange{Alias: s.Route.Alias, To: p.endpoint(s.Route.Lane, s.Route.Node, nil)}
+		if p.Before != nil {
+			if r := p.Before.Route(s.Route.Alias); r != nil {
+				rc.From = p.endpoint(r.Lane, r.Node, p.Before)
+			}
+		}
+		out.Route = rc
+	case pools.StepPrefetch:
+		out.Prefetch = &sdk.Prefetch{Node: p.node(s.Prefetch.Node), Model: p.model(s.Prefetch.Model, s.Prefetch.Path, nil)}
+	case pools.StepMemberEnsure, pools.StepMemberRemove:
+		m := p.member(*s.Member)
+		out.Member = &m
+	case pools.StepImageSync:
+		out.ImageSync = &sdk.ImageSync{Member: p.member(*s.Member), Image: s.Member.Image, Digest: pools.ImageDigest(s.Member.Image)}
+	}
+	return out
+}
+
+// Inventory is the part of the pool the plugin serves, by target.
+func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
+	p := Plan{Pool: pool}
+	var inv sdk.Inventory
+	models := map[string]bool{}
+	for i := range pool.Nodes {
+		n := &pool.Nodes[i]
+		if n.Runtime != plugin {
+			continue
+		}
+		inv.Nodes = append(inv.Nodes, Node(n))
+	}
+	inv.Gateway = pool.Gateway == plugin
+	for _, l := range pool.Lanes {
+		if !inv.Gateway && !p.mayRunOn(l, inv) {
+			continue
+		}
+		inv.Lanes = append(inv.Lanes, sdk.LaneSpec{Name: l.Name, Model: l.Model, Port: l.Port, Aliases: p.aliasesOf(l.Name), Residency: string(l.Residency)})
+		if len(inv.Nodes) > 0 && !models[l.Model] {
+			if m := pool.Model(l.Model); m != nil {
+				models[l.Model] = true
+				inv.Models = append(inv.Models, Model(m))
+			}
+		}
+	}
+	if inv.Gateway {
+		for _, a := range pool.Aliases {
+			inv.Aliases = append(inv.Aliases, sdk.AliasSpec{Name: a.Name, Lane: a.Lane, Fallbacks: a.Fallbacks})
+		}
+	}
+	for _, pp := range pool.PodPools {
+		if pp.Cluster != plugin && pp.ImageSync != plugin {
+			continue
+		}
+		for i, m := range pp.Members {
+			inv.Members = append(inv.Members, p.member(pools.MemberState{PodPool: pp.Name, Context: m.Context, Priority: i,
+				SSHHost: m.SSHHost, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
+		}
+	}
+	return inv
+}
+
+// mayRunOn reports whether a lane may be placed on one of the inventory's
+// nodes: a candidate by name, or any node when the lane selects by label.
+func (p Plan) mayRunOn(l pools.Lane, inv sdk.Inventory) bool {
+	if len(inv.Nodes) == 0 {
+		return false
+	}
+	if len(l.Placement) == 0 {
+		return true
+	}
+	for _, c := range l.Placement {
+		if inv.Node(c) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Fleet is poolc's fleet for what a plugin observed.
+func Fleet(f sdk.Fleet) pools.Fleet {
+	var out pools.Fleet
+	for _, n := range f.Nodes {
+		out.Nodes = append(out.Nodes, pools.NodeState{Name: n.Name, Down: n.Down})
+	}
+	for _, l := range f.Lanes {
+		out.Lanes = append(out.Lanes, LaneState(l))
+	}
+	for _, r := range f.Routes {
+		out.Routes = append(out.Routes, pools.Route{Alias: r.Alias, Lane: r.Lane.Lane, Node: r.Lane.Node})
+	}
+	for _, pf := range f.Prefetched {
+		out.Prefetched = append(out.Prefetched, pools.Prefetch{Node: pf.Node, Model: pf.Model.Name, Path: pf.Model.Path, SizeGB: pf.Model.SizeGB})
+	}
+	for _, m := range f.Members {
+		out.Members = append(out.Members, MemberState(m))
+	}
+	out.Normalize()
+	return out
+}
+
+// LaneState is poolc's lane process for the SDK's lane.
+func LaneState(l sdk.Lane) pools.LaneState {
+	return pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
+		Path: l.Model.Path, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
+}
+
+// MemberState is poolc's member for the SDK's member.
+func MemberState(m sdk.Member) pools.MemberState {
+	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+}
+
+// PoolsStep is poolc's step for the SDK's step, for actuators that keep
+// their world in poolc's terms (the sim).
+func PoolsStep(s sdk.Step) pools.Step {
+	out := pools.Step{ID: s.ID, Kind: pools.StepKind(s.Kind), Target: s.Target, Reason: s.Reason, From: pools.Residency(s.From)}
+	switch {
+	case s.Lane != nil:
+		l := LaneState(*s.Lane)
+		out.Lane, out.Node = &l, l.Node
+	case s.Route != nil:
+		r := pools.Route{Alias: s.Route.Alias}
+		if s.Route.To != nil {
+			r.Lane, r.Node = s.Route.To.Lane, s.Route.To.Node
+		}
+		out.Route, out.Node = &r, r.Node
+	case s.Prefetch != nil:
+		out.Prefetch = &pools.Prefetch{Node: s.Prefetch.Node.Name, Model: s.Prefetch.Model.Name, Path: s.Prefetch.Model.Path, SizeGB: s.Prefetch.Model.SizeGB}
+		out.Node = out.Prefetch.Node
+	case s.Member != nil:
+		m := MemberState(*s.Member)
+		out.Member = &m
+	case s.ImageSync != nil:
+		m := MemberState(s.ImageSync.Member)
+		m.Image = s.ImageSync.Image
+		out.Member = &m
+	}
+	return out
+}
+
+// SDKFleet is the SDK's fleet for poolc's, for actuators that keep their
+// world in poolc's terms; nodes and models are filled from the inventory
+// where it has them.
+func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
+	node := func(name string) sdk.Node {
+		if n := inv.Node(name); n != nil {
+			return *n
+		}
+		return sdk.Node{Name: name}
+	}
+	var out sdk.Fleet
+	for _, n := range f.Nodes {
+		out.Nodes = append(out.Nodes, sdk.NodeStatus{Name: n.Name, Down: n.Down})
+	}
+	for _, l := range f.Lanes {
+		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded,
+			Model: sdk.Model{Name: l.Model, Path: l.Path, Args: l.Args, MemoryGB: l.MemoryGB}})
+	}
+	for _, r := range f.Routes {
+		e := sdk.LaneEndpoint{Lane: r.Lane, Node: r.Node}
+		if r.Node != "" {
+			e.Address = node(r.Node).Address
+		}
+		out.Routes = append(out.Routes, sdk.Route{Alias: r.Alias, Lane: e})
+	}
+	for _, p := range f.Prefetched {
+		out.Prefetched = append(out.Prefetched, sdk.Prefetched{Node: p.Node, Model: sdk.Model{Name: p.Model, Path: p.Path, SizeGB: p.SizeGB}})
+	}
+	for _, m := range f.Members {
+		out.Members = append(out.Members, sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost,
+			Capacity: m.Capacity, Registry: m.Registry, Image: m.Image})
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package haproxy
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Spec is what a generated HAProxy configuration serves: the frontend's
+// bind address, the admin socket, the files that keep runtime changes
+// across a restart, the lanes (one backend each) and aliases of the pool,
+// and the hosted fallback.
+type Spec struct {
+	// Bind is the frontend's address, e.g. "0.0.0.0:8000".
+	Bind string
+	// AdminSocket is the runtime API socket: a file path for a unix
+	// socket, or "ipv4@127.0.0.1:9999" for TCP (to be reached through an
+	// SSH tunnel).
+	AdminSocket string
+	// MapFile maps each alias to its backend.
+	MapFile string
+	// StateFile keeps server addresses and states set at runtime.
+	StateFile string
+	// Lanes are the lane backends; a lane with an endpoint starts ready
+	// there, the others wait in maintenance for their first route.
+	Lanes []LaneBackend
+	// Aliases are routed through the map; each names a lane or Cloud.
+	Aliases []AliasRoute
+	// CloudAddr is the hosted fallback as host:port; "" answers 503.
+	CloudAddr string
+}
+
+// LaneBackend is one lane's backend and where it runs now (Addr "" for
+// nowhere yet).
+type LaneBackend struct {
+	Lane string
+	Addr string
+	Port int
+}
+
+// AliasRoute is where an alias points.
+type AliasRoute struct {
+	Alias string
+	Lane  string
+}
+
+// Cloud is the lane name, and the backend, of the hosted fallback.
+const Cloud = "cloud"
+
+// ServerSlots is how many servers a lane backend has: one per place the
+// lane runs while it moves (the old and the new), so a move never touches
+// the server still finishing its streams.
+const ServerSlots = 2
+
+var (
+	laneRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
+	pathRE  = regexp.MustCompile(`^/[A-Za-z0-9._/@+-]*$`)
+)
+
+// LaneBackendName is the backend of a lane.
+func LaneBackendName(lane string) string {
+	if lane == Cloud {
+		return Cloud
+	}
+	return "lane_" + lane
+}
+
+// laneOfBackend inverts LaneBackendName, "" for a backend that is no lane's.
+func laneOfBackend(be string) string {
+	if be == Cloud {
+		return Cloud
+	}
+	l, ok := strings.CutPrefix(be, "lane_")
+	if !ok || !laneRE.MatchString(l) {
+		return ""
+	}
+	return l
+}
+
+func (s Spec) check() error {
+	if _, err := netip.ParseAddrPort(s.Bind); err != nil {
+		return fmt.Errorf("bind %q: want IP:PORT", s.Bind)
+	}
+	for what, p := range map[string]string{"map file": s.MapFile, "state file": s.StateFile} {
+		if !pathRE.MatchString(p) {
+			return fmt.Errorf("%s %q: want an absolute path of letters, digits and ._/@+-", what, p)
+		}
+	}
+	if sock, ok := strings.CutPrefix(s.AdminSocket, "ipv4@"); ok {
+		if _, err := netip.ParseAddrPort(sock); err != nil {
+			return fmt.Errorf("admin socket %q: want ipv4@IP:PORT", s.AdminSocket)
+		}
+	} else if !pathRE.MatchString(s.AdminSocket) {
+		return fmt.Errorf("admin socket %q: want an absolute path or ipv4@IP:PORT", s.AdminSocket)
+	}
+	lanes := map[string]bool{Cloud: true}
+	for _, l := range s.Lanes {
+		if !laneRE.MatchString(l.Lane) || l.Lane == Cloud {
+			return fmt.Errorf("lane %q: not a lane name", l.Lane)
+		}
+		if l.Addr != "" {
+			if err := checkEndpoint(l.Addr, l.Port); err != nil {
+				return fmt.Errorf("lane %s: %v", l.Lane, err)
+			}
+		}
+		lanes[l.Lane] = true
+	}
+	for _, a := range s.Aliases {
+		if !aliasRE.MatchString(a.Alias) {
+			return fmt.Errorf("alias %q: not an alias name", a.Alias)
+		}
+		if !lanes[a.Lane] {
+			return fmt.Errorf("alias %s: lane %q has no backend", a.Alias, a.Lane)
+		}
+	}
+	if s.CloudAddr != "" {
+		h, p, ok := strings.Cut(s.CloudAddr, ":")
+		port, err := strconv.Atoi(p)
+		if !ok || !regexp.MustCompile(`^[A-Za-z0-9.-]+$`).MatchString(h) || err != nil || port < 1 || port > 65535 {
+			return fmt.Errorf("cloud address %q: want host:port", s.CloudAddr)
+		}
+	}
+	return nil
+}
+
+// checkEndpoint refuses an address HAProxy's `set server addr` would not
+// take: it must be an IP address.
+func checkEndpoint(addr string, port int) error {
+	if _, err := netip.ParseAddr(addr); err != nil {
+		return fmt.Errorf("address %q is not an IP address", addr)
+	}
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("port %d is not in 1..65535", port)
+	}
+	return nil
+}
+
+// Config returns the HAProxy configuration serving spec, and the map file
+// to write beside it. Requests are routed on the JSON body's "model"
+// (the body is buffered first) through the map; an alias the map does
+// not know goes to the cloud backend. Lane backends close the server
+// connection after each response, so a stopping llama-server never lingers
+// on an idle connection of HAProxy's, and stream without a server timeout
+// short enough to cut a long answer.
+func Config(spec Spec) (cfg, mapFile string, err error) {
+	if err := spec.check(); err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p("# Generated by poolc: the gateway of the pool's aliases. poolc changes")
+	p("# routes at runtime through the admin socket and keeps them in the map")
+	p("# and server state files, so a restart serves the routes of the last apply.")
+	p("global")
+	p("    stats socket %s mode 600 level admin", spec.AdminSocket)
+	p("    server-state-file %s", spec.StateFile)
+	p("")
+	p("defaults")
+	p("    mode http")
+	p("    load-server-state-from-file global")
+	p("    timeout connect 5s")
+	p("    timeout client 10m")
+	p("    timeout server 10m")
+	p("    timeout http-request 30s")
+	p("    retries 2")
+	p("    retry-on conn-failure empty-response")
+	p("")
+	p("frontend llm")
+	p("    bind %s", spec.Bind)
+	p("    option http-buffer-request")
+	p("    http-request set-var(txn.model) req.body,json_query('$.model')")
+	p("    use_backend %%[var(txn.model),map(%s,%s)]", spec.MapFile, Cloud)
+	p("    default_backend %s", Cloud)
+	lanes := append([]LaneBackend(nil), spec.Lanes...)
+	sort.Slice(lanes, func(i, j int) bool { return lanes[i].Lane < lanes[j].Lane })
+	for _, l := range lanes {
+		p("")
+		p("backend %s", LaneBackendName(l.Lane))
+		p("    option http-server-close")
+		for i := 1; i <= ServerSlots; i++ {
+			switch {
+			case i == 1 && l.Addr != "":
+				p("    server s1 %s", joinHostPort(l.Addr, l.Port))
+			default:
+				// A free slot: maintenance until a route gives it an address.
+				p("    server s%d 127.0.0.1:1 disabled", i)
+			}
+		}
+	}
+	p("")
+	p("backend %s", Cloud)
+	if spec.CloudAddr == "" {
+		p(`    http-request return status 503 content-type application/json string "{\"error\":{\"code\":503,\"message\":\"no lane serves this model\"}}"`)
+	} else {
+		// init-addr lets HAProxy start while the name does not resolve.
+		p("    server cloud %s ssl verify required ca-file %s sni str(%s) init-addr last,libc,none", spec.CloudAddr, SystemCAFile, strings.Split(spec.CloudAddr, ":")[0])
+	}
+	routes := map[string]string{}
+	for _, a := range spec.Aliases {
+		routes[a.Alias] = LaneBackendName(a.Lane)
+	}
+	return b.String(), formatMap(routes), nil
+}
+
+func joinHostPort(h string, port int) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + strconv.Itoa(port)
+	}
+	return h + ":" + strconv.Itoa(port)
+}
+
+// formatMap writes a map file: "KEY VALUE" lines, sorted.
+func formatMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + " " + m[k] + "\n")
+	}
+	return b.String()
+}
+
+// SystemCAFile is the CA bundle the cloud backend verifies against, where
+// Debian and Ubuntu keep it.
+const SystemCAFile = "/etc/ssl/certs/ca-certificates.crt"

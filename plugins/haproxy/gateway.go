@@ -1,0 +1,395 @@
+package haproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"poolc.dev/poolc/internal/atomicfile"
+)
+
+// Files reads and writes the gateway host's files: the map and the server
+// state that make runtime changes survive a restart, and the node names of
+// the endpoints.
+type Files interface {
+	// WriteFile replaces path with data atomically.
+	WriteFile(ctx context.Context, path string, data []byte) error
+	// ReadFile returns the content of path, nil when it does not exist.
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+}
+
+// LocalFiles writes files on this machine.
+type LocalFiles struct{}
+
+// WriteFile implements Files.
+func (LocalFiles) WriteFile(_ context.Context, path string, data []byte) error {
+	return atomicfile.Write(path, data, 0o644)
+}
+
+// ReadFile implements Files.
+func (LocalFiles) ReadFile(_ context.Context, path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Gateway flips the routes of a pool's aliases on one HAProxy. It keeps
+// no state of its own: every call reads HAProxy's.
+type Gateway struct {
+	rt      Runtime
+	files   Files
+	mapFile string
+	state   string
+	drain   time.Duration
+	poll    time.Duration
+}
+
+// Options configure a Gateway; zero durations mean the defaults.
+type Options struct {
+	// MapFile and StateFile are the paths of the map and the server state
+	// file, as the HAProxy configuration names them.
+	MapFile   string
+	StateFile string
+	// DrainTimeout bounds the wait for the sessions of a server a route
+	// left to end (default DefaultDrainTimeout).
+	DrainTimeout time.Duration
+	// Poll is the interval between session counts (default DefaultPoll).
+	Poll time.Duration
+}
+
+// The defaults of Options.
+const (
+	DefaultDrainTimeout = 120 * time.Second
+	DefaultPoll         = 100 * time.Millisecond
+)
+
+// New returns the gateway whose admin socket dial reaches and whose files
+// files writes.
+func New(dial Dialer, files Files, o Options) (*Gateway, error) {
+	for what, p := range map[string]string{"map file": o.MapFile, "state file": o.StateFile} {
+		if !pathRE.MatchString(p) {
+			return nil, fmt.Errorf("haproxy: %s %q: want an absolute path of letters, digits and ._/@+-", what, p)
+		}
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	return &Gateway{rt: Runtime{Dial: dial}, files: files, mapFile: o.MapFile, state: o.StateFile, drain: o.DrainTimeout, poll: o.Poll}, nil
+}
+
+// Endpoint is where a route sends an alias: a lane at Addr:Port on a node,
+// or the hosted fallback (Lane Cloud, no address). HAProxy knows only the
+// address; the node's name is kept beside the map (nodesFile).
+type Endpoint struct {
+	Lane string
+	Node string
+	Addr string
+	Port int
+}
+
+func (e Endpoint) String() string {
+	if e.Lane == Cloud {
+		return Cloud
+	}
+	return fmt.Sprintf("%s@%s", e.Lane, joinHostPort(e.Addr, e.Port))
+}
+
+// Route points alias at to, or removes it when to is nil, without a failed
+// request: a lane endpoint's server is made ready first (a free slot of
+// the lane's backend takes its address), then the map sends new requests
+// of the alias there, then the lane's servers elsewhere (the old place of
+// a moved lane) stop taking requests and, once their sessions have ended,
+// go to maintenance. Requests in flight finish where they started. The
+// map and server state files are rewritten so a restart keeps the route.
+func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progress func(string)) error {
+	if !aliasRE.MatchString(alias) {
+		return fmt.Errorf("haproxy: alias %q is not an alias name", alias)
+	}
+	say := func(f string, a ...any) {
+		if progress != nil {
+			progress(fmt.Sprintf(f, a...))
+		}
+	}
+	routes, err := g.routes(ctx)
+	if err != nil {
+		return err
+	}
+	if to == nil {
+		if _, ok := routes[alias]; ok {
+			if _, err := g.rt.Exec(ctx, "del", "map", g.mapFile, alias); err != nil {
+				return err
+			}
+			say("alias %s removed", alias)
+		}
+		return g.persist(ctx)
+	}
+	be := LaneBackendName(to.Lane)
+	var leaving []Server
+	if to.Lane != Cloud {
+		if !laneRE.MatchString(to.Lane) {
+			return fmt.Errorf("haproxy: lane %q is not a lane name", to.Lane)
+		}
+		if err := checkEndpoint(to.Addr, to.Port); err != nil {
+			return fmt.Errorf("haproxy: route %s to lane %s: %v", alias, to.Lane, err)
+		}
+		if leaving, err = g.readyAt(ctx, be, to, say); err != nil {
+			return err
+		}
+	}
+	if cur, ok := routes[alias]; !ok {
+		if _, err := g.rt.Exec(ctx, "add", "map", g.mapFile, alias, be); err != nil {
+			return err
+		}
+	} else if cur != be {
+		if _, err := g.rt.Exec(ctx, "set", "map", g.mapFile, alias, be); err != nil {
+			return err
+		}
+	}
+	say("alias %s routes to %s", alias, to)
+	if to.Lane != Cloud && to.Node != "" {
+		if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
+			return err
+		}
+	}
+	if err := g.persist(ctx); err != nil {
+		return err
+	}
+	for _, s := range leaving {
+		if err := g.retire(ctx, s, say); err != nil {
+			return err
+		}
+	}
+	return g.persist(ctx)
+}
+
+// readyAt makes a server of backend be ready at to's address and returns
+// the backend's other live servers, which must now leave.
+func (g *Gateway) readyAt(ctx context.Context, be string, to *Endpoint, say func(string, ...any)) ([]Server, error) {
+	srvs, err := g.servers(ctx, be)
+	if err != nil {
+		return nil, err
+	}
+	var target *Server
+	for i := range srvs {
+		if srvs[i].Addr == to.Addr && srvs[i].Port == to.Port && !srvs[i].Maint() {
+			target = &srvs[i]
+		}
+	}
+	if target == nil {
+		for i := range srvs {
+			if srvs[i].Addr == to.Addr && srvs[i].Port == to.Port {
+				target = &srvs[i]
+			}
+		}
+	}
+	if target == nil {
+		for i := range srvs {
+			if srvs[i].Maint() {
+				target = &srvs[i]
+				break
+			}
+		}
+		if target == nil {
+			return nil, fmt.Errorf("haproxy: backend %s has no free server for %s: every one of its %d servers is live (still draining?)", be, to, len(srvs))
+		}
+		if _, err := g.rt.Exec(ctx, "set", "server", be+"/"+target.Name, "addr", to.Addr, "port", strconv.Itoa(to.Port)); err != nil {
+			return nil, err
+		}
+		target.Addr, target.Port = to.Addr, to.Port
+	}
+	if !target.Ready() {
+		if _, err := g.rt.Exec(ctx, "set", "server", be+"/"+target.Name, "state", "ready"); err != nil {
+			return nil, err
+		}
+		say("server %s/%s ready at %s", be, target.Name, joinHostPort(to.Addr, to.Port))
+	}
+	var leaving []Server
+	for _, s := range srvs {
+		if s.Name != target.Name && !s.Maint() {
+			leaving = append(leaving, s)
+		}
+	}
+	return leaving, nil
+}
+
+// retire stops new requests to s, waits for its sessions to end (up to the
+// drain timeout) and puts it in maintenance.
+func (g *Gateway) retire(ctx context.Context, s Server, say func(string, ...any)) error {
+	id := s.Backend + "/" + s.Name
+	if _, err := g.rt.Exec(ctx, "set", "server", id, "state", "drain"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(g.drain)
+	reported := -1
+	for {
+		n, err := g.Sessions(ctx, s.Backend, s.Name)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("haproxy: server %s (%s) still has %d sessions after %s", id, joinHostPort(s.Addr, s.Port), n, g.drain)
+		}
+		if n != reported {
+			say("server %s draining: %d sessions", id, n)
+			reported = n
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(g.poll):
+		}
+	}
+	_, err := g.rt.Exec(ctx, "set", "server", id, "state", "maint")
+	if err == nil {
+		say("server %s (%s) drained and in maintenance", id, joinHostPort(s.Addr, s.Port))
+	}
+	return err
+}
+
+// Sessions returns the current sessions of server be/srv.
+func (g *Gateway) Sessions(ctx context.Context, be, srv string) (int, error) {
+	out, err := g.rt.Exec(ctx, "show", "stat")
+	if err != nil {
+		return 0, err
+	}
+	m, err := parseSessions(out)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := m[be+"/"+srv]
+	if !ok {
+		return 0, fmt.Errorf("haproxy: show stat has no server %s/%s", be, srv)
+	}
+	return n, nil
+}
+
+func (g *Gateway) routes(ctx context.Context) (map[string]string, error) {
+	out, err := g.rt.Exec(ctx, "show", "map", g.mapFile)
+	if err != nil {
+		return nil, err
+	}
+	return parseMap(out)
+}
+
+func (g *Gateway) servers(ctx context.Context, be string) ([]Server, error) {
+	out, err := g.rt.Exec(ctx, "show", "servers", "state", be)
+	if err != nil {
+		return nil, err
+	}
+	return parseServersState(out)
+}
+
+// persist writes the map and the server state as HAProxy has them now.
+func (g *Gateway) persist(ctx context.Context) error {
+	routes, err := g.routes(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.files.WriteFile(ctx, g.mapFile, []byte(formatMap(routes))); err != nil {
+		return fmt.Errorf("haproxy: writing %s: %w", g.mapFile, err)
+	}
+	state, err := g.rt.Exec(ctx, "show", "servers", "state")
+	if err != nil {
+		return err
+	}
+	if err := g.files.WriteFile(ctx, g.state, []byte(state)); err != nil {
+		return fmt.Errorf("haproxy: writing %s: %w", g.state, err)
+	}
+	return nil
+}
+
+// nodesFile is beside the map file: the node name of each endpoint
+// address (a JSON object of "ADDR:PORT": "NODE"), since HAProxy's servers
+// have addresses only.
+func (g *Gateway) nodesFile() string { return g.mapFile + ".nodes" }
+
+func (g *Gateway) nodeNames(ctx context.Context) (map[string]string, error) {
+	b, err := g.files.ReadFile(ctx, g.nodesFile())
+	if err != nil {
+		return nil, fmt.Errorf("haproxy: reading %s: %w", g.nodesFile(), err)
+	}
+	names := map[string]string{}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &names); err != nil {
+			return nil, fmt.Errorf("haproxy: %s: %v", g.nodesFile(), err)
+		}
+	}
+	return names, nil
+}
+
+// nameNode records that addr is on node.
+func (g *Gateway) nameNode(ctx context.Context, addr, node string) error {
+	names, err := g.nodeNames(ctx)
+	if err != nil {
+		return err
+	}
+	if names[addr] == node {
+		return nil
+	}
+	names[addr] = node
+	b, _ := json.MarshalIndent(names, "", "  ")
+	if err := g.files.WriteFile(ctx, g.nodesFile(), append(b, '\n')); err != nil {
+		return fmt.Errorf("haproxy: writing %s: %w", g.nodesFile(), err)
+	}
+	return nil
+}
+
+// Observed is an alias's route as HAProxy has it: the backend's ready
+// servers (none for the cloud backend or a lane nowhere yet).
+type Observed struct {
+	Alias     string
+	Lane      string
+	Endpoints []Endpoint
+}
+
+// Observe reads every alias of the map and where its backend sends it.
+func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
+	routes, err := g.routes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := g.rt.Exec(ctx, "show", "servers", "state")
+	if err != nil {
+		return nil, err
+	}
+	srvs, err := parseServersState(out)
+	if err != nil {
+		return nil, err
+	}
+	names, err := g.nodeNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	aliases := make([]string, 0, len(routes))
+	for a := range routes {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	var obs []Observed
+	for _, a := range aliases {
+		o := Observed{Alias: a, Lane: laneOfBackend(routes[a])}
+		for _, s := range srvs {
+			if s.Backend == routes[a] && s.Ready() {
+				o.Endpoints = append(o.Endpoints, Endpoint{Lane: o.Lane, Node: names[joinHostPort(s.Addr, s.Port)], Addr: s.Addr, Port: s.Port})
+			}
+		}
+		obs = append(obs, o)
+	}
+	return obs, nil
+}
+
+var _ Files = LocalFiles{}

@@ -1,0 +1,304 @@
+package imagesync
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"poolc.dev/poolc/plugins/sdk"
+)
+
+// PluginName is the name the image-sync actuator is built in under.
+const PluginName = "image-sync"
+
+// DefaultParallel is how many members the actuator syncs at once unless
+// the config's parallel says otherwise.
+const DefaultParallel = 4
+
+// ConfigSchema is the CUE schema of the plugin's config block; Config
+// documents each setting.
+var ConfigSchema = fmt.Sprintf(`{
+	source?:  string & =~"^(registry|oci|docker-archive):."
+	sources?: [string]: string & =~"^(registry|oci|docker-archive):."
+	build?: =~%q
+	known_hosts?:   string & !=""
+	ssh_key?:       string & !=""
+	ssh_user?:      =~"^[a-z_][a-z0-9_-]*$"
+	registry_host?: string & !=""
+	parallel?: int & >=1 & <=64
+	jobs?:     int & >=1 & <=64
+}`, buildPattern.String())
+
+// Actuator is the image-sync plugin: it serves the image-sync steps of the
+// pod pools whose image_sync names it, and observes which image each of
+// their members' registries serves. It is safe for concurrent use.
+type Actuator struct {
+	version string
+
+	mu      sync.Mutex
+	cfg     Config
+	workDir string
+	members []sdk.Member
+	reacher *Reacher
+	arts    map[Source]*Artifact
+	slots   chan struct{} // one per member synced at once
+}
+
+var _ sdk.Actuator = (*Actuator)(nil)
+
+// NewActuator returns the plugin, reporting version.
+func NewActuator(version string) *Actuator {
+	return &Actuator{version: version, arts: map[Source]*Artifact{}}
+}
+
+// Describe names the plugin, its step kind, config schema and what it
+// observes: the images of its members, and each step's member afterwards.
+func (a *Actuator) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
+	return sdk.DescribeResponse{Name: PluginName, Version: a.version, StepKinds: sdk.ImageSyncKinds, ConfigSchema: ConfigSchema,
+		Capabilities: sdk.Capabilities{Observes: []string{sdk.ObserveImages}, ApplyObserves: true}}
+}
+
+// Configure reads the config block, checks every member can be reached
+// as configured and makes the SSH pool.
+func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
+	var cfg Config
+	if ds := sdk.DecodeConfig(ConfigSchema, req.ConfigJSON, &cfg); ds.HasErrors() {
+		return sdk.ConfigureResponse{Diagnostics: ds}
+	}
+	for img, s := range cfg.Sources {
+		if _, err := ParseSource(s); err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"sources", img}, err.Error())}
+		}
+	}
+	if cfg.Source != "" {
+		if _, err := ParseSource(cfg.Source); err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"source"}, err.Error())}
+		}
+	}
+	r, err := NewReacher(cfg, req.WorkDir)
+	if err != nil {
+		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"known_hosts"}, err.Error())}
+	}
+	var ds sdk.Diagnostics
+	for _, m := range req.Inventory.Members {
+		if m.Registry == "" {
+			continue // a member without a registry gets no image-sync step
+		}
+		t, err := memberTarget(m, m.Image)
+		if err == nil {
+			_, err = r.Destination(t)
+		}
+		if err != nil {
+			ds = append(ds, sdk.Diagnostic{Severity: sdk.Error, Summary: fmt.Sprintf("pod_pool %q: %v", m.PodPool, err)})
+		}
+	}
+	if ds.HasErrors() {
+		r.Close()
+		return sdk.ConfigureResponse{Diagnostics: ds}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reacher != nil {
+		a.reacher.Close()
+	}
+	a.cfg, a.workDir, a.members, a.reacher = cfg, req.WorkDir, req.Inventory.Members, r
+	a.arts = map[Source]*Artifact{}
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel
+	}
+	a.slots = make(chan struct{}, parallel)
+	return sdk.ConfigureResponse{}
+}
+
+// Observe reports, for each member with a registry, the pool's image as
+// NAME@DIGEST when the member's registry serves it (the digest the pool
+// pins, or that of the configured source), and the member without an
+// image otherwise, with a warning giving the bytes a sync would send. A
+// member whose registry cannot be asked is reported without an image,
+// with a warning saying why, so poolc plans a sync that will say the same.
+func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
+	a.mu.Lock()
+	members, slots := a.members, a.slots
+	a.mu.Unlock()
+	type seen struct {
+		member sdk.Member
+		st     Status
+		want   v1.Hash
+		err    error
+	}
+	var all []*seen
+	var wg sync.WaitGroup
+	for _, m := range members {
+		if m.Registry == "" {
+			continue
+		}
+		s := &seen{member: m}
+		all = append(all, s)
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			s.st, s.want, s.err = a.observe(ctx, m)
+		})
+	}
+	wg.Wait()
+	var resp sdk.ObserveResponse
+	for _, s := range all {
+		m := s.member
+		if s.err != nil {
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("pod_pool %q member %s: %v", m.PodPool, m.Context, s.err)})
+			continue
+		}
+		obs := m
+		obs.Image = ""
+		switch {
+		case s.st.Holding(s.want):
+			obs.Image = imageName(m.Image) + "@" + s.want.String()
+		case s.st.BlobsToMove > 0 || s.st.BytesToMove > 0:
+			// The fleet has no field for it: the bytes a sync would move
+			// reach the plan's reader as a warning.
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
+				Summary: fmt.Sprintf("pod_pool %q member %s: registry %s lacks %s@%s; a sync sends %d bytes (%d blobs)",
+					m.PodPool, m.Context, m.Registry, imageName(m.Image), s.want, s.st.BytesToMove, s.st.BlobsToMove)})
+		}
+		resp.Fleet.Members = append(resp.Fleet.Members, obs)
+	}
+	return resp
+}
+
+// observe asks m's registry about the pool's image: the digest wanted
+// (pinned, or the source's) and whether it is served.
+func (a *Actuator) observe(ctx context.Context, m sdk.Member) (Status, v1.Hash, error) {
+	t, err := memberTarget(m, m.Image)
+	if err != nil {
+		return Status{}, v1.Hash{}, err
+	}
+	d, err := a.destination(t)
+	if err != nil {
+		return Status{}, v1.Hash{}, err
+	}
+	art, err := a.artifact(ctx, m.Image)
+	pin := digestOf(m.Image)
+	if pin == "" {
+		if err != nil {
+			return Status{}, v1.Hash{}, err
+		}
+		st, err := Observe(ctx, art, d, nil)
+		return st, art.Digest, err
+	}
+	want, perr := v1.NewHash(pin)
+	if perr != nil {
+		return Status{}, v1.Hash{}, perr
+	}
+	if err != nil || art.Digest != want {
+		// The source is not (yet) the pinned image: what the registry
+		// holds is still known, the bytes to move are not.
+		art = nil
+	}
+	st, err := Observe(ctx, art, d, []v1.Hash{want})
+	return st, want, err
+}
+
+// Apply syncs the step's image to its member's registry and returns the
+// member with the image as NAME@DIGEST, the digest the registry serves.
+func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+	s := req.Step.ImageSync
+	if req.Step.Kind != sdk.KindImageSync || s == nil {
+		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, fmt.Sprintf("image-sync cannot carry out a %s step", req.Step.Kind))}
+	}
+	fail := func(err error) sdk.ApplyResponse {
+		return sdk.ApplyResponse{Retryable: Retryable(err), Diagnostics: sdk.Errorf(nil, err.Error())}
+	}
+	t, err := memberTarget(s.Member, s.Image)
+	if err != nil {
+		return fail(err)
+	}
+	d, err := a.destination(t)
+	if err != nil {
+		return fail(err)
+	}
+	art, err := a.artifact(ctx, s.Image)
+	if err != nil {
+		return fail(err)
+	}
+	a.mu.Lock()
+	opts := Options{Jobs: a.cfg.Jobs, Build: a.cfg.Build, Want: s.Digest}
+	slots := a.slots
+	a.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+	opts.Progress = func(p Progress) {
+		if progress == nil {
+			return
+		}
+		frac := 1.0
+		if p.Total > 0 {
+			frac = float64(p.Sent) / float64(p.Total)
+		}
+		progress(sdk.Progress{Message: fmt.Sprintf("%s: %d of %d bytes sent", p.Member, p.Sent, p.Total), Fraction: frac})
+	}
+	res := Sync(ctx, art, d, opts)
+	if res.Err != nil {
+		return fail(res.Err)
+	}
+	if progress != nil {
+		progress(sdk.Progress{Fraction: 1, Message: fmt.Sprintf("%s: %s (tag %s): %d blobs sent (%d bytes of the image's %d), %d mounted, %d present",
+			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, art.TotalBlobBytes(), res.BlobsMounted, res.BlobsPresent)})
+	}
+	obs := s.Member
+	obs.Image = imageName(s.Image) + "@" + res.Digest.String()
+	return sdk.ApplyResponse{Observed: &sdk.Fleet{Members: []sdk.Member{obs}}}
+}
+
+func (a *Actuator) destination(t MemberTarget) (Destination, error) {
+	a.mu.Lock()
+	r := a.reacher
+	a.mu.Unlock()
+	if r == nil {
+		return Destination{}, fmt.Errorf("image-sync is not configured")
+	}
+	return r.Destination(t)
+}
+
+// artifact loads the source of image once per configuration.
+func (a *Actuator) artifact(ctx context.Context, image string) (*Artifact, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	src, err := a.cfg.SourceFor(image, a.workDir)
+	if err != nil {
+		return nil, err
+	}
+	if art := a.arts[src]; art != nil {
+		return art, nil
+	}
+	art, err := Load(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	a.arts[src] = art
+	return art, nil
+}
+
+// memberTarget is the MemberTarget of m for image.
+func memberTarget(m sdk.Member, image string) (MemberTarget, error) {
+	repo, err := repositoryOf(image)
+	if err != nil {
+		return MemberTarget{}, fmt.Errorf("member %s: %w", m.Context, err)
+	}
+	return MemberTarget{Name: m.Context, SSHHost: m.SSHHost, Registry: m.Registry, Repository: repo}, nil
+}
+
+// digestOf returns the digest image is pinned by, or "".
+func digestOf(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return image[i+1:]
+	}
+	return ""
+}

@@ -1,0 +1,136 @@
+//go:build e2e
+
+package imagesync
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"poolc.dev/poolc/internal/testsshd"
+)
+
+// buildPoolc builds the poolc binary for t.
+func buildPoolc(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "poolc")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/poolc")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/poolc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// poolcRun runs poolc in dir and returns its output and exit code.
+func poolcRun(t *testing.T, bin, dir string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=")
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("poolc %v: %v", args, err)
+	}
+	return string(out), code
+}
+
+// poolFile is a pool with one node and a pod pool of two members, each
+// with its own registry behind one sshd, synced by the built-in
+// image-sync plugin from an OCI layout.
+func poolFile(srv *testsshd.Server, digest string, ports [2]int) string {
+	return fmt.Sprintf(`pool "lab" {
+  node "a" {
+    address   = "a.lan"
+    memory_gb = 64
+  }
+  pod_pool "harness" {
+    image      = "elanous-harness@%s"
+    image_sync = "image-sync"
+    member "pool-node-b" {
+      ssh_host = "%s"
+      registry = "k3d-lab-registry-b:%d"
+    }
+    member "pool-node-c" {
+      ssh_host = "%s"
+      registry = "k3d-lab-registry-c:%d"
+    }
+  }
+  plugin "sim" {
+    builtin = true
+  }
+  plugin "image-sync" {
+    builtin = true
+    config = {
+      source      = "oci:layout"
+      build       = "ci-1"
+      known_hosts = %q
+      ssh_key     = %q
+      ssh_user    = %q
+    }
+  }
+}
+`, digest, srv.Addr(), ports[0], srv.Addr(), ports[1], srv.KnownHosts, srv.ClientKey, srv.User)
+}
+
+func TestE2EPoolcApplySyncsEveryMember(t *testing.T) {
+	bin := buildPoolc(t)
+	srv := testsshd.Start(t)
+	regs := [2]*distribution{startDistribution(t), startDistribution(t)}
+	ports := [2]int{regs[0].port, regs[1].port}
+	dir := t.TempDir()
+
+	writeImage := func(size int64) string {
+		os.RemoveAll(filepath.Join(dir, "layout"))
+		p, err := layout.Write(filepath.Join(dir, "layout"), empty.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img := imageOf(t, layers(t, 2, size), nil)
+		if err := p.AppendImage(img); err != nil {
+			t.Fatal(err)
+		}
+		return mustDigest(t, img).String()
+	}
+	digest := writeImage(256 << 10)
+	os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(poolFile(srv, digest, ports)), 0o644)
+
+	out, code := poolcRun(t, bin, dir, "apply", "--auto-approve", ".")
+	t.Logf("poolc apply:\n%s", out)
+	if code != 0 || !strings.Contains(out, "2 image-sync") {
+		t.Fatalf("apply exited %d", code)
+	}
+	for i, r := range regs {
+		if !r.serves(t, "elanous-harness", digest) {
+			t.Errorf("registry %d does not serve %s", i, digest)
+		}
+	}
+	out, code = poolcRun(t, bin, dir, "plan", "--detailed-exitcode", ".")
+	if code != 0 || !strings.Contains(out, "No changes") {
+		t.Fatalf("plan after apply exited %d:\n%s", code, out)
+	}
+
+	// A new image digest in the config: one image-sync per member.
+	digest2 := writeImage(128 << 10)
+	os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(poolFile(srv, digest2, ports)), 0o644)
+	out, code = poolcRun(t, bin, dir, "plan", ".")
+	t.Logf("poolc plan after a new digest:\n%s", out)
+	if code != 0 || !strings.Contains(out, "Plan: 2 image-sync ·") {
+		t.Fatalf("plan exited %d", code)
+	}
+	if n := strings.Count(out, "lacks elanous-harness@"+digest2+"; a sync sends"); n != 2 {
+		t.Errorf("plan warns of the bytes to move for %d members, want 2", n)
+	}
+}

@@ -1,0 +1,296 @@
+package llama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"poolc.dev/poolc/internal/sshx"
+	"poolc.dev/poolc/plugins/sdk"
+)
+
+// Actuator is the built-in "llama" actuator: the sdk.Actuator serving a
+// node's runtime steps (prefetch, start, residency, drain, stop) with
+// real llama-server lanes, reaching each node over SSH (or, with local,
+// on this machine).
+type Actuator struct {
+	version string
+
+	mu    sync.Mutex
+	cfg   PluginConfig
+	inv   sdk.Inventory
+	pool  *sshx.Pool
+	nodes map[string]*Node
+}
+
+var _ sdk.Actuator = (*Actuator)(nil)
+
+// NewActuator returns the actuator reporting version.
+func NewActuator(version string) *Actuator { return &Actuator{version: version} }
+
+// PluginConfig is the actuator's config block.
+type PluginConfig struct {
+	sshx.Settings
+	// Local runs the lanes on the machine running poolc, without SSH: a
+	// one-machine fleet.
+	Local      bool              `json:"local"`
+	Binary     string            `json:"llama_server"`
+	StateDir   string            `json:"state_dir"`
+	ListenHost string            `json:"listen_host"`
+	Env        map[string]string `json:"env"`
+	// The timings, in seconds (and MiB/s); 0 leaves the package default.
+	StartBaseSeconds    float64 `json:"start_base_seconds"`
+	LoadMiBPerSecond    float64 `json:"load_mib_per_second"`
+	DrainTimeoutSeconds float64 `json:"drain_timeout_seconds"`
+	StopGraceSeconds    float64 `json:"stop_grace_seconds"`
+}
+
+// ConfigSchema is the CUE schema of the config block.
+const ConfigSchema = `{
+	` + sshx.SettingsSchema + `
+	local?:        bool
+	llama_server?: string
+	state_dir?:    string
+	listen_host?:  string
+	env?: {[=~"^[A-Za-z_][A-Za-z0-9_]*$"]: string}
+	start_base_seconds?:    number & >0
+	load_mib_per_second?:   number & >0
+	drain_timeout_seconds?: number & >0
+	stop_grace_seconds?:    number & >0
+}`
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func (c PluginConfig) settings() Settings {
+	return Settings{Binary: c.Binary, StateDir: c.StateDir, Env: c.Env,
+		LoadRate: int64(c.LoadMiBPerSecond * (1 << 20)), StartBase: seconds(c.StartBaseSeconds),
+		DrainTimeout: seconds(c.DrainTimeoutSeconds), StopGrace: seconds(c.StopGraceSeconds)}
+}
+
+// Describe implements sdk.Actuator.
+func (a *Actuator) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeResponse {
+	return sdk.DescribeResponse{Name: "llama", Version: a.version, StepKinds: sdk.RuntimeKinds, ConfigSchema: ConfigSchema,
+		Capabilities: sdk.Capabilities{Observes: []string{sdk.ObserveNodes, sdk.ObserveLanes, sdk.ObservePrefetched}, ApplyObserves: true}}
+}
+
+// Configure implements sdk.Actuator.
+func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
+	var cfg PluginConfig
+	if ds := sdk.DecodeConfig(ConfigSchema, req.ConfigJSON, &cfg); ds.HasErrors() {
+		return sdk.ConfigureResponse{Diagnostics: ds}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pool != nil {
+		a.pool.Close()
+		a.pool = nil
+	}
+	a.nodes = nil
+	if !cfg.Local {
+		pool, err := sshx.NewPool(cfg.Settings.Config())
+		if err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"known_hosts"}, err.Error())}
+		}
+		a.pool = pool
+	}
+	a.cfg, a.inv, a.nodes = cfg, req.Inventory, map[string]*Node{}
+	return sdk.ConfigureResponse{}
+}
+
+// node returns the lanes of n, reached as configured.
+func (a *Actuator) node(n sdk.Node) (*Node, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.nodes == nil {
+		return nil, errors.New("llama: not configured")
+	}
+	if got := a.nodes[n.Name]; got != nil {
+		return got, nil
+	}
+	var host Host = Local{}
+	if !a.cfg.Local {
+		if n.Address == "" {
+			return nil, fmt.Errorf("node %s has no address to reach over SSH", n.Name)
+		}
+		host = SSH{Client: a.pool.Client(sshx.Endpoint{User: a.cfg.LoginUser(n.SSHUser), Host: n.Address, Port: n.SSHPort})}
+	}
+	set := a.cfg.settings()
+	// One state directory per node: on a real fleet a node is a machine,
+	// and several nodes sharing one machine keep their lanes apart.
+	set.StateDir = path.Join(set.withDefaults().StateDir, n.Name)
+	node := NewNode(host, set)
+	a.nodes[n.Name] = node
+	return node, nil
+}
+
+// lane is the process a step's lane runs as. It listens on the node's
+// address, where the gateway's route reaches it, unless listen_host says
+// otherwise ("0.0.0.0" for every interface).
+func (a *Actuator) lane(l *sdk.Lane) Lane {
+	host := a.cfg.ListenHost
+	if host == "" {
+		host = l.Node.Address
+	}
+	return Lane{Name: l.Name, Host: host, Port: l.Port, Model: l.Model.Path, Aliases: l.Aliases,
+		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9)}
+}
+
+// Apply implements sdk.Actuator.
+func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
+	say := func(msg string) {
+		if progress != nil {
+			progress(sdk.Progress{Message: msg, Fraction: -1})
+		}
+	}
+	st := req.Step
+	var err error
+	var observed *sdk.Fleet
+	var warnings sdk.Diagnostics
+	switch st.Kind {
+	case sdk.KindPrefetch:
+		if st.Prefetch == nil {
+			return fail(fmt.Errorf("step %s: prefetch without its detail", st.ID))
+		}
+		var n *Node
+		if n, err = a.node(st.Prefetch.Node); err == nil {
+			m := st.Prefetch.Model
+			var res PrefetchResult
+			res, err = n.Prefetch(ctx, Model{Path: m.Path, Source: m.Source, SHA256: m.SHA256, SizeBytes: int64(m.SizeGB * 1e9)}, func(done, total int64) {
+				if progress != nil {
+					f := -1.0
+					if total > 0 {
+						f = float64(done) / float64(total)
+					}
+					progress(sdk.Progress{Message: fmt.Sprintf("%s: %d of %d bytes", m.Path, done, total), Fraction: f})
+				}
+			})
+			if err == nil {
+				say(prefetchSummary(m.Path, res))
+				observed = &sdk.Fleet{Prefetched: []sdk.Prefetched{{Node: st.Prefetch.Node.Name, Model: m}}}
+			}
+		}
+	case sdk.KindStart, sdk.KindResidency, sdk.KindDrain, sdk.KindStop:
+		if st.Lane == nil {
+			return fail(fmt.Errorf("step %s: %s without its lane", st.ID, st.Kind))
+		}
+		var n *Node
+		if n, err = a.node(st.Lane.Node); err != nil {
+			break
+		}
+		l := a.lane(st.Lane)
+		switch st.Kind {
+		case sdk.KindStart:
+			err = n.Start(ctx, l, say)
+		case sdk.KindResidency:
+			// Every lane runs as its own process (see the package doc), so
+			// a residency change leaves the process as it is.
+			if st.From == sdk.OnDemand || st.Lane.Residency == sdk.OnDemand {
+				warnings = append(warnings, sdk.Diagnostic{Severity: sdk.Warning,
+					Summary: fmt.Sprintf("lane %s: %s to %s keeps its own llama-server process; the node router is not used for on-demand lanes yet", l.Name, st.From, st.Lane.Residency)})
+			}
+			var obs Observation
+			if obs, err = n.Observe(ctx, nil); err == nil && !running(obs, l.Name) {
+				err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
+			}
+		case sdk.KindDrain:
+			err = n.Drain(ctx, l, say)
+		case sdk.KindStop:
+			err = n.Stop(ctx, l, say)
+		}
+		if err == nil {
+			observed = &sdk.Fleet{}
+			if st.Kind != sdk.KindStop {
+				lane := *st.Lane
+				lane.Loaded = true
+				observed.Lanes = []sdk.Lane{lane}
+			}
+		}
+	default:
+		err = fmt.Errorf("llama does not carry out %s steps", st.Kind)
+	}
+	if err != nil {
+		r := fail(err)
+		r.Diagnostics = append(r.Diagnostics, warnings...)
+		return r
+	}
+	return sdk.ApplyResponse{Observed: observed, Diagnostics: warnings}
+}
+
+func prefetchSummary(path string, r PrefetchResult) string {
+	if r.Skipped {
+		return path + " is in place with the right sha256"
+	}
+	return fmt.Sprintf("%s copied: %d bytes sent, resumed at %d", path, r.Sent, r.ResumedAt)
+}
+
+func running(o Observation, name string) bool {
+	for _, l := range o.Lanes {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// fail is a failed step: retryable when the SSH connection failed or a
+// drain ran out of time, never for a host key refusal or a wrong digest.
+func fail(err error) sdk.ApplyResponse {
+	var dte *DrainTimeoutError
+	return sdk.ApplyResponse{Retryable: sshx.Retryable(err) || errors.As(err, &dte), Diagnostics: sdk.Errorf(nil, err.Error())}
+}
+
+// Observe implements sdk.Actuator: each node's lanes verified live, the
+// prefetched models whose recorded sha256 is the model's, and memory. A
+// node that cannot be reached is down, with a warning; drift is a warning.
+func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
+	a.mu.Lock()
+	inv := a.inv
+	a.mu.Unlock()
+	var resp sdk.ObserveResponse
+	paths := make([]string, 0, len(inv.Models))
+	byPath := map[string]sdk.Model{}
+	for _, m := range inv.Models {
+		if _, dup := byPath[m.Path]; !dup && m.Path != "" {
+			paths = append(paths, m.Path)
+			byPath[m.Path] = m
+		}
+	}
+	specs := map[string]sdk.LaneSpec{}
+	for _, l := range inv.Lanes {
+		specs[l.Name] = l
+	}
+	for _, node := range inv.Nodes {
+		n, err := a.node(node)
+		var obs Observation
+		if err == nil {
+			obs, err = n.Observe(ctx, paths)
+		}
+		if err != nil {
+			resp.Fleet.Nodes = append(resp.Fleet.Nodes, sdk.NodeStatus{Name: node.Name, Down: true})
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("node %s: %v", node.Name, err)})
+			continue
+		}
+		resp.Fleet.Nodes = append(resp.Fleet.Nodes, sdk.NodeStatus{Name: node.Name, MemoryTotalGB: float64(obs.MemoryTotal) / 1e9, MemoryFreeGB: float64(obs.MemoryFree) / 1e9})
+		for _, d := range obs.Drift {
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("node %s: %s", node.Name, d)})
+		}
+		for _, l := range obs.Lanes {
+			m, ok := byPath[l.Model]
+			if !ok {
+				m = sdk.Model{Path: l.Model}
+			}
+			resp.Fleet.Lanes = append(resp.Fleet.Lanes, sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port,
+				Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded})
+		}
+		for _, pm := range obs.Models {
+			m := byPath[pm.Path]
+			if pm.SHA256 != "" && (m.SHA256 == "" || pm.SHA256 == m.SHA256) {
+				resp.Fleet.Prefetched = append(resp.Fleet.Prefetched, sdk.Prefetched{Node: node.Name, Model: m})
+			}
+		}
+	}
+	return resp
+}

@@ -1,0 +1,45 @@
+// Package llama runs llama.cpp's llama-server lanes on a node: it starts
+// them, waits for them to serve, drains and stops them, prefetches their
+// weights and observes what a node runs. A node is reached as a Host: over
+// SSH (an sshx client, host keys verified against known_hosts) or, for
+// tests and a single machine, locally.
+//
+// Every remote command is a constant shell program run as
+// `sh -c PROGRAM sh ARG...` (scripts.go), so input only ever reaches the
+// node as positional parameters, each quoted by sshx.Quote; nothing is
+// ever spliced into a command line.
+//
+// What llama-server does and the actuator relies on:
+//
+//   - /health answers 503 while the model loads and 200 after, also while
+//     busy; a process that exits while loading fails the start, with the
+//     end of its log.
+//   - /v1/models lists the aliases as a set: the start checks membership.
+//   - /props model_path says which file a process serves: a pidfile whose
+//     process is gone, is another program (a reused pid) or serves another
+//     file is drift, never a running lane.
+//   - llama-server does not drain: SIGTERM cuts in-flight streams. Stop
+//     therefore waits until no slot is processing and nothing is deferred
+//     (the gateway must already route the lane's aliases elsewhere), with
+//     Settings.DrainTimeout, then sends SIGTERM, then SIGKILL after
+//     Settings.StopGrace. Probes never keep connections open, since the
+//     server lingers on open connections after SIGTERM.
+//   - Always --port, since llama-server's default port is changing.
+//
+// On a node, a lane is a process started with setsid (nohup where there is
+// none) with its log, pidfile and metadata under Settings.StateDir
+// (".poolc/lanes" in the login's home by default). A lock directory
+// serialises two starts of one lane, so a node never runs two processes of
+// it; a start finding its lane live succeeds without starting another.
+//
+// Keep-warm and preferred lanes run as their own processes. On-demand
+// lanes are served by the node's router (RouterLane): one llama-server in
+// router mode whose preset poolc writes (EnsureRouter), so a lane really
+// loads on its first request. The router evicts the least recently used
+// idle model when --models-max are loaded: by count, blind to memory. poolc
+// therefore sets --models-max with ModelsMax to the largest k such that
+// the k largest on-demand models fit together in the room the node's
+// budget leaves beside its reserved lanes, so no set of models the router
+// may keep loaded can pass the budget; the price is that several small
+// models may be evicted to respect a bound computed from large ones.
+package llama

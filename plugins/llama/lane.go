@@ -1,0 +1,203 @@
+package llama
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Lane is one llama-server process to run on a node: its name (unique on
+// the node, it names the pidfile), the address it listens on, its model
+// file and the aliases it answers to. SizeBytes is the model's size on
+// disk, which sizes the wait for it to load.
+type Lane struct {
+	Name      string
+	Host      string
+	Port      int
+	Model     string
+	Aliases   []string
+	Args      []string
+	SizeBytes int64
+}
+
+// Settings say how a node runs lanes. The zero value of each field means
+// its Default*.
+type Settings struct {
+	// Binary is the llama-server executable, a name on the node's PATH or
+	// an absolute path.
+	Binary string
+	// StateDir holds the pidfiles, metadata and logs of the lanes; a
+	// relative path is relative to the login's home directory.
+	StateDir string
+	// Env is set in the environment of every lane process.
+	Env map[string]string
+	// LoadRate is the slowest load speed expected, in bytes per second:
+	// a start waits StartBase + size/LoadRate for /health to answer 200.
+	LoadRate int64
+	// StartBase is the part of the start timeout that does not depend on
+	// the model's size.
+	StartBase time.Duration
+	// DrainTimeout bounds the wait for in-flight requests to finish.
+	DrainTimeout time.Duration
+	// StopGrace is how long a stopped lane has to exit after SIGTERM
+	// before it is sent SIGKILL.
+	StopGrace time.Duration
+	// Poll is the interval between probes while waiting.
+	Poll time.Duration
+}
+
+// The defaults of Settings; they are written nowhere else.
+const (
+	DefaultBinary       = "llama-server"
+	DefaultStateDir     = ".poolc/lanes"
+	DefaultLoadRate     = 100 << 20 // 100 MiB/s: a slow disk
+	DefaultStartBase    = 30 * time.Second
+	DefaultDrainTimeout = 120 * time.Second
+	DefaultStopGrace    = 10 * time.Second
+	DefaultPoll         = 200 * time.Millisecond
+	// DefaultListenHost is a lane's --host when the lane names none: every
+	// interface, so a gateway on another machine reaches it.
+	DefaultListenHost = "0.0.0.0"
+)
+
+func (s Settings) withDefaults() Settings {
+	if s.Binary == "" {
+		s.Binary = DefaultBinary
+	}
+	if s.StateDir == "" {
+		s.StateDir = DefaultStateDir
+	}
+	if s.LoadRate <= 0 {
+		s.LoadRate = DefaultLoadRate
+	}
+	if s.StartBase <= 0 {
+		s.StartBase = DefaultStartBase
+	}
+	if s.DrainTimeout <= 0 {
+		s.DrainTimeout = DefaultDrainTimeout
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = DefaultStopGrace
+	}
+	if s.Poll <= 0 {
+		s.Poll = DefaultPoll
+	}
+	return s
+}
+
+// startTimeout is how long a lane of size bytes may take to answer
+// /health 200.
+func (s Settings) startTimeout(size int64) time.Duration {
+	return s.StartBase + time.Duration(float64(size)/float64(s.LoadRate)*float64(time.Second))
+}
+
+var (
+	nameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
+	envRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	hostRE  = regexp.MustCompile(`^[A-Za-z0-9.:-]{1,253}$`)
+)
+
+// managedFlags are the llama-server flags the actuator sets itself; a
+// lane's Args may not set them again.
+var managedFlags = map[string]bool{
+	"--host": true, "--port": true, "-m": true, "--model": true,
+	"-a": true, "--alias": true, "--metrics": true, "--slots": true, "--no-slots": true,
+}
+
+// checkPath refuses a model path the actuator would not write or read.
+func checkPath(what, p string) error {
+	switch {
+	case !path.IsAbs(p):
+		return fmt.Errorf("%s %q is not an absolute path", what, p)
+	case strings.ContainsAny(p, "\x00\n\r"):
+		return fmt.Errorf("%s %q holds a NUL or newline", what, p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%s %q is not clean (want %q)", what, p, path.Clean(p))
+	}
+	return nil
+}
+
+// Validate checks the lane can be started as it says.
+func (l Lane) Validate() error {
+	if !nameRE.MatchString(l.Name) {
+		return fmt.Errorf("lane name %q: want letters, digits, '.', '_' or '-', starting with a letter or digit", l.Name)
+	}
+	if l.Port < 1 || l.Port > 65535 {
+		return fmt.Errorf("lane %s: port %d is not in 1..65535", l.Name, l.Port)
+	}
+	if l.Host != "" && !hostRE.MatchString(l.Host) {
+		return fmt.Errorf("lane %s: listen host %q is not a host name or address", l.Name, l.Host)
+	}
+	if err := checkPath("lane "+l.Name+": model", l.Model); err != nil {
+		return err
+	}
+	for _, a := range l.Aliases {
+		if !aliasRE.MatchString(a) {
+			return fmt.Errorf("lane %s: alias %q: want letters, digits and ._:/@+- (no comma)", l.Name, a)
+		}
+	}
+	for _, a := range l.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("lane %s: argument %q holds a NUL byte", l.Name, a)
+		}
+		if flag, _, _ := strings.Cut(a, "="); managedFlags[flag] {
+			return fmt.Errorf("lane %s: argument %s is set by poolc from the lane itself", l.Name, flag)
+		}
+	}
+	return nil
+}
+
+// listenHost is the lane's --host.
+func (l Lane) listenHost() string {
+	if l.Host == "" {
+		return DefaultListenHost
+	}
+	return l.Host
+}
+
+// probeAddr is where the node itself reaches the lane's HTTP port.
+func (l Lane) probeAddr() string {
+	h := l.listenHost()
+	switch h {
+	case "0.0.0.0", "::", "[::]":
+		h = "127.0.0.1"
+	}
+	return joinHostPort(h, l.Port)
+}
+
+func joinHostPort(h string, port int) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + strconv.Itoa(port)
+	}
+	return h + ":" + strconv.Itoa(port)
+}
+
+// argv is the command starting the lane: the environment, the binary,
+// always --port (llama-server's default port is changing), the model, the
+// aliases as one sorted comma-separated set, --metrics and --slots for
+// drain and observe, then the lane's own arguments.
+func (s Settings) argv(l Lane) ([]string, error) {
+	var out []string
+	if len(s.Env) > 0 {
+		out = append(out, "env")
+		for _, k := range sortedKeys(s.Env) {
+			if !envRE.MatchString(k) {
+				return nil, fmt.Errorf("environment variable name %q is not an identifier", k)
+			}
+			if strings.IndexByte(s.Env[k], 0) >= 0 {
+				return nil, fmt.Errorf("environment variable %s holds a NUL byte", k)
+			}
+			out = append(out, k+"="+s.Env[k])
+		}
+	}
+	out = append(out, s.Binary, "--host", l.listenHost(), "--port", strconv.Itoa(l.Port), "-m", l.Model)
+	if len(l.Aliases) > 0 {
+		out = append(out, "--alias", strings.Join(sortedSet(l.Aliases), ","))
+	}
+	out = append(out, "--metrics", "--slots")
+	return append(out, l.Args...), nil
+}

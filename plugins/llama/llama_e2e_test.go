@@ -1,0 +1,139 @@
+//go:build e2e
+
+package llama
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/sshx"
+	"poolc.dev/poolc/internal/testsshd"
+)
+
+// sshNode starts an sshd on loopback and returns a node reached through it.
+func sshNode(t *testing.T) (*Node, *testsshd.Server) {
+	t.Helper()
+	srv := testsshd.Start(t)
+	pool, err := sshx.NewPool(srv.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return NewNode(SSH{Client: pool.Client(srv.Endpoint())}, testSettings(t)), srv
+}
+
+func TestE2ELaneOverSSHStartsServesDrainsAndStops(t *testing.T) {
+	ctx := context.Background()
+	n, _ := sshNode(t)
+	l := testLane(t, "cognition", 2_000_000, "chat")
+	stopAtEnd(t, n, l)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 || obs.Lanes[0].Aliases[0] != "chat" {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	pid := obs.Lanes[0].PID
+	streamed := make(chan error, 1)
+	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 50) }()
+	waitBusy(t, n, l)
+	if err := n.Stop(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-streamed; err != nil {
+		t.Errorf("stream in flight at stop: %v", err)
+	}
+	if processLives(pid) {
+		t.Errorf("pid %d survives the stop", pid)
+	}
+}
+
+func TestE2EAWrongHostKeyRefusesTheStep(t *testing.T) {
+	srv := testsshd.Start(t)
+	other := testsshd.NewKey(t, filepath.Join(t.TempDir(), "other"))
+	cfg := srv.ClientConfig()
+	cfg.KnownHostsFile = filepath.Join(t.TempDir(), "known_hosts")
+	os.WriteFile(cfg.KnownHostsFile, []byte(srv.KnownHostsLine(other)+"\n"), 0o600)
+	pool, err := sshx.NewPool(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	n := NewNode(SSH{Client: pool.Client(srv.Endpoint())}, testSettings(t))
+	l := testLane(t, "never", 1000)
+	err = n.Start(context.Background(), l, nil)
+	var hke *sshx.HostKeyError
+	if !errors.As(err, &hke) {
+		t.Fatalf("err = %v, want a host key refusal", err)
+	}
+	for _, want := range []string{srv.Addr(), "CHANGED", cfg.KnownHostsFile + ":1", ssh.FingerprintSHA256(srv.HostKey)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if sshx.Retryable(err) {
+		t.Error("a host key refusal is retryable")
+	}
+}
+
+func TestE2EAPrefetchCutMidwayResumesWithoutResending(t *testing.T) {
+	ctx := context.Background()
+	n, srv := sshNode(t)
+	data, sum := weights(t, 48<<20)
+	src := filepath.Join(t.TempDir(), "src.gguf")
+	os.WriteFile(src, data, 0o644)
+	dst := filepath.Join(t.TempDir(), "models", "m.gguf")
+	var cut sync.Once
+	_, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, func(done, total int64) {
+		if done > total/3 {
+			cut.Do(func() { srv.KillSessions(t) })
+		}
+	})
+	if err == nil {
+		t.Fatal("the prefetch survived its session being killed")
+	}
+	fi, err := os.Stat(dst + ".part")
+	if err != nil || fi.Size() == 0 || fi.Size() >= int64(len(data)) {
+		t.Fatalf("partial copy after the cut: %v %v", fi, err)
+	}
+	arrived := fi.Size()
+	res, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResumedAt != arrived || res.Sent != int64(len(data))-arrived {
+		t.Errorf("resume %+v; %d bytes had arrived of %d", res, arrived, len(data))
+	}
+	if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
+		t.Error("the resumed copy differs from the source")
+	}
+	t.Logf("cut after %d of %d bytes; the resume sent %d", arrived, len(data), res.Sent)
+}
+
+func TestE2EAPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
+	n, _ := sshNode(t)
+	data, _ := weights(t, 200_000)
+	_, other := weights(t, 1)
+	src := filepath.Join(t.TempDir(), "src.gguf")
+	os.WriteFile(src, data, 0o644)
+	dir := filepath.Join(t.TempDir(), "models")
+	_, err := n.Prefetch(context.Background(), Model{Path: filepath.Join(dir, "m.gguf"), Source: src, SHA256: other}, nil)
+	var de *DigestError
+	if !errors.As(err, &de) {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files left: %v", entries)
+	}
+}

@@ -1,0 +1,300 @@
+package llama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Node runs and observes the lanes of one machine.
+type Node struct {
+	host Host
+	set  Settings
+}
+
+// NewNode returns the lanes of host, run as settings say.
+func NewNode(host Host, settings Settings) *Node {
+	return &Node{host: host, set: settings.withDefaults()}
+}
+
+// Progress receives a line about a step as it goes.
+type Progress func(msg string)
+
+// laneMeta is what the start writes beside a lane's pidfile, so observe
+// knows which port and model the process should answer with.
+type laneMeta struct {
+	Name    string   `json:"name"`
+	Host    string   `json:"host"`
+	Port    int      `json:"port"`
+	Model   string   `json:"model"`
+	Aliases []string `json:"aliases"`
+}
+
+func (m laneMeta) lane() Lane {
+	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases}
+}
+
+func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
+	out, err := n.host.Run(ctx, shArgv(program, args...), nil)
+	return string(out), err
+}
+
+// StartError is a lane that did not come up: it exited while loading or
+// did not answer in time. Log is the tail of its log.
+type StartError struct {
+	Lane   string
+	Reason string
+	Log    string
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("lane %s %s", e.Lane, e.Reason)
+	if s := strings.TrimSpace(e.Log); s != "" {
+		msg += "; its log ends:\n" + s
+	}
+	return msg
+}
+
+// Start runs the lane unless it already runs, and waits until /health
+// answers 200 (503 means still loading), /props serves the lane's model
+// and /v1/models lists every alias. A lane whose process exits while
+// loading fails with the end of its log; a lane whose pidfile names a live
+// process serving another model is refused, never started twice.
+func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	argv, err := n.set.argv(l)
+	if err != nil {
+		return err
+	}
+	return n.launch(ctx, l, argv, progress)
+}
+
+// launch starts argv as lane l unless l runs, and waits until it serves.
+func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progress) error {
+	meta, _ := json.Marshal(laneMeta{Name: l.Name, Host: l.listenHost(), Port: l.Port, Model: l.Model, Aliases: sortedSet(l.Aliases)})
+	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(meta)+"\n"))
+	if err != nil {
+		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
+	}
+	word, pidText, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || (word != "started" && word != "running") {
+		return fmt.Errorf("starting lane %s on %s: unexpected answer %q", l.Name, n.host, out)
+	}
+	if progress != nil {
+		progress(fmt.Sprintf("lane %s %s as pid %d on %s, waiting for /health", l.Name, word, pid, n.host))
+	}
+	if err := n.waitReady(ctx, l, pid); err != nil {
+		return err
+	}
+	if progress != nil {
+		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
+	}
+	return nil
+}
+
+// waitReady polls the lane until it serves, its process exits or the
+// start timeout passes.
+func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
+	timeout := n.set.startTimeout(l.SizeBytes)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	p := newProber(n.host, l)
+	last := "no answer yet"
+	for {
+		code, body, err := p.get(ctx, "/health")
+		switch {
+		case err == nil && code == http.StatusOK:
+			return n.checkServes(ctx, p, l)
+		case err == nil && code == http.StatusServiceUnavailable:
+			last = "503 (loading)"
+		case err == nil:
+			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(string(body)))
+		default:
+			last = err.Error()
+		}
+		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.Name)}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.Name)}
+			}
+			return ctx.Err()
+		case <-time.After(n.set.Poll):
+		}
+	}
+}
+
+// checkServes verifies that a healthy lane serves its model under every alias.
+func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
+	// A router serves no single file (its /props wants ?model=).
+	var pr props
+	if l.Name != RouterLane {
+		if err := p.getJSON(ctx, "/props", &pr); err != nil {
+			return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
+		}
+	}
+	if l.Name != RouterLane && pr.ModelPath != l.Model {
+		return fmt.Errorf("lane %s on %s: port %d serves %s, not %s (another process holds the port?)", l.Name, n.host, l.Port, pr.ModelPath, l.Model)
+	}
+	names, err := p.modelNames(ctx)
+	if err != nil {
+		return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
+	}
+	for _, a := range l.Aliases {
+		if !names[a] {
+			return fmt.Errorf("lane %s on %s: /v1/models does not list alias %q", l.Name, n.host, a)
+		}
+	}
+	return nil
+}
+
+func (n *Node) logTail(name string) string {
+	// The lane failed already; the log is best effort, so it gets its own
+	// short deadline instead of the step's, which may have passed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, name)
+	return out
+}
+
+// DrainTimeoutError is a lane still busy when the drain timeout passed.
+type DrainTimeoutError struct {
+	Lane    string
+	Busy    int
+	Timeout time.Duration
+}
+
+func (e *DrainTimeoutError) Error() string {
+	return fmt.Sprintf("lane %s still has %d requests in flight after %s", e.Lane, e.Busy, e.Timeout)
+}
+
+// Drain waits until the lane processes no request and holds none back
+// (no slot is_processing, no deferred request), or DrainTimeout passes.
+// llama-server does not drain by itself, so the gateway must already send
+// the lane's aliases elsewhere. A lane that does not answer has nothing in
+// flight.
+func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
+	defer cancel()
+	p := newProber(n.host, l)
+	reported := -1
+	for {
+		busy, err := p.busy(ctx2)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if ctx2.Err() == nil {
+				return nil // not answering: nothing in flight
+			}
+		}
+		if err == nil && busy == 0 {
+			return nil
+		}
+		if busy != reported && progress != nil {
+			progress(fmt.Sprintf("lane %s: %d requests in flight", l.Name, busy))
+			reported = busy
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ctx2.Done():
+			return &DrainTimeoutError{Lane: l.Name, Busy: busy, Timeout: n.set.DrainTimeout}
+		case <-time.After(n.set.Poll):
+		}
+	}
+}
+
+// Stop drains the lane, then sends SIGTERM and, if it has not exited
+// after StopGrace, SIGKILL, and forgets its pidfile. A lane that is gone
+// already stops at once; a pidfile whose process is not the lane (gone,
+// or the pid reused by another program) is forgotten without signalling
+// anything. A drain that times out does not prevent the stop: it is
+// reported and the remaining requests are cut.
+func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	st, err := n.status(ctx)
+	if err != nil {
+		return err
+	}
+	rec, ok := st.records[l.Name]
+	if !ok || !rec.alive || !rec.isLane(l) {
+		if ok && progress != nil {
+			progress(fmt.Sprintf("lane %s is not running (%s); forgetting its pidfile", l.Name, rec.describe()))
+		}
+		_, err := n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+		return err
+	}
+	if err := n.Drain(ctx, l, progress); err != nil {
+		var dte *DrainTimeoutError
+		if !errors.As(err, &dte) {
+			return err
+		}
+		if progress != nil {
+			progress(err.Error() + "; stopping anyway")
+		}
+	}
+	pid := strconv.Itoa(rec.pid)
+	if _, err := n.run(ctx, scriptSignal, "TERM", pid); err != nil {
+		return err
+	}
+	if !n.waitGone(ctx, pid, n.set.StopGrace) {
+		if progress != nil {
+			progress(fmt.Sprintf("lane %s (pid %s) still up %s after SIGTERM; sending SIGKILL", l.Name, pid, n.set.StopGrace))
+		}
+		if _, err := n.run(ctx, scriptSignal, "KILL", pid); err != nil {
+			return err
+		}
+		if !n.waitGone(ctx, pid, n.set.StopGrace) {
+			return fmt.Errorf("lane %s (pid %s) on %s survives SIGKILL", l.Name, pid, n.host)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	_, err = n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+	return err
+}
+
+// alive reports whether process pid runs on the node.
+func (n *Node) alive(ctx context.Context, pid string) (bool, error) {
+	out, err := n.run(ctx, scriptAlive, pid)
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(out) == "alive", nil
+}
+
+// waitGone polls until process pid has exited or d passes.
+func (n *Node) waitGone(ctx context.Context, pid string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		alive, err := n.alive(ctx, pid)
+		if err == nil && !alive {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(n.set.Poll):
+		}
+	}
+}

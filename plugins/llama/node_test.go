@@ -1,0 +1,260 @@
+package llama
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"poolc.dev/poolc/internal/loadgen"
+	"time"
+)
+
+func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
+	ctx := context.Background()
+	n := NewNode(Local{}, testSettings(t))
+	l := testLane(t, "cognition", 2_000_000, "chat", "big")
+	stopAtEnd(t, n, l)
+	start := time.Now()
+	var lines []string
+	if err := n.Start(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in needs 0.5s to load 2 MB at 4 MB/s: Start returned
+	// only after /health said 200.
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Errorf("Start returned after %s, before the model could have loaded", d)
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], "started as pid") {
+		t.Errorf("progress %q", lines)
+	}
+	resp, err := http.Get("http://" + l.probeAddr() + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health after start: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	obs, err := n.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Lanes) != 1 || obs.Lanes[0].Name != "cognition" || obs.Lanes[0].Model != l.Model ||
+		strings.Join(obs.Lanes[0].Aliases, ",") != "big,chat" || len(obs.Drift) != 0 {
+		t.Fatalf("observed %+v", obs)
+	}
+	if obs.MemoryTotal <= 0 || obs.MemoryFree <= 0 {
+		t.Errorf("memory %d/%d", obs.MemoryFree, obs.MemoryTotal)
+	}
+	pid := obs.Lanes[0].PID
+
+	// A second start finds the lane live and starts nothing.
+	lines = nil
+	if err := n.Start(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(lines[0], "running as pid "+strconv.Itoa(pid)) {
+		t.Errorf("second start: %q", lines)
+	}
+
+	// A stream in flight when the stop begins completes: stop waits for
+	// the slot to go idle before SIGTERM.
+	streamed := make(chan error, 1)
+	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 60) }()
+	waitBusy(t, n, l)
+	if err := n.Stop(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-streamed; err != nil {
+		t.Errorf("the stream in flight at stop: %v", err)
+	}
+	if processLives(pid) {
+		t.Errorf("pid %d still runs after stop", pid)
+	}
+	if obs, _ := n.Observe(ctx, nil); len(obs.Lanes)+len(obs.Drift) != 0 {
+		t.Errorf("after stop: %+v", obs)
+	}
+	// Stopping a lane that is gone succeeds.
+	if err := n.Stop(ctx, l, nil); err != nil {
+		t.Errorf("second stop: %v", err)
+	}
+}
+
+// waitBusy waits until the lane has a request in flight.
+func waitBusy(t *testing.T, n *Node, l Lane) {
+	t.Helper()
+	p := newProber(n.host, l)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := p.busy(context.Background()); err == nil && b > 0 {
+			return
+		}
+	}
+	t.Fatal("the lane never had a request in flight")
+}
+
+func TestStartOfAModelThatFailsToLoadReportsItsLog(t *testing.T) {
+	n := NewNode(Local{}, testSettings(t))
+	l := testLane(t, "broken", 1000)
+	if err := os.WriteFile(l.Model, []byte("not a gguf file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := n.Start(context.Background(), l, nil)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "exited while loading") || !strings.Contains(err.Error(), "invalid magic") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStartTimesOutWhileLoading(t *testing.T) {
+	set := testSettings(t)
+	set.StartBase = 2 * time.Second
+	set.LoadRate = 1 << 40 // the timeout leaves no time for the model
+	n := NewNode(Local{}, set)
+	l := testLane(t, "slow", 40_000_000) // 10s at the stand-in's 4 MB/s
+	stopAtEnd(t, n, l)
+	err := n.Start(context.Background(), l, nil)
+	if err == nil || !strings.Contains(err.Error(), "did not answer /health 200") || !strings.Contains(err.Error(), "503 (loading)") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAKilledLaneIsDriftAndItsStopSucceeds(t *testing.T) {
+	ctx := context.Background()
+	n := NewNode(Local{}, testSettings(t))
+	l := testLane(t, "victim", 100_000, "chat")
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	pid := obs.Lanes[0].PID
+	syscall.Kill(pid, syscall.SIGKILL)
+	for processLives(pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	obs, err = n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 0 || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
+		t.Fatalf("after kill: %+v %v", obs, err)
+	}
+	if err := n.Stop(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if obs, _ := n.Observe(ctx, nil); len(obs.Drift) != 0 {
+		t.Errorf("stop left %v", obs.Drift)
+	}
+	// The lane starts again after the drift.
+	stopAtEnd(t, n, l)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAPidfileOfAnotherProgramIsNeverSignalled(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	n := NewNode(Local{}, set)
+	l := testLane(t, "reused", 1000)
+	// A pidfile naming this test's own process: a pid reused by another
+	// program after the lane died.
+	if err := os.MkdirAll(set.StateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(set.StateDir+"/reused.pid", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	os.WriteFile(set.StateDir+"/reused.json", []byte(`{"name":"reused","host":"127.0.0.1","port":`+strconv.Itoa(l.Port)+`,"model":"`+l.Model+`"}`+"\n"), 0o644)
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 0 || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is not its server") {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	if err := n.Stop(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Still alive to tell: and the pidfile is forgotten.
+	if _, err := os.Stat(set.StateDir + "/reused.pid"); !os.IsNotExist(err) {
+		t.Errorf("pidfile kept: %v", err)
+	}
+}
+
+func TestLaneValidationAndArgv(t *testing.T) {
+	good := Lane{Name: "a", Port: 8081, Model: "/m/a.gguf", Aliases: []string{"z", "chat", "z"}, Args: []string{"-ngl", "99"}}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	argv, err := Settings{Env: map[string]string{"B": "2", "A": "1 two"}}.withDefaults().argv(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "env A=1 two B=2 llama-server --host 0.0.0.0 --port 8081 -m /m/a.gguf --alias chat,z --metrics --slots -ngl 99"
+	if strings.Join(argv, " ") != want {
+		t.Errorf("argv %q\nwant %q", strings.Join(argv, " "), want)
+	}
+	for _, bad := range []Lane{
+		{Name: "../x", Port: 1, Model: "/m"},
+		{Name: "a", Port: 0, Model: "/m"},
+		{Name: "a", Port: 1, Model: "m.gguf"},
+		{Name: "a", Port: 1, Model: "/m/../etc"},
+		{Name: "a", Port: 1, Model: "/m", Aliases: []string{"a,b"}},
+		{Name: "a", Port: 1, Model: "/m", Args: []string{"--port=9"}},
+		{Name: "a", Port: 1, Model: "/m", Host: "h; rm"},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if _, err := (Settings{Env: map[string]string{"A;B": "x"}}).argv(good); err == nil {
+		t.Error("bad env name accepted")
+	}
+}
+
+// TestAZombieIsNotALane: a lane process that exited but was not reaped
+// (its parent gone, no init reaping) still answers kill -0; it is drift
+// and a stop does not wait for it.
+func TestAZombieIsNotALane(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	n := NewNode(Local{}, set)
+	l := testLane(t, "zombie", 1000)
+	// A child of this test that exits and is not waited for is a zombie.
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); strings.Contains(string(st), ") Z ") {
+			break
+		}
+	}
+	os.MkdirAll(set.StateDir, 0o755)
+	os.WriteFile(set.StateDir+"/zombie.pid", []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	os.WriteFile(set.StateDir+"/zombie.json", []byte(`{"name":"zombie","host":"127.0.0.1","port":`+strconv.Itoa(l.Port)+`,"model":"`+l.Model+`"}`+"\n"), 0o644)
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	if alive, err := n.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
+		t.Errorf("a zombie is alive: %v %v", alive, err)
+	}
+}
+
+// TestAStaleStartLockIsBroken: a start cut off with its session leaves its
+// lock directory; the next start breaks it since its holder is gone.
+func TestAStaleStartLockIsBroken(t *testing.T) {
+	set := testSettings(t)
+	n := NewNode(Local{}, set)
+	l := testLane(t, "locked", 1000)
+	stopAtEnd(t, n, l)
+	cmd := exec.Command("true")
+	cmd.Run()
+	os.MkdirAll(set.StateDir+"/locked.lock", 0o755)
+	os.WriteFile(set.StateDir+"/locked.lock/pid", []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	if err := n.Start(context.Background(), l, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,314 @@
+package llama
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Model is a weights file to bring to a node: where it goes (Path), where
+// it comes from (Source: an http or https URL the node downloads, a
+// host:/path the node copies with its own SSH access, or a file on the
+// machine running poolc, as an absolute path or a file URL, sent through
+// the connection), its sha256 (required: a file is never
+// used unverified) and its size when known (0 otherwise).
+type Model struct {
+	Path      string
+	Source    string
+	SHA256    string
+	SizeBytes int64
+}
+
+// PresentModel is a weights file found on a node: its size and the sha256
+// recorded when poolc prefetched it ("" when it did not, or the file has
+// changed size since).
+type PresentModel struct {
+	Path   string
+	Size   int64
+	SHA256 string
+}
+
+// BytesProgress receives how many bytes of a copy have arrived, of total
+// (0 when unknown).
+type BytesProgress func(done, total int64)
+
+// PrefetchResult says what a prefetch did: nothing (the file was there
+// with the right sha256), or copied Sent bytes, resuming at ResumedAt.
+type PrefetchResult struct {
+	Skipped   bool
+	ResumedAt int64
+	Sent      int64
+}
+
+// DiskFullError is a prefetch refused because the node lacks the space.
+type DiskFullError struct {
+	Path       string
+	NeedBytes  int64
+	FreeBytes  int64
+	TotalBytes int64
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("not enough free disk for %s: %d bytes still to copy (of %d), %d bytes free", e.Path, e.NeedBytes, e.TotalBytes, e.FreeBytes)
+}
+
+// DigestError is a copied file whose sha256 is not the model's; the copy
+// is deleted.
+type DigestError struct {
+	Source, Path string
+	Got, Want    string
+}
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("sha256 of %s is %s, want %s: the copy is deleted and nothing is written at %s", e.Source, e.Got, e.Want, e.Path)
+}
+
+var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// remoteRE is a host:path source: a host name and an absolute path.
+var remoteRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]*:/[^\x00\n\r]*$`)
+
+// sourceKind classifies a model source: "http" for a URL the node
+// downloads, "file" with the local path for a file poolc sends, "remote"
+// for a host:path the node copies from over its own SSH (rsync, resuming,
+// or scp).
+func sourceKind(src string) (kind, local string, err error) {
+	if strings.HasPrefix(src, "/") {
+		return "file", src, nil
+	}
+	if !strings.Contains(src, "://") && remoteRE.MatchString(src) {
+		return "remote", "", nil
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return "", "", fmt.Errorf("source %q: %v", src, err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return "", "", fmt.Errorf("source %q has no host", src)
+		}
+		return "http", "", nil
+	case "file":
+		if u.Host != "" && u.Host != "localhost" || !strings.HasPrefix(u.Path, "/") {
+			return "", "", fmt.Errorf("source %q: want file:///absolute/path", src)
+		}
+		return "file", u.Path, nil
+	}
+	return "", "", fmt.Errorf("source %q: want an http(s) URL, host:/path, a file URL or an absolute path", src)
+}
+
+// modelProbe is what scriptProbe reports of a model path.
+type modelProbe struct {
+	Size   int64  // -1 when absent
+	Cache  string // "HEX SIZE" recorded at the last prefetch, or ""
+	Part   int64  // size of the partial download, -1 when absent
+	FreeKB int64
+}
+
+// cachedSHA is the recorded digest when it was recorded for this size.
+func (p modelProbe) cachedSHA() string {
+	f := strings.Fields(p.Cache)
+	if len(f) == 2 && sha256RE.MatchString(f[0]) && f[1] == strconv.FormatInt(p.Size, 10) {
+		return f[0]
+	}
+	return ""
+}
+
+func parseProbe(out string) (modelProbe, error) {
+	p := modelProbe{Size: -1, Part: -1}
+	seen := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		key, val, _ := strings.Cut(sc.Text(), "\t")
+		var dst *int64
+		switch key {
+		case "have":
+			dst = &p.Size
+		case "part":
+			dst = &p.Part
+		case "free":
+			dst = &p.FreeKB
+		case "cache":
+			p.Cache = val
+			seen++
+			continue
+		default:
+			return p, fmt.Errorf("model probe: unexpected %q", sc.Text())
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil || n < -1 {
+			return p, fmt.Errorf("model probe: %s %q", key, val)
+		}
+		*dst = n
+		seen++
+	}
+	if seen != 4 {
+		return p, fmt.Errorf("model probe: incomplete answer %q", out)
+	}
+	return p, nil
+}
+
+func (n *Node) probeModel(ctx context.Context, path string) (modelProbe, error) {
+	out, err := n.run(ctx, scriptProbe, path, path+".part")
+	if err != nil {
+		return modelProbe{}, fmt.Errorf("looking at %s on %s: %w", path, n.host, err)
+	}
+	return parseProbe(out)
+}
+
+func (n *Node) sha256(ctx context.Context, path string) (string, error) {
+	out, err := n.run(ctx, scriptSHA256, path)
+	if err != nil {
+		return "", fmt.Errorf("sha256 of %s on %s: %w", path, n.host, err)
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 || !sha256RE.MatchString(f[0]) {
+		return "", fmt.Errorf("sha256 of %s on %s: unexpected answer %q", path, n.host, out)
+	}
+	return f[0], nil
+}
+
+// Prefetch brings the model to its path on the node: a file already there
+// with the right sha256 is kept; otherwise the source is copied to
+// PATH.part (resuming what an interrupted copy left there: the node
+// downloads with a Range request, a local file is sent from the offset
+// the node has), checked against the sha256 (a mismatch deletes the copy
+// and leaves the path as it was) and renamed to the path. Free disk is
+// checked first.
+func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
+	var res PrefetchResult
+	if err := checkPath("model path", m.Path); err != nil {
+		return res, err
+	}
+	want := strings.ToLower(m.SHA256)
+	if !sha256RE.MatchString(want) {
+		return res, fmt.Errorf("model %s: sha256 %q is not 64 hex digits; prefetch verifies every file", m.Path, m.SHA256)
+	}
+	kind, local, err := sourceKind(m.Source)
+	if err != nil {
+		return res, fmt.Errorf("model %s: %w", m.Path, err)
+	}
+	total := m.SizeBytes
+	var src *os.File
+	if kind == "file" {
+		if src, err = os.Open(local); err != nil {
+			return res, fmt.Errorf("model %s: %w", m.Path, err)
+		}
+		defer src.Close()
+		fi, err := src.Stat()
+		if err != nil {
+			return res, err
+		}
+		total = fi.Size()
+	}
+	pr, err := n.probeModel(ctx, m.Path)
+	if err != nil {
+		return res, err
+	}
+	if pr.Size >= 0 {
+		have := pr.cachedSHA()
+		if have == "" {
+			if have, err = n.sha256(ctx, m.Path); err != nil {
+				return res, err
+			}
+		}
+		if have == want {
+			res.Skipped = true
+			if progress != nil {
+				progress(pr.Size, pr.Size)
+			}
+			return res, n.commitDigest(ctx, m.Path, want, pr.Size)
+		}
+	}
+	part := m.Path + ".part"
+	if pr.Part > 0 && total > 0 && pr.Part > total {
+		if _, err := n.run(ctx, scriptRemove, part); err != nil {
+			return res, err
+		}
+		pr.Part = -1
+	}
+	if pr.Part > 0 {
+		res.ResumedAt = pr.Part
+	}
+	if need := total - res.ResumedAt; total > 0 && need > pr.FreeKB<<10 {
+		return res, &DiskFullError{Path: m.Path, NeedBytes: need, FreeBytes: pr.FreeKB << 10, TotalBytes: total}
+	}
+	if progress != nil {
+		progress(res.ResumedAt, total)
+	}
+	switch {
+	case kind == "file":
+		if _, err := src.Seek(res.ResumedAt, io.SeekStart); err != nil {
+			return res, err
+		}
+		cr := &countingReader{r: src, done: res.ResumedAt, total: total, progress: progress}
+		_, err := n.host.Run(ctx, shArgv(scriptAppend, part), cr)
+		res.Sent = cr.done - res.ResumedAt
+		if err != nil {
+			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, n.host, err)
+		}
+	case total > 0 && res.ResumedAt == total:
+		// A complete download awaiting its check: a Range request past
+		// the end would be refused.
+	default:
+		script := scriptDownload
+		if kind == "remote" {
+			script = scriptRemoteCopy
+		}
+		if _, err := n.run(ctx, script, part, m.Source); err != nil {
+			return res, fmt.Errorf("downloading %s to %s on %s: %w", m.Source, part, n.host, err)
+		}
+		after, err := n.probeModel(ctx, m.Path)
+		if err != nil {
+			return res, err
+		}
+		res.Sent = after.Part - res.ResumedAt
+		if progress != nil {
+			progress(after.Part, total)
+		}
+	}
+	got, err := n.sha256(ctx, part)
+	if err != nil {
+		return res, err
+	}
+	if got != want {
+		n.run(ctx, scriptRemove, part)
+		return res, &DigestError{Source: m.Source, Path: m.Path, Got: got, Want: want}
+	}
+	size := res.ResumedAt + res.Sent
+	if _, err := n.run(ctx, scriptCommit, part, m.Path, want, strconv.FormatInt(size, 10)); err != nil {
+		return res, fmt.Errorf("renaming %s to %s on %s: %w", part, m.Path, n.host, err)
+	}
+	return res, nil
+}
+
+// commitDigest records the digest of a file found already in place, so
+// the next observe need not hash it again.
+func (n *Node) commitDigest(ctx context.Context, path, sum string, size int64) error {
+	_, err := n.host.Run(ctx, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
+	return err
+}
+
+// countingReader reports the bytes read through it.
+type countingReader struct {
+	r        io.Reader
+	done     int64
+	total    int64
+	progress BytesProgress
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.done += int64(n)
+	if n > 0 && c.progress != nil {
+		c.progress(c.done, c.total)
+	}
+	return n, err
+}

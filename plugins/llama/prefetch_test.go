@@ -1,0 +1,170 @@
+package llama
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func weights(t *testing.T, size int) ([]byte, string) {
+	b := make([]byte, size)
+	rand.Read(b)
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:])
+}
+
+func TestPrefetchOfALocalFileResumesVerifiesAndSkips(t *testing.T) {
+	ctx := context.Background()
+	n := NewNode(Local{}, testSettings(t))
+	data, sum := weights(t, 1<<20)
+	src := filepath.Join(t.TempDir(), "src.gguf")
+	os.WriteFile(src, data, 0o644)
+	dst := filepath.Join(t.TempDir(), "models", "m.gguf")
+	// An earlier copy was cut after 300,000 bytes.
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	os.WriteFile(dst+".part", data[:300_000], 0o644)
+
+	var last int64
+	res, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, func(done, total int64) {
+		if total != int64(len(data)) || done < last {
+			t.Errorf("progress %d/%d after %d", done, total, last)
+		}
+		last = done
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped || res.ResumedAt != 300_000 || res.Sent != int64(len(data))-300_000 || last != int64(len(data)) {
+		t.Errorf("result %+v, last progress %d", res, last)
+	}
+	if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
+		t.Fatal("the copy differs from the source")
+	}
+	if _, err := os.Stat(dst + ".part"); !os.IsNotExist(err) {
+		t.Errorf("partial file left: %v", err)
+	}
+	obs, err := n.Observe(ctx, []string{dst, dst + ".absent"})
+	if err != nil || len(obs.Models) != 1 || obs.Models[0].SHA256 != sum || obs.Models[0].Size != int64(len(data)) {
+		t.Fatalf("observed models %+v %v", obs.Models, err)
+	}
+	res, err = n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, nil)
+	if err != nil || !res.Skipped || res.Sent != 0 {
+		t.Errorf("second prefetch %+v %v", res, err)
+	}
+}
+
+func TestPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
+	n := NewNode(Local{}, testSettings(t))
+	data, _ := weights(t, 100_000)
+	_, other := weights(t, 10)
+	src := filepath.Join(t.TempDir(), "src.gguf")
+	os.WriteFile(src, data, 0o644)
+	dir := filepath.Join(t.TempDir(), "models")
+	dst := filepath.Join(dir, "m.gguf")
+	_, err := n.Prefetch(context.Background(), Model{Path: dst, Source: src, SHA256: other}, nil)
+	var de *DigestError
+	if !errors.As(err, &de) || de.Want != other || !strings.Contains(err.Error(), "nothing is written at "+dst) {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files left under %s: %v", dir, entries)
+	}
+}
+
+func TestPrefetchOverHTTPResumesWithARangeRequest(t *testing.T) {
+	data, sum := weights(t, 1<<20)
+	var served atomic.Int64
+	var ranges []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ranges = append(ranges, r.Header.Get("Range"))
+		cw := &countingWriter{w: w, n: &served}
+		http.ServeContent(cw, r, "m.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	n := NewNode(Local{}, testSettings(t))
+	dst := filepath.Join(t.TempDir(), "m.gguf")
+	os.WriteFile(dst+".part", data[:400_000], 0o644)
+	res, err := n.Prefetch(context.Background(), Model{Path: dst, Source: srv.URL + "/m.gguf", SHA256: sum, SizeBytes: int64(len(data))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
+		t.Fatal("the download differs from the source")
+	}
+	if served.Load() != int64(len(data))-400_000 || res.ResumedAt != 400_000 || res.Sent != int64(len(data))-400_000 {
+		t.Errorf("server sent %d bytes (ranges %q), result %+v; want only the missing %d", served.Load(), ranges, res, len(data)-400_000)
+	}
+}
+
+type countingWriter struct {
+	w http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Header() http.Header  { return c.w.Header() }
+func (c *countingWriter) WriteHeader(code int) { c.w.WriteHeader(code) }
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func TestPrefetchRefusesWhenTheDiskIsTooSmall(t *testing.T) {
+	n := NewNode(Local{}, testSettings(t))
+	_, sum := weights(t, 10)
+	dst := filepath.Join(t.TempDir(), "m.gguf")
+	_, err := n.Prefetch(context.Background(), Model{Path: dst, Source: "http://127.0.0.1:1/m", SHA256: sum, SizeBytes: 1 << 60}, nil)
+	var df *DiskFullError
+	if !errors.As(err, &df) || !strings.Contains(err.Error(), strconv.FormatInt(1<<60, 10)+" bytes still to copy") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPrefetchRefusesBadInput(t *testing.T) {
+	n := NewNode(Local{}, testSettings(t))
+	_, sum := weights(t, 10)
+	for _, m := range []Model{
+		{Path: "rel/m.gguf", Source: "/x", SHA256: sum},
+		{Path: "/m.gguf", Source: "/x", SHA256: "abc"},
+		{Path: "/m.gguf", Source: "ftp://h/x", SHA256: sum},
+		{Path: "/m.gguf", Source: "x.gguf", SHA256: sum},
+		{Path: "/m.gguf", Source: "file://other/x", SHA256: sum},
+	} {
+		if _, err := n.Prefetch(context.Background(), m, nil); err == nil {
+			t.Errorf("%+v accepted", m)
+		}
+	}
+}
+
+func TestSourceKinds(t *testing.T) {
+	for src, want := range map[string]string{
+		"https://h/m.gguf":            "http",
+		"http://h:8080/m":             "http",
+		"nas.lan:/srv/models/m.gguf":  "remote",
+		"/srv/m.gguf":                 "file",
+		"file:///srv/m.gguf":          "file",
+		"-oProxyCommand=x:/m":         "",
+		"nas.lan:relative":            "",
+		"ftp://h/m":                   "",
+		"nas.lan:/m\nrm -rf /":        "",
+		"https:///nohost":             "",
+		"file://elsewhere/srv/m.gguf": "",
+	} {
+		kind, _, err := sourceKind(src)
+		if (err != nil) != (want == "") || kind != want {
+			t.Errorf("%q: %q %v, want %q", src, kind, err, want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package llama
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// probeTimeout bounds one HTTP request to a lane.
+const probeTimeout = 5 * time.Second
+
+// maxProbeBody bounds what is read of a lane's answer.
+const maxProbeBody = 1 << 20
+
+// prober asks a lane's HTTP API, through connections the node opens.
+type prober struct {
+	client *http.Client
+	addr   string
+}
+
+func newProber(h Host, l Lane) prober {
+	return prober{addr: l.probeAddr(), client: &http.Client{
+		Timeout: probeTimeout,
+		// No keep-alive: llama-server lingers on open connections when
+		// told to stop, and a probe must never hold one.
+		Transport: &http.Transport{DialContext: h.DialContext, DisableKeepAlives: true},
+	}}
+}
+
+// get returns the status and body of GET path.
+func (p prober) get(ctx context.Context, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
+	return resp.StatusCode, b, err
+}
+
+// getJSON decodes the body of GET path, which must answer 200, into v.
+func (p prober) getJSON(ctx context.Context, path string, v any) error {
+	code, b, err := p.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, code, strings.TrimSpace(string(b)))
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("GET %s: %v", path, err)
+	}
+	return nil
+}
+
+// props is the part of /props the actuator reads.
+type props struct {
+	ModelPath  string `json:"model_path"`
+	TotalSlots int    `json:"total_slots"`
+	BuildInfo  string `json:"build_info"`
+}
+
+// modelNames returns every name /v1/models answers to: ids and aliases.
+// llama-server keeps aliases as a sorted set, so membership is what counts,
+// not which one is the id.
+func (p prober) modelNames(ctx context.Context) (map[string]bool, error) {
+	var list struct {
+		Data []struct {
+			ID      string   `json:"id"`
+			Aliases []string `json:"aliases"`
+		} `json:"data"`
+	}
+	if err := p.getJSON(ctx, "/v1/models", &list); err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, d := range list.Data {
+		names[d.ID] = true
+		for _, a := range d.Aliases {
+			names[a] = true
+		}
+	}
+	return names, nil
+}
+
+// busy returns how many requests the lane is processing or holding back:
+// from /slots (is_processing), else from /metrics.
+func (p prober) busy(ctx context.Context) (int, error) {
+	var slots []struct {
+		ID           int  `json:"id"`
+		IsProcessing bool `json:"is_processing"`
+	}
+	code, b, err := p.get(ctx, "/slots")
+	if err != nil {
+		return 0, err
+	}
+	if code == http.StatusOK && json.Unmarshal(b, &slots) == nil {
+		n := 0
+		for _, s := range slots {
+			if s.IsProcessing {
+				n++
+			}
+		}
+		// Deferred requests wait for a slot and are not in /slots.
+		if _, mb, err := p.get(ctx, "/metrics"); err == nil {
+			if m, err := parseMetrics(string(mb)); err == nil {
+				n += int(m["llamacpp:requests_deferred"])
+			}
+		}
+		return n, nil
+	}
+	code, b, err = p.get(ctx, "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("neither /slots nor /metrics answers (%d %s)", code, strings.TrimSpace(string(b)))
+	}
+	m, err := parseMetrics(string(b))
+	if err != nil {
+		return 0, err
+	}
+	return int(m["llamacpp:requests_processing"] + m["llamacpp:requests_deferred"]), nil
+}
+
+// parseMetrics reads the samples of a Prometheus text exposition without
+// labels or with them (labels are dropped, samples of one name summed).
+func parseMetrics(text string) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64*1024), maxProbeBody)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, " ")
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			end := strings.LastIndexByte(line, '}')
+			if end < i {
+				return nil, fmt.Errorf("metrics line %d: unclosed labels", n)
+			}
+			name, rest, ok = line[:i], line[end+1:], true
+		}
+		if !ok || name == "" {
+			return nil, fmt.Errorf("metrics line %d: no value", n)
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("metrics line %d: no value", n)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics line %d: value %q: %v", n, fields[0], err)
+		}
+		out[name] += v
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,141 @@
+package llama
+
+// The shell programs the actuator runs on a node. Each is a constant run
+// as `sh -c PROGRAM sh ARG...`: input reaches it only as positional
+// parameters (quoted one by one by sshx.Quote on the way), never as part
+// of the program text.
+
+// scriptStart starts a lane detached from the session, unless its pidfile
+// names a live process. $1 is the state directory, $2 the lane name, the
+// rest the server's argv; stdin is the lane's metadata (one JSON line). It
+// prints "running PID" or "started PID". A lock directory serialises two
+// starts of one lane, so a node never runs two processes of it; a lock
+// whose holder died (a start cut off with its session) is broken.
+const scriptStart = `set -eu
+dir=$1 name=$2
+shift 2
+mkdir -p "$dir"
+lock="$dir/$name.lock"
+n=0
+until mkdir "$lock" 2>/dev/null; do
+  holder=$(cat "$lock/pid" 2>/dev/null || true)
+  case $holder in
+    ''|*[!0-9]*) ;;
+    *) if ! kill -0 "$holder" 2>/dev/null; then rm -rf "$lock"; continue; fi ;;
+  esac
+  n=$((n+1))
+  if [ "$n" -ge 50 ]; then echo "lane $name: another start (pid $holder) holds $lock" >&2; exit 75; fi
+  sleep 0.1
+done
+echo $$ > "$lock/pid"
+trap 'rm -rf "$lock"' EXIT
+pidf="$dir/$name.pid"
+if [ -s "$pidf" ]; then
+  pid=$(cat "$pidf")
+  case $pid in *[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null; then echo "running $pid"; exit 0; fi ;; esac
+fi
+cat > "$dir/$name.json.tmp"
+mv -f "$dir/$name.json.tmp" "$dir/$name.json"
+if command -v setsid >/dev/null 2>&1; then
+  setsid "$@" </dev/null >"$dir/$name.log" 2>&1 &
+else
+  nohup "$@" </dev/null >"$dir/$name.log" 2>&1 &
+fi
+echo $! > "$pidf.tmp"
+mv -f "$pidf.tmp" "$pidf"
+echo "started $!"
+`
+
+// scriptStatus lists the lanes of state directory $1, one line each:
+// "lane NAME PID ALIVE META ARGS" separated by tabs, ALIVE 1 or 0, META the
+// metadata JSON line, ARGS the live process's command line.
+const scriptStatus = `dir=$1
+for f in "$dir"/*.pid; do
+  [ -e "$f" ] || continue
+  name=${f##*/}; name=${name%.pid}
+  pid=$(head -n 1 "$f" 2>/dev/null || true)
+  alive=0 args=
+  case $pid in
+    ''|*[!0-9]*) pid=0 ;;
+    *) if kill -0 "$pid" 2>/dev/null; then
+         case $(ps -o stat= -p "$pid" 2>/dev/null) in
+           *Z*) ;; # a zombie has exited; only its parent has not reaped it
+           *) alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1) ;;
+         esac
+       fi ;;
+  esac
+  meta=$(head -n 1 "$dir/$name.json" 2>/dev/null || true)
+  printf 'lane\t%s\t%s\t%s\t%s\t%s\n' "$name" "$pid" "$alive" "$meta" "$args"
+done
+if [ -r /proc/meminfo ]; then
+  awk '/^MemTotal:|^MemAvailable:/ {printf "mem\t%s\t%s\n", $1, $2}' /proc/meminfo
+fi
+`
+
+// scriptForget removes lane $2's pidfile and metadata from state directory $1.
+const scriptForget = `rm -f "$1/$2.pid" "$1/$2.json"`
+
+// scriptSignal sends signal $1 to process $2; scriptAlive prints "alive"
+// or "gone" for process $1 (a zombie, exited but not reaped, is gone).
+const (
+	scriptSignal = `kill -s "$1" "$2" 2>/dev/null || true`
+	scriptAlive  = `if kill -0 "$1" 2>/dev/null; then
+  case $(ps -o stat= -p "$1" 2>/dev/null) in *Z*) echo gone ;; *) echo alive ;; esac
+else echo gone; fi`
+)
+
+// scriptLogTail prints the end of lane $2's log in state directory $1.
+const scriptLogTail = `tail -c 4000 "$1/$2.log" 2>/dev/null || true`
+
+// scriptProbe describes model path $1 and its partial download $2:
+// "have SIZE", "cache HEX SIZE" (the digest recorded at the last
+// prefetch), "part SIZE" (-1 when absent) and "free KB" of the directory,
+// which it creates.
+const scriptProbe = `set -u
+dir=$(dirname "$1")
+mkdir -p "$dir" || exit 1
+size() { if [ -f "$1" ]; then wc -c < "$1" | tr -d ' '; else echo -1; fi; }
+printf 'have\t%s\n' "$(size "$1")"
+printf 'cache\t%s\n' "$(head -n 1 "$1.sha256" 2>/dev/null || true)"
+printf 'part\t%s\n' "$(size "$2")"
+printf 'free\t%s\n' "$(df -Pk "$dir" | awk 'NR==2 {print $4}')"
+`
+
+// scriptSHA256 prints the sha256 of file $1 as the first word.
+const scriptSHA256 = `if command -v sha256sum >/dev/null 2>&1; then sha256sum < "$1"; else shasum -a 256 < "$1"; fi`
+
+// scriptAppend appends stdin to file $1; scriptRemove removes file $1.
+const (
+	scriptAppend = `cat >> "$1"`
+	scriptRemove = `rm -f "$1"`
+)
+
+// scriptCommit renames the verified download $1 to the model path $2 and
+// records its digest $3 and size $4 beside it.
+const scriptCommit = `set -e
+mv -f "$1" "$2"
+printf '%s %s\n' "$3" "$4" > "$2.sha256.tmp"
+mv -f "$2.sha256.tmp" "$2.sha256"
+`
+
+// scriptDownload fetches URL $2 into file $1, resuming what is there.
+const scriptDownload = `if command -v curl >/dev/null 2>&1; then
+  exec curl -fsSL --retry 3 -C - -o "$1" "$2"
+fi
+exec wget -q -c -O "$1" "$2"
+`
+
+// scriptRemoteCopy copies host:path $2 into file $1 with the node's own
+// SSH access: rsync resumes what is there, scp starts over. The "./" keeps
+// a destination from reading as an option or a host.
+const scriptRemoteCopy = `case $1 in /*) dst=$1 ;; *) dst=./$1 ;; esac
+if command -v rsync >/dev/null 2>&1; then
+  exec rsync --partial --append-verify -e "ssh -o BatchMode=yes" -- "$2" "$dst"
+fi
+exec scp -B -q -- "$2" "$dst"
+`
+
+// shArgv is the argv running program with positional parameters args.
+func shArgv(program string, args ...string) []string {
+	return append([]string{"sh", "-c", program, "sh"}, args...)
+}

@@ -1,0 +1,183 @@
+package llama
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// record is one pidfile of a node's state directory as the status script
+// reports it.
+type record struct {
+	name  string
+	pid   int
+	alive bool
+	meta  laneMeta
+	args  string // the live process's command line
+}
+
+// isLane reports whether the record's live process is lane l's server:
+// its command line holds l's port and model. A reused pid fails this.
+func (r record) isLane(l Lane) bool {
+	return r.alive && strings.Contains(r.args, " --port "+strconv.Itoa(l.Port)) && strings.Contains(r.args, " "+l.Model)
+}
+
+func (r record) describe() string {
+	if !r.alive {
+		return fmt.Sprintf("pid %d is gone", r.pid)
+	}
+	return fmt.Sprintf("pid %d runs %q", r.pid, r.args)
+}
+
+// nodeStatus is what the status script reports of a node.
+type nodeStatus struct {
+	records  map[string]record
+	order    []string
+	memTotal int64 // bytes, 0 when unknown
+	memFree  int64
+}
+
+func (n *Node) status(ctx context.Context) (nodeStatus, error) {
+	out, err := n.run(ctx, scriptStatus, n.set.StateDir)
+	if err != nil {
+		return nodeStatus{}, fmt.Errorf("reading the lanes of %s: %w", n.host, err)
+	}
+	return parseStatus(out)
+}
+
+// parseStatus reads the output of scriptStatus.
+func parseStatus(out string) (nodeStatus, error) {
+	st := nodeStatus{records: map[string]record{}}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.SplitN(sc.Text(), "\t", 6)
+		switch {
+		case f[0] == "lane" && len(f) == 6:
+			r := record{name: f[1], alive: f[3] == "1", args: f[5]}
+			var err error
+			if r.pid, err = strconv.Atoi(f[2]); err != nil || r.pid < 0 {
+				return st, fmt.Errorf("status line %d: pid %q", n, f[2])
+			}
+			if f[4] != "" {
+				if err := json.Unmarshal([]byte(f[4]), &r.meta); err != nil {
+					return st, fmt.Errorf("status line %d: lane %s metadata: %v", n, r.name, err)
+				}
+			}
+			if _, dup := st.records[r.name]; !dup {
+				st.order = append(st.order, r.name)
+			}
+			st.records[r.name] = r
+		case f[0] == "mem" && len(f) == 3:
+			kb, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil || kb < 0 {
+				return st, fmt.Errorf("status line %d: memory %q", n, f[2])
+			}
+			switch f[1] {
+			case "MemTotal:":
+				st.memTotal = kb << 10
+			case "MemAvailable:":
+				st.memFree = kb << 10
+			}
+		default:
+			return st, fmt.Errorf("status line %d: unexpected %q", n, sc.Text())
+		}
+	}
+	return st, sc.Err()
+}
+
+// RunningLane is a lane observed serving on a node: its own process, or
+// (OnDemand) a model of the node's router, whose weights are in memory
+// only while Loaded.
+type RunningLane struct {
+	Lane
+	PID      int
+	OnDemand bool
+	Loaded   bool
+}
+
+// Observation is what a node runs: the lanes verified live (their process
+// is up and /props serves the model the lane was started with), the drift
+// found (a pidfile whose process is gone, serves another model or does
+// not answer: not a running lane), the models present, and its memory.
+type Observation struct {
+	Lanes       []RunningLane
+	Drift       []string
+	Models      []PresentModel
+	MemoryTotal int64 // bytes, 0 when unknown
+	MemoryFree  int64
+}
+
+// Observe reports the node's lanes and, for each model path asked about,
+// whether the file is there (size, and the sha256 recorded when it was
+// prefetched).
+func (n *Node) Observe(ctx context.Context, models []string) (Observation, error) {
+	st, err := n.status(ctx)
+	if err != nil {
+		return Observation{}, err
+	}
+	obs := Observation{MemoryTotal: st.memTotal, MemoryFree: st.memFree}
+	for _, name := range st.order {
+		r := st.records[name]
+		l := r.meta.lane()
+		switch {
+		case r.meta.Name == "":
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pidfile without metadata", name))
+			continue
+		case !r.alive:
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is gone", name, r.pid))
+			continue
+		case !r.isLane(l):
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is not its server (%q)", name, r.pid, r.args))
+			continue
+		}
+		if name == RouterLane {
+			models, err := n.routerModels(ctx, l)
+			if err != nil {
+				obs.Drift = append(obs.Drift, fmt.Sprintf("router: pid %d does not answer on port %d: %v", r.pid, l.Port, err))
+				continue
+			}
+			for _, m := range models {
+				obs.Lanes = append(obs.Lanes, RunningLane{Lane: Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases},
+					PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
+			}
+			continue
+		}
+		p := newProber(n.host, l)
+		var pr props
+		if err := p.getJSON(ctx, "/props", &pr); err != nil {
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d does not answer on port %d: %v", name, r.pid, l.Port, err))
+			continue
+		}
+		if pr.ModelPath != l.Model {
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: port %d serves %s, not %s", name, l.Port, pr.ModelPath, l.Model))
+			continue
+		}
+		names, err := p.modelNames(ctx)
+		if err != nil {
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: %v", name, err))
+			continue
+		}
+		var aliases []string
+		for _, a := range l.Aliases {
+			if names[a] {
+				aliases = append(aliases, a)
+			}
+		}
+		l.Aliases = aliases
+		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true})
+	}
+	for _, path := range models {
+		m, err := n.probeModel(ctx, path)
+		if err != nil {
+			return obs, err
+		}
+		if m.Size >= 0 {
+			obs.Models = append(obs.Models, PresentModel{Path: path, Size: m.Size, SHA256: m.cachedSHA()})
+		}
+	}
+	return obs, nil
+}

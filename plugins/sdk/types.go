@@ -1,0 +1,241 @@
+package sdk
+
+import "slices"
+
+// The types a plugin sees: steps with the detail of their kind, the
+// inventory of its targets, and the fleet it observes. They are the SDK's
+// own, mirrored one to one by the protocol's messages (plugins/proto), so
+// a change inside poolc never changes what a plugin receives. Their JSON
+// form (the field tags, snake_case, empty fields left out) is a public
+// format too: the webhook example posts steps in it, and docs/PLUGINS.md
+// describes it. poolc
+// converts its plans and state to and from them in one place
+// (plugins/convert).
+
+// StepKind is the action a step takes.
+type StepKind string
+
+// The step kinds, grouped by the target whose plugin carries them out.
+const (
+	// A node's runtime plugin: KindPrefetch copies Step.Prefetch's model to
+	// its node; KindStart starts Step.Lane; KindResidency changes its
+	// residency in place from Step.From; KindDrain stops it taking new
+	// requests and waits for those in flight; KindStop stops it.
+	KindPrefetch  StepKind = "prefetch"
+	KindStart     StepKind = "start"
+	KindResidency StepKind = "residency"
+	KindDrain     StepKind = "drain"
+	KindStop      StepKind = "stop"
+	// The gateway plugin: KindRoute points Step.Route's alias elsewhere.
+	KindRoute StepKind = "route"
+	// A pod pool's cluster plugin: KindMemberEnsure creates or updates
+	// Step.Member's namespace, quota, limit range and registry wiring;
+	// KindMemberRemove tears that down.
+	KindMemberEnsure StepKind = "member-ensure"
+	KindMemberRemove StepKind = "member-remove"
+	// A pod pool's image-sync plugin: KindImageSync copies
+	// Step.ImageSync's image to its member's registry.
+	KindImageSync StepKind = "image-sync"
+)
+
+// RuntimeKinds, GatewayKinds, ClusterKinds and ImageSyncKinds are the kinds
+// a plugin must declare to serve a node, the gateway, a pod pool's
+// members and a pod pool's image sync.
+var (
+	RuntimeKinds   = []StepKind{KindPrefetch, KindStart, KindResidency, KindDrain, KindStop}
+	GatewayKinds   = []StepKind{KindRoute}
+	ClusterKinds   = []StepKind{KindMemberEnsure, KindMemberRemove}
+	ImageSyncKinds = []StepKind{KindImageSync}
+)
+
+// AllStepKinds returns every step kind, in the order a plan summary lists
+// them: what a plugin declares when it can serve any target.
+func AllStepKinds() []StepKind {
+	return []StepKind{KindPrefetch, KindStart, KindResidency, KindRoute, KindDrain, KindStop, KindMemberEnsure, KindImageSync, KindMemberRemove}
+}
+
+// Step is one action of a plan. Exactly the detail field its Kind needs
+// is set: Lane (start, residency, drain, stop), Route, Prefetch, Member
+// (member-ensure, member-remove) or ImageSync.
+type Step struct {
+	// ID is unique in the plan and stable for the same inputs.
+	ID string `json:"id"`
+	// Kind is the action.
+	Kind StepKind `json:"kind"`
+	// Target names what the step changes: a lane, an alias, a member.
+	Target string `json:"target,omitempty"`
+	// Reason says why poolc plans the step, for logs.
+	Reason string `json:"reason,omitempty"`
+
+	Lane      *Lane        `json:"lane,omitempty"`
+	From      string       `json:"from,omitempty"` // residency before a residency step
+	Route     *RouteChange `json:"route,omitempty"`
+	Prefetch  *Prefetch    `json:"prefetch,omitempty"`
+	Member    *Member      `json:"member,omitempty"`
+	ImageSync *ImageSync   `json:"image_sync,omitempty"`
+}
+
+// Node is a machine and how to reach it. Address has no port; SSHPort is
+// the SSH port and SSHUser the login (empty: the plugin's default).
+type Node struct {
+	Name        string            `json:"name"`
+	Address     string            `json:"address,omitempty"`
+	SSHUser     string            `json:"ssh_user,omitempty"`
+	SSHPort     int               `json:"ssh_port,omitempty"`
+	KubeContext string            `json:"kube_context,omitempty"`
+	MemoryGB    float64           `json:"memory_gb,omitempty"`
+	BudgetGB    float64           `json:"budget_gb,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// Model is a weights file: where it lives on a node (Path), where prefetch
+// copies it from (Source), its digest when the pool gives one, its size on
+// disk, its memory when loaded, and extra llama-server arguments.
+type Model struct {
+	Name     string   `json:"name"`
+	Path     string   `json:"path,omitempty"`
+	Source   string   `json:"source,omitempty"`
+	SHA256   string   `json:"sha256,omitempty"`
+	SizeGB   float64  `json:"size_gb,omitempty"`
+	MemoryGB float64  `json:"memory_gb,omitempty"`
+	Args     []string `json:"args,omitempty"`
+}
+
+// Residency values, as Lane.Residency and Step.From hold them.
+const (
+	KeepWarm  = "keep-warm"
+	Preferred = "preferred"
+	OnDemand  = "on-demand"
+)
+
+// Lane is one lane process on one node: in a step, the lane as the step
+// leaves it (for drain and stop, as it is); in a fleet, as observed.
+// Loaded says whether the model is in memory.
+type Lane struct {
+	Name      string   `json:"name"`
+	Node      Node     `json:"node"`
+	Model     Model    `json:"model"`
+	Port      int      `json:"port,omitempty"`
+	Aliases   []string `json:"aliases,omitempty"`
+	Residency string   `json:"residency,omitempty"`
+	Loaded    bool     `json:"loaded,omitempty"`
+}
+
+// LaneSpec is a lane as the pool declares it, for an inventory.
+type LaneSpec struct {
+	Name      string   `json:"name"`
+	Model     string   `json:"model,omitempty"`
+	Port      int      `json:"port,omitempty"`
+	Aliases   []string `json:"aliases,omitempty"`
+	Residency string   `json:"residency,omitempty"`
+}
+
+// AliasSpec is an alias and its fallbacks, for a gateway's inventory.
+type AliasSpec struct {
+	Name      string   `json:"name"`
+	Lane      string   `json:"lane,omitempty"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+// Cloud is the lane name of the hosted fallback.
+const Cloud = "cloud"
+
+// LaneEndpoint is where a route sends requests: a lane on a node, reached
+// at Address:Port, or the hosted fallback (Lane "cloud", the rest empty).
+type LaneEndpoint struct {
+	Lane    string `json:"lane,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Address string `json:"address,omitempty"`
+	Port    int    `json:"port,omitempty"`
+}
+
+// RouteChange points Alias from where it points now (From, nil when it
+// points nowhere) to To (nil removes the alias).
+type RouteChange struct {
+	Alias string        `json:"alias"`
+	From  *LaneEndpoint `json:"from,omitempty"`
+	To    *LaneEndpoint `json:"to,omitempty"`
+}
+
+// Route is where an alias points, as observed.
+type Route struct {
+	Alias string       `json:"alias"`
+	Lane  LaneEndpoint `json:"lane"`
+}
+
+// Prefetch copies Model (source, destination path, sha256, size) to Node.
+type Prefetch struct {
+	Node  Node  `json:"node"`
+	Model Model `json:"model"`
+}
+
+// Prefetched is a weights file present on a node, as observed.
+type Prefetched struct {
+	Node  string `json:"node,omitempty"`
+	Model Model  `json:"model"`
+}
+
+// Member is one cluster of a pod pool: its kube context, place in the
+// pool (Priority 0 first), host, Job capacity, registry (NAME:PORT or
+// empty), namespace and pod memory limit (0 for none). Image is the image
+// its registry should hold (in steps) or holds (observed: with its
+// digest, NAME@sha256:...).
+type Member struct {
+	PodPool     string  `json:"pod_pool,omitempty"`
+	Context     string  `json:"context,omitempty"`
+	Priority    int     `json:"priority,omitempty"`
+	SSHHost     string  `json:"ssh_host,omitempty"`
+	Capacity    int     `json:"capacity,omitempty"`
+	Registry    string  `json:"registry,omitempty"`
+	Namespace   string  `json:"namespace,omitempty"`
+	PodMemoryGB float64 `json:"pod_memory_gb,omitempty"`
+	Image       string  `json:"image,omitempty"`
+}
+
+// ImageSync copies Image (pinned by Digest when the pool gives one) to
+// Member's registry.
+type ImageSync struct {
+	Member Member `json:"member"`
+	Image  string `json:"image,omitempty"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// NodeStatus is a node as observed: whether it can be reached, and its
+// memory when known (0 otherwise).
+type NodeStatus struct {
+	Name          string  `json:"name"`
+	Down          bool    `json:"down,omitempty"`
+	MemoryTotalGB float64 `json:"memory_total_gb,omitempty"`
+	MemoryFreeGB  float64 `json:"memory_free_gb,omitempty"`
+}
+
+// Fleet is what a plugin observes of its targets.
+type Fleet struct {
+	Nodes      []NodeStatus `json:"nodes,omitempty"`
+	Lanes      []Lane       `json:"lanes,omitempty"`
+	Routes     []Route      `json:"routes,omitempty"`
+	Prefetched []Prefetched `json:"prefetched,omitempty"`
+	Members    []Member     `json:"members,omitempty"`
+}
+
+// Inventory is the part of the pool a plugin serves: the nodes it runs
+// lanes on with the models and lanes they may hold; for the gateway
+// (Gateway true) every lane and alias; the members of the pod pools whose
+// cluster or image sync it is.
+type Inventory struct {
+	Nodes   []Node      `json:"nodes,omitempty"`
+	Models  []Model     `json:"models,omitempty"`
+	Lanes   []LaneSpec  `json:"lanes,omitempty"`
+	Gateway bool        `json:"gateway,omitempty"`
+	Aliases []AliasSpec `json:"aliases,omitempty"`
+	Members []Member    `json:"members,omitempty"`
+}
+
+// Node returns the inventory's node of that name, or nil.
+func (inv *Inventory) Node(name string) *Node {
+	i := slices.IndexFunc(inv.Nodes, func(n Node) bool { return n.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return &inv.Nodes[i]
+}

@@ -1,0 +1,201 @@
+package sdk
+
+import pb "poolc.dev/poolc/plugins/proto/actuatorv2"
+
+// The conversion between the SDK's types and the protocol's messages, both
+// ways, in one file: each message has exactly one pair of functions.
+
+func nodeToProto(n Node) *pb.Node {
+	return &pb.Node{Name: n.Name, Address: n.Address, SshUser: n.SSHUser, SshPort: int32(n.SSHPort),
+		KubeContext: n.KubeContext, MemoryGb: n.MemoryGB, BudgetGb: n.BudgetGB, Labels: n.Labels}
+}
+
+func nodeFromProto(n *pb.Node) Node {
+	return Node{Name: n.GetName(), Address: n.GetAddress(), SSHUser: n.GetSshUser(), SSHPort: int(n.GetSshPort()),
+		KubeContext: n.GetKubeContext(), MemoryGB: n.GetMemoryGb(), BudgetGB: n.GetBudgetGb(), Labels: n.GetLabels()}
+}
+
+func modelToProto(m Model) *pb.Model {
+	return &pb.Model{Name: m.Name, Path: m.Path, Source: m.Source, Sha256: m.SHA256, SizeGb: m.SizeGB, MemoryGb: m.MemoryGB, Args: m.Args}
+}
+
+func modelFromProto(m *pb.Model) Model {
+	return Model{Name: m.GetName(), Path: m.GetPath(), Source: m.GetSource(), SHA256: m.GetSha256(),
+		SizeGB: m.GetSizeGb(), MemoryGB: m.GetMemoryGb(), Args: m.GetArgs()}
+}
+
+func laneToProto(l Lane) *pb.Lane {
+	return &pb.Lane{Name: l.Name, Node: nodeToProto(l.Node), Model: modelToProto(l.Model), Port: int32(l.Port),
+		Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded}
+}
+
+func laneFromProto(l *pb.Lane) Lane {
+	return Lane{Name: l.GetName(), Node: nodeFromProto(l.GetNode()), Model: modelFromProto(l.GetModel()), Port: int(l.GetPort()),
+		Aliases: l.GetAliases(), Residency: l.GetResidency(), Loaded: l.GetLoaded()}
+}
+
+func endpointToProto(e *LaneEndpoint) *pb.LaneEndpoint {
+	if e == nil {
+		return nil
+	}
+	return &pb.LaneEndpoint{Lane: e.Lane, Node: e.Node, Address: e.Address, Port: int32(e.Port)}
+}
+
+func endpointFromProto(e *pb.LaneEndpoint) *LaneEndpoint {
+	if e == nil {
+		return nil
+	}
+	return &LaneEndpoint{Lane: e.GetLane(), Node: e.GetNode(), Address: e.GetAddress(), Port: int(e.GetPort())}
+}
+
+func memberToProto(m Member) *pb.Member {
+	return &pb.Member{PodPool: m.PodPool, Context: m.Context, Priority: int32(m.Priority), SshHost: m.SSHHost,
+		Capacity: int32(m.Capacity), Registry: m.Registry, Namespace: m.Namespace, PodMemoryGb: m.PodMemoryGB, Image: m.Image}
+}
+
+func memberFromProto(m *pb.Member) Member {
+	return Member{PodPool: m.GetPodPool(), Context: m.GetContext(), Priority: int(m.GetPriority()), SSHHost: m.GetSshHost(),
+		Capacity: int(m.GetCapacity()), Registry: m.GetRegistry(), Namespace: m.GetNamespace(), PodMemoryGB: m.GetPodMemoryGb(), Image: m.GetImage()}
+}
+
+func stepToProto(s Step) *pb.Step {
+	out := &pb.Step{Id: s.ID, Kind: string(s.Kind), Target: s.Target, Reason: s.Reason}
+	switch {
+	case s.Lane != nil:
+		out.Detail = &pb.Step_Lane{Lane: &pb.LaneStep{Lane: laneToProto(*s.Lane), From: s.From}}
+	case s.Route != nil:
+		out.Detail = &pb.Step_Route{Route: &pb.RouteStep{Alias: s.Route.Alias, From: endpointToProto(s.Route.From), To: endpointToProto(s.Route.To)}}
+	case s.Prefetch != nil:
+		out.Detail = &pb.Step_Prefetch{Prefetch: &pb.PrefetchStep{Node: nodeToProto(s.Prefetch.Node), Model: modelToProto(s.Prefetch.Model)}}
+	case s.Member != nil:
+		out.Detail = &pb.Step_Member{Member: &pb.MemberStep{Member: memberToProto(*s.Member)}}
+	case s.ImageSync != nil:
+		out.Detail = &pb.Step_ImageSync{ImageSync: &pb.ImageSyncStep{Member: memberToProto(s.ImageSync.Member), Image: s.ImageSync.Image, Digest: s.ImageSync.Digest}}
+	}
+	return out
+}
+
+func stepFromProto(s *pb.Step) Step {
+	out := Step{ID: s.GetId(), Kind: StepKind(s.GetKind()), Target: s.GetTarget(), Reason: s.GetReason()}
+	switch d := s.GetDetail().(type) {
+	case *pb.Step_Lane:
+		l := laneFromProto(d.Lane.GetLane())
+		out.Lane, out.From = &l, d.Lane.GetFrom()
+	case *pb.Step_Route:
+		out.Route = &RouteChange{Alias: d.Route.GetAlias(), From: endpointFromProto(d.Route.GetFrom()), To: endpointFromProto(d.Route.GetTo())}
+	case *pb.Step_Prefetch:
+		out.Prefetch = &Prefetch{Node: nodeFromProto(d.Prefetch.GetNode()), Model: modelFromProto(d.Prefetch.GetModel())}
+	case *pb.Step_Member:
+		m := memberFromProto(d.Member.GetMember())
+		out.Member = &m
+	case *pb.Step_ImageSync:
+		out.ImageSync = &ImageSync{Member: memberFromProto(d.ImageSync.GetMember()), Image: d.ImageSync.GetImage(), Digest: d.ImageSync.GetDigest()}
+	}
+	return out
+}
+
+func fleetToProto(f *Fleet) *pb.Fleet {
+	if f == nil {
+		return nil
+	}
+	out := &pb.Fleet{}
+	for _, n := range f.Nodes {
+		out.Nodes = append(out.Nodes, &pb.NodeStatus{Name: n.Name, Down: n.Down, MemoryTotalGb: n.MemoryTotalGB, MemoryFreeGb: n.MemoryFreeGB})
+	}
+	for _, l := range f.Lanes {
+		out.Lanes = append(out.Lanes, laneToProto(l))
+	}
+	for _, r := range f.Routes {
+		out.Routes = append(out.Routes, &pb.Route{Alias: r.Alias, Lane: endpointToProto(&r.Lane)})
+	}
+	for _, p := range f.Prefetched {
+		out.Prefetched = append(out.Prefetched, &pb.Prefetched{Node: p.Node, Model: modelToProto(p.Model)})
+	}
+	for _, m := range f.Members {
+		out.Members = append(out.Members, memberToProto(m))
+	}
+	return out
+}
+
+func fleetFromProto(f *pb.Fleet) *Fleet {
+	if f == nil {
+		return nil
+	}
+	out := &Fleet{}
+	for _, n := range f.GetNodes() {
+		out.Nodes = append(out.Nodes, NodeStatus{Name: n.GetName(), Down: n.GetDown(), MemoryTotalGB: n.GetMemoryTotalGb(), MemoryFreeGB: n.GetMemoryFreeGb()})
+	}
+	for _, l := range f.GetLanes() {
+		out.Lanes = append(out.Lanes, laneFromProto(l))
+	}
+	for _, r := range f.GetRoutes() {
+		lane := LaneEndpoint{}
+		if e := endpointFromProto(r.GetLane()); e != nil {
+			lane = *e
+		}
+		out.Routes = append(out.Routes, Route{Alias: r.GetAlias(), Lane: lane})
+	}
+	for _, p := range f.GetPrefetched() {
+		out.Prefetched = append(out.Prefetched, Prefetched{Node: p.GetNode(), Model: modelFromProto(p.GetModel())})
+	}
+	for _, m := range f.GetMembers() {
+		out.Members = append(out.Members, memberFromProto(m))
+	}
+	return out
+}
+
+func inventoryToProto(inv Inventory) *pb.Inventory {
+	out := &pb.Inventory{Gateway: inv.Gateway}
+	for _, n := range inv.Nodes {
+		out.Nodes = append(out.Nodes, nodeToProto(n))
+	}
+	for _, m := range inv.Models {
+		out.Models = append(out.Models, modelToProto(m))
+	}
+	for _, l := range inv.Lanes {
+		out.Lanes = append(out.Lanes, &pb.LaneSpec{Name: l.Name, Model: l.Model, Port: int32(l.Port), Aliases: l.Aliases, Residency: l.Residency})
+	}
+	for _, a := range inv.Aliases {
+		out.Aliases = append(out.Aliases, &pb.AliasSpec{Name: a.Name, Lane: a.Lane, Fallbacks: a.Fallbacks})
+	}
+	for _, m := range inv.Members {
+		out.Members = append(out.Members, memberToProto(m))
+	}
+	return out
+}
+
+func inventoryFromProto(inv *pb.Inventory) Inventory {
+	out := Inventory{Gateway: inv.GetGateway()}
+	for _, n := range inv.GetNodes() {
+		out.Nodes = append(out.Nodes, nodeFromProto(n))
+	}
+	for _, m := range inv.GetModels() {
+		out.Models = append(out.Models, modelFromProto(m))
+	}
+	for _, l := range inv.GetLanes() {
+		out.Lanes = append(out.Lanes, LaneSpec{Name: l.GetName(), Model: l.GetModel(), Port: int(l.GetPort()), Aliases: l.GetAliases(), Residency: l.GetResidency()})
+	}
+	for _, a := range inv.GetAliases() {
+		out.Aliases = append(out.Aliases, AliasSpec{Name: a.GetName(), Lane: a.GetLane(), Fallbacks: a.GetFallbacks()})
+	}
+	for _, m := range inv.GetMembers() {
+		out.Members = append(out.Members, memberFromProto(m))
+	}
+	return out
+}
+
+func kindsToProto(kinds []StepKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func kindsFromProto(kinds []string) []StepKind {
+	out := make([]StepKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = StepKind(k)
+	}
+	return out
+}
