@@ -53,6 +53,14 @@ second fails at once with the first one's lock info, or waits up to
 --lock-timeout. The first Ctrl-C stops new steps and cancels those in
 flight cleanly; a second stops at once.
 
+On a terminal the steps in flight show with their plugin's latest
+progress; elsewhere each event is a line. --json prints one JSON object
+per line instead: the runner's events (durations in seconds), a refusal
+as {"event": "diagnostics", ...} with file, line and column, and at the
+end {"event": "summary", "ok": ..., "steps": N, "outcomes": {...},
+"duration_seconds": ...}. A PLANFILE is recognised by its content, from
+any working directory.
+
 Examples:
   poolc apply --auto-approve examples/spark-lab
   poolc plan --out plan.json pools/ && poolc apply plan.json
@@ -88,13 +96,13 @@ type applyOptions struct {
 
 // applyFail prints a failure of apply, once, and returns the exit code.
 func applyFail(io Stdio, format string, args ...any) int {
-	fmt.Fprintf(io.Err, "poolc apply: "+format+"\n", args...)
-	return ExitError
+	return fail(io, "apply", fmt.Sprintf(format, args...))
 }
 
 func apply(args []string, o applyOptions, io Stdio) int {
+	io.diags = diagFormFor(o.json, true, io.Err, o.noColor)
 	var saved *pools.SavedPlan
-	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
+	if savedPlanArg(args) {
 		s, err := readSavedPlan(args[0])
 		if err != nil {
 			return applyFail(io, "%v", err)
@@ -143,7 +151,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	if !o.autoApprove {
 		req.Confirm = func(*pools.Plan) bool {
 			if !isTerminal(io.In) {
-				fmt.Fprintln(io.Err, "poolc apply: not on a terminal: pass --auto-approve to apply without confirmation")
+				applyFail(io, "not on a terminal: pass --auto-approve to apply without confirmation")
 				return false
 			}
 			fmt.Fprint(io.Out, "\nDo you want to carry out these steps? Only 'yes' is accepted: ")
@@ -175,7 +183,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	if res.OK() {
 		if !o.json {
-			fmt.Fprintf(io.Out, "\nApply complete: %d steps done.\n", len(res.Steps))
+			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural(len(res.Steps), "step"))
 		}
 		return ExitOK
 	}

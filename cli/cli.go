@@ -23,10 +23,14 @@ const (
 	ExitError = 1
 )
 
-// Stdio is where a command reads and writes.
+// Stdio is where a command reads and writes, and how it shows findings.
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// diags is how writeDiagnostics shows findings; a command that
+	// writes JSON sets it once, so that every refusal, from any depth,
+	// comes out in the same form.
+	diags diagForm
 }
 
 // command is one poolc subcommand.
@@ -56,6 +60,10 @@ func Main(args []string, io Stdio) int {
 			if c, ok := commands[name]; ok {
 				return run(c, []string{"--help"}, io)
 			}
+			if len(subcommands(name)) > 0 {
+				writeGroupUsage(io.Out, name)
+				return ExitOK
+			}
 			fmt.Fprintf(io.Err, "poolc: unknown command %q\n", args[1])
 			return ExitError
 		}
@@ -71,6 +79,17 @@ func Main(args []string, io Stdio) int {
 		}
 	}
 	c, ok := commands[args[0]]
+	if !ok && len(subcommands(args[0])) > 0 {
+		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h" || args[1] == "-help") {
+			writeGroupUsage(io.Out, args[0])
+			return ExitOK
+		}
+		if len(args) > 1 {
+			fmt.Fprintf(io.Err, "poolc %s: unknown command %q\n\n", args[0], args[1])
+		}
+		writeGroupUsage(io.Err, args[0])
+		return ExitError
+	}
 	if !ok {
 		fmt.Fprintf(io.Err, "poolc: unknown command %q; run 'poolc --help' for the list\n", args[0])
 		return ExitError
@@ -124,6 +143,28 @@ directory). The files of one pool are in one language and declare one pool.
 Exit codes: 0 success, 1 findings or an error.
 Run 'poolc <command> --help' for a command's flags and examples.
 `)
+}
+
+// subcommands are the commands of a group ("state" has "state show",
+// "state list"), sorted.
+func subcommands(group string) []string {
+	var out []string
+	for n, c := range commands {
+		if strings.HasPrefix(n, group+" ") && c.summary != "" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// writeGroupUsage lists a group's subcommands, for the group typed alone.
+func writeGroupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "Usage: poolc %s <command> [flags] [PATH...]\n\nCommands:\n", group)
+	for _, n := range subcommands(group) {
+		fmt.Fprintf(w, "  %-13s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'poolc %s <command> --help' for a command's flags and examples.\n", group)
 }
 
 func writeCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {

@@ -69,7 +69,8 @@ Examples:
   poolc plan --detailed-exitcode pools/ || echo "drift or changes"   # in CI
 
 Exit codes: 0 success, 1 an error or an invalid configuration; with
---detailed-exitcode 0 no changes, 1 error, 2 changes.`,
+--detailed-exitcode 0 no changes, 1 error, 2 changes or aliases left
+unserved (as --assume-down may leave them).`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			statePath := fs.String("state", "", "state file to plan from (default: the pool's own)")
 			base := fs.StringArray("base", nil, "plan from the configuration at this path instead of from the state (repeatable)")
@@ -83,6 +84,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 			lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another operation's lock (0: fail at once)")
 			observeTimeout := fs.Duration("observe-timeout", runner.DefaultStepTimeout, "time limit of the refresh")
 			return func(args []string, io Stdio) int {
+				io.diags = diagFormFor(*format == "json", false, io.Err, *noColor)
 				if err := checkFormat(*format); err != nil {
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
@@ -98,14 +100,12 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 				if len(*base) > 0 {
 					baseCfg, bdiags := compiler.Load(*base)
 					if bdiags.HasErrors() {
-						fmt.Fprintf(io.Err, "poolc plan: base configuration:\n%v\n", bdiags.Err())
-						return ExitError
+						return fail(io, "plan", "base configuration:\n"+bdiags.Err().Error())
 					}
 					current = compiler.Desired(baseCfg)
 					var err error
 					if p, err = compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()}); err != nil {
-						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-						return ExitError
+						return fail(io, "plan", err.Error())
 					}
 				} else {
 					resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
@@ -120,8 +120,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 						writeDiagnostics(io, oerr.Diagnostics)
 						return ExitError
 					case err != nil:
-						fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-						return ExitError
+						return fail(io, "plan", err.Error())
 					}
 					current, p, drift = resp.State, resp.Plan, resp.Drift
 					diags = append(diags, resp.Diagnostics...)
@@ -140,7 +139,7 @@ Exit codes: 0 success, 1 an error or an invalid configuration; with
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				if *detailed && !p.Empty() {
+				if *detailed && (!p.Empty() || len(p.Unserved) > 0) {
 					return ExitChanges
 				}
 				return ExitOK
@@ -225,7 +224,7 @@ func useColor(w io.Writer, noColor bool) bool {
 func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []string, p *pools.Plan) error {
 	saved := pools.SavedPlan{
 		FormatVersion: pools.SavedPlanFormatVersion, PoolcVersion: Version(),
-		ConfigHash: cfg.Hash, ConfigFiles: cfg.Files,
+		ConfigHash: cfg.Hash, ConfigFiles: planFilePaths(path, cfg.Files),
 		StateLineage: pools.LineageOf(st), StateSerial: st.Serial, StateHash: st.ContentHash(),
 		AssumeDown: assumeDown, Plan: p,
 	}
@@ -241,5 +240,9 @@ func readSavedPlan(path string) (*pools.SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return planjson.ParseSaved(path, data)
+	saved, err := planjson.ParseSaved(path, data)
+	if err == nil {
+		saved.ConfigFiles = resolvePlanFiles(path, saved.ConfigFiles)
+	}
+	return saved, err
 }

@@ -7,9 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
-
 	"poolc.dev/poolc/runner"
 )
 
@@ -24,34 +21,98 @@ type progressView interface {
 func newProgress(w io.Writer, asJSON, terminal bool, total int) progressView {
 	switch {
 	case asJSON:
-		enc := json.NewEncoder(w)
-		return &jsonProgress{enc: enc}
+		return &jsonProgress{enc: json.NewEncoder(w), total: total, start: time.Now()}
 	case terminal:
-		return newBarProgress(w, total)
+		return newLiveProgress(w, total)
 	}
 	return &lineProgress{w: w, total: total}
 }
 
+// jsonEvent is one line of apply --json: a runner event, or the summary
+// that ends the stream ("event": "summary"). Every duration is in
+// seconds.
+type jsonEvent struct {
+	FormatVersion   int              `json:"format_version"`
+	Time            time.Time        `json:"time"`
+	Event           runner.EventKind `json:"event"`
+	Step            string           `json:"step,omitempty"`
+	Plugin          string           `json:"plugin,omitempty"`
+	Message         string           `json:"message,omitempty"`
+	Fraction        float64          `json:"fraction,omitempty"`
+	Attempt         int              `json:"attempt,omitempty"`
+	EstimateSeconds float64          `json:"estimate_seconds,omitempty"`
+	ElapsedSeconds  float64          `json:"elapsed_seconds,omitempty"`
+	// The summary's fields.
+	OK              *bool         `json:"ok,omitempty"`
+	Steps           *int          `json:"steps,omitempty"`
+	Outcomes        *jsonOutcomes `json:"outcomes,omitempty"`
+	DurationSeconds *float64      `json:"duration_seconds,omitempty"`
+}
+
+// jsonOutcomes counts the steps of a run by outcome.
+type jsonOutcomes struct {
+	Done      int `json:"done"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+	Cancelled int `json:"cancelled"`
+}
+
+// summaryEvent is the last event of a run of total steps that began at
+// start.
+func summaryEvent(total int, o jsonOutcomes, start time.Time) jsonEvent {
+	now := time.Now()
+	ok := o.Done == total
+	d := now.Sub(start).Seconds()
+	return jsonEvent{FormatVersion: JSONFormatVersion, Time: now.UTC(), Event: "summary", OK: &ok, Steps: &total, Outcomes: &o, DurationSeconds: &d}
+}
+
 type jsonProgress struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu       sync.Mutex
+	enc      *json.Encoder
+	total    int
+	start    time.Time
+	outcomes jsonOutcomes
 }
 
 func (p *jsonProgress) Event(e runner.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.enc.Encode(e)
+	switch e.Kind {
+	case runner.EventDone:
+		p.outcomes.Done++
+	case runner.EventFailed:
+		p.outcomes.Failed++
+	case runner.EventSkipped:
+		p.outcomes.Skipped++
+	case runner.EventCancelled:
+		p.outcomes.Cancelled++
+	}
+	p.enc.Encode(jsonEvent{
+		FormatVersion: JSONFormatVersion, Time: e.Time, Event: e.Kind, Step: e.Step, Plugin: e.Plugin,
+		Message: e.Message, Fraction: e.Fraction, Attempt: e.Attempt,
+		EstimateSeconds: e.Estimate, ElapsedSeconds: e.Elapsed.Seconds(),
+	})
 }
 
-func (p *jsonProgress) Close() {}
+// Close ends the stream with the summary.
+func (p *jsonProgress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enc.Encode(summaryEvent(p.total, p.outcomes, p.start))
+}
 
-// eventLine is the text of an event worth a line, or "" for progress
-// chatter. finished counts steps with an outcome so far.
+// eventLine is the text of an event worth a line, or "" for a progress
+// event that says nothing new. finished counts steps with an outcome so
+// far.
 func eventLine(e runner.Event, finished, total int) string {
 	counter := fmt.Sprintf("[%d/%d]", finished, total)
 	switch e.Kind {
 	case runner.EventStarted:
 		return fmt.Sprintf("%s started   %s (%s)", counter, e.Step, e.Plugin)
+	case runner.EventProgress:
+		if text := progressText(e.Message, e.Fraction); text != "" {
+			return fmt.Sprintf("%s progress  %s: %s", counter, e.Step, text)
+		}
 	case runner.EventDone:
 		return fmt.Sprintf("%s done      %s in %s", counter, e.Step, e.Elapsed.Round(time.Millisecond))
 	case runner.EventFailed:
@@ -66,6 +127,18 @@ func eventLine(e runner.Event, finished, total int) string {
 	return ""
 }
 
+// progressText is a plugin's progress report as shown: its text, and the
+// fraction done as a percentage when the plugin gave one.
+func progressText(message string, fraction float64) string {
+	switch {
+	case fraction > 0 && message != "":
+		return fmt.Sprintf("%s (%.0f%%)", message, 100*fraction)
+	case fraction > 0:
+		return fmt.Sprintf("%.0f%%", 100*fraction)
+	}
+	return message
+}
+
 func finishes(k runner.EventKind) bool {
 	return k == runner.EventDone || k == runner.EventFailed || k == runner.EventSkipped || k == runner.EventCancelled
 }
@@ -75,6 +148,7 @@ type lineProgress struct {
 	w        io.Writer
 	total    int
 	finished int
+	last     map[string]string // the last progress text shown per step
 }
 
 func (p *lineProgress) Event(e runner.Event) {
@@ -83,48 +157,20 @@ func (p *lineProgress) Event(e runner.Event) {
 	if finishes(e.Kind) {
 		p.finished++
 	}
+	if e.Kind == runner.EventProgress {
+		// A plugin that repeats itself gets one line.
+		text := progressText(e.Message, e.Fraction)
+		if p.last == nil {
+			p.last = map[string]string{}
+		}
+		if p.last[e.Step] == text {
+			return
+		}
+		p.last[e.Step] = text
+	}
 	if line := eventLine(e, p.finished, p.total); line != "" {
 		fmt.Fprintln(p.w, line)
 	}
 }
 
 func (p *lineProgress) Close() {}
-
-// barProgress is a live bar of the steps finished, with the step events
-// printed above it.
-type barProgress struct {
-	mu       sync.Mutex
-	p        *mpb.Progress
-	bar      *mpb.Bar
-	total    int
-	finished int
-}
-
-func newBarProgress(w io.Writer, total int) *barProgress {
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(100*time.Millisecond))
-	bar := p.AddBar(int64(total),
-		mpb.PrependDecorators(decor.Name("applying "), decor.CountersNoUnit("%d/%d steps")),
-		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
-	)
-	return &barProgress{p: p, bar: bar, total: total}
-}
-
-func (b *barProgress) Event(e runner.Event) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if finishes(e.Kind) {
-		b.finished++
-		b.bar.Increment()
-	}
-	if e.Kind == runner.EventStarted {
-		return // the bar shows it; lines are for outcomes
-	}
-	if line := eventLine(e, b.finished, b.total); line != "" {
-		fmt.Fprintln(b.p, line)
-	}
-}
-
-func (b *barProgress) Close() {
-	b.bar.SetTotal(-1, true)
-	b.p.Wait()
-}

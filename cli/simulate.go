@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,11 +20,13 @@ import (
 func init() {
 	register(&command{
 		name:    "simulate",
-		args:    "--scenario NAME|FILE [PATH...]",
+		args:    "--scenario NAME|FILE [PATH...] | --list | --print NAME",
 		summary: "replay failures and demand against the pool in virtual time",
 		help: `Runs a scenario (a timeline of faults, demand and operator actions) against
 the pool in a discrete-event model of the fleet, in virtual time, with the
-real placer, planner and runner driving the sim actuator, and reports per
+real placer and planner, and the runner's own scheduling rules
+(parallelism, retries with backoff, step timeout, skips, cancellation)
+carrying the plans out, and reports per
 controller mode: SLO %, requests served and sent to the cloud, cold waits
 (count and p95), GB reloaded (weights loaded that no plan asked for: on
 demand, or restored after a fault), GB loaded by the controller's plans,
@@ -52,7 +53,9 @@ Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			var o simOptions
 			fs.StringVar(&o.scenario, "scenario", "", "reference scenario NAME or scenario FILE (required)")
-			fs.StringArrayVar(&o.base, "base", nil, "also run the configuration at this path, side by side (repeatable)")
+			fs.BoolVar(&o.list, "list", false, "list the reference scenarios and exit")
+			fs.StringVar(&o.print, "print", "", "write the reference scenario NAME to standard output and exit")
+			fs.StringArrayVar(&o.base, "base", nil, "also run the configuration at this path and lead with head minus base (repeatable: one configuration in several paths)")
 			fs.StringVar(&o.mode, "mode", "auto", "controller mode: off, advise, auto or all")
 			fs.Uint64Var(&o.seed, "seed", 0, "random seed (default: the scenario's)")
 			fs.DurationVar(&o.duration, "duration", 0, "simulated time (default: the scenario's)")
@@ -65,6 +68,8 @@ Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`,
 
 type simOptions struct {
 	scenario, mode, format string
+	list                   bool
+	print                  string
 	base                   []string
 	seed                   uint64
 	duration               time.Duration
@@ -83,6 +88,17 @@ func simulate(args []string, o simOptions, io Stdio) int {
 		fmt.Fprintf(io.Err, "poolc simulate: "+format+"\n", a...)
 		return ExitError
 	}
+	switch {
+	case o.list:
+		return listScenarios(io)
+	case o.print != "":
+		_, src, ok := scenarios.Lookup(o.print)
+		if !ok {
+			return fail("no reference scenario %q: want one of %s", o.print, strings.Join(scenarios.Names(), ", "))
+		}
+		io.Out.Write(src)
+		return ExitOK
+	}
 	if o.scenario == "" {
 		return fail("--scenario is required: one of %s, or a scenario file", strings.Join(scenarios.Names(), ", "))
 	}
@@ -100,8 +116,7 @@ func simulate(args []string, o simOptions, io Stdio) int {
 	}
 	sf, sdiags := readScenario(o.scenario, head.Dir())
 	if sf == nil || sdiags.HasErrors() {
-		writeDiagnostics(io, sdiags)
-		return ExitError
+		return scenarioRefused(io, o.scenario, sdiags)
 	}
 	configs := []struct {
 		name string
@@ -118,11 +133,12 @@ func simulate(args []string, o simOptions, io Stdio) int {
 			cfg  *compiler.Config
 		}{{"base", base}}, configs...)
 	}
+	var all []*pools.Pool
 	for _, c := range configs {
-		if d := sf.Check(c.cfg.Pool); d.HasErrors() {
-			writeDiagnostics(io, d)
-			return ExitError
-		}
+		all = append(all, c.cfg.Pool)
+	}
+	if d := sf.Check(all...); d.HasErrors() {
+		return scenarioRefused(io, o.scenario, d)
 	}
 	sc := sf.Scenario
 	if o.duration > 0 {
@@ -138,7 +154,7 @@ func simulate(args []string, o simOptions, io Stdio) int {
 			if len(configs) > 1 {
 				label = sim.Mode(c.name + " " + string(m))
 			}
-			opt := sim.Options{Mode: m, LoadConfig: loadPool(sf)}
+			opt := sim.Options{Mode: m, LoadConfig: loadPool(sf), AllowAbsent: len(configs) > 1}
 			if o.progress || isTerminal(io.Err) {
 				opt.Progress = progressLine(io.Err, string(label), sc.Duration)
 			}
@@ -164,6 +180,33 @@ func simModes(mode string) ([]sim.Mode, error) {
 		return []sim.Mode{"off", "advise", "auto"}, nil
 	}
 	return nil, fmt.Errorf("unknown --mode %q: want off, advise, auto or all", mode)
+}
+
+// listScenarios writes the reference scenarios, one a line: the name and
+// what it does.
+func listScenarios(io Stdio) int {
+	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	for _, name := range scenarios.Names() {
+		file, src, _ := scenarios.Lookup(name)
+		f, diags := scenario.Read(file, src)
+		if f == nil || diags.HasErrors() {
+			writeDiagnostics(io, diags)
+			return ExitError
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, f.Scenario.Duration, f.Scenario.Description)
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+// scenarioRefused reports a scenario's mistakes; one in a reference
+// scenario says how to get a copy to adapt, since its file is embedded.
+func scenarioRefused(io Stdio, name string, d pools.Diagnostics) int {
+	writeDiagnostics(io, d)
+	if file, _, ok := scenarios.Lookup(name); ok {
+		fmt.Fprintf(io.Err, "(%s is a reference scenario, written for examples/spark-lab: 'poolc simulate --print %s > %s' writes a copy to adapt)\n", name, name, file)
+	}
+	return ExitError
 }
 
 // readScenario reads a reference scenario by name, whose config events are
@@ -204,105 +247,6 @@ func progressLine(w io.Writer, label string, total time.Duration) func(done, tot
 		}
 		last = time.Now()
 		fmt.Fprintf(w, "\r\033[K%s: %s of %s simulated (%.0f%%)", label, done.Truncate(time.Second), total, 100*done.Seconds()/total.Seconds())
-	}
-}
-
-// simRow is one metric of the report.
-type simRow struct {
-	name  string
-	value func(sim.Metrics) string
-}
-
-var simRows = []simRow{
-	{"SLO %", func(m sim.Metrics) string { return fmt.Sprintf("%.2f", m.SLOPercent) }},
-	{"requests", func(m sim.Metrics) string { return fmt.Sprint(m.Requests) }},
-	{"served", func(m sim.Metrics) string { return fmt.Sprint(m.Served) }},
-	{"to cloud", func(m sim.Metrics) string { return fmt.Sprint(m.ToCloud) }},
-	{"failed", func(m sim.Metrics) string { return fmt.Sprint(m.Failed) }},
-	{"cold waits", func(m sim.Metrics) string { return fmt.Sprint(m.ColdWaits) }},
-	{"cold wait p95 s", func(m sim.Metrics) string { return pools.Num(m.ColdWaitP95Seconds) }},
-	{"GB reloaded", func(m sim.Metrics) string { return pools.Num(m.GBReloaded) }},
-	{"GB loaded by plans", func(m sim.Metrics) string { return pools.Num(m.GBLoadedByPlans) }},
-	{"interruptions", func(m sim.Metrics) string { return fmt.Sprint(m.Interruptions) }},
-	{"residency changes/h", func(m sim.Metrics) string { return pools.Num(m.ResidencyChangesPerHour) }},
-	{"evictions", func(m sim.Metrics) string { return fmt.Sprint(m.Evictions) }},
-	{"guard aborts", func(m sim.Metrics) string { return fmt.Sprint(m.GuardAborts) }},
-	{"applies", func(m sim.Metrics) string { return fmt.Sprint(m.Applies) }},
-}
-
-func columnName(r simRun, compare bool) string {
-	if compare {
-		return r.Config + " " + string(r.Mode)
-	}
-	return string(r.Mode)
-}
-
-func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, runs []simRun, compare bool) {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
-			FormatVersion int      `json:"format_version"`
-			Scenario      string   `json:"scenario"`
-			Pool          string   `json:"pool"`
-			Seed          uint64   `json:"seed"`
-			Duration      string   `json:"duration"`
-			Runs          []simRun `json:"runs"`
-		}{1, sc.Name, pool, sc.Seed, sc.Duration.String(), runs})
-		return
-	case "markdown":
-		fmt.Fprintf(w, "### poolc simulate: %s on %s\n\nseed %d · %s simulated\n\n| metric |", sc.Name, pool, sc.Seed, sc.Duration)
-		for _, r := range runs {
-			fmt.Fprintf(w, " %s |", columnName(r, compare))
-		}
-		fmt.Fprint(w, "\n|---|")
-		for range runs {
-			fmt.Fprint(w, "---:|")
-		}
-		fmt.Fprintln(w)
-		for _, row := range simRows {
-			fmt.Fprintf(w, "| %s |", row.name)
-			for _, r := range runs {
-				fmt.Fprintf(w, " %s |", row.value(r.Result.Metrics))
-			}
-			fmt.Fprintln(w)
-		}
-		for _, r := range runs {
-			if len(r.Result.Timeline) == 0 {
-				continue
-			}
-			fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %d entries)</summary>\n\n```\n", columnName(r, compare), len(r.Result.Timeline))
-			writeTimeline(w, r.Result.Timeline)
-			fmt.Fprint(w, "```\n\n</details>\n")
-		}
-		return
-	}
-	fmt.Fprintf(w, "Scenario %s on pool %s · seed %d · %s simulated\n", sc.Name, pool, sc.Seed, sc.Duration)
-	if sc.Description != "" {
-		fmt.Fprintf(w, "%s\n", sc.Description)
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "\t")
-	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t", columnName(r, compare))
-	}
-	fmt.Fprintln(tw)
-	for _, row := range simRows {
-		fmt.Fprintf(tw, "%s\t", row.name)
-		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t", row.value(r.Result.Metrics))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	for _, r := range runs {
-		if len(r.Result.Timeline) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\nTimeline (%s):\n", columnName(r, compare))
-		writeTimeline(w, r.Result.Timeline)
 	}
 }
 

@@ -63,6 +63,10 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 					io.Out.Write(data)
 					return ExitOK
 				}
+				if st.Lineage == "" {
+					fmt.Fprintln(io.Out, "No state: nothing has been applied to this pool yet ('poolc apply' records what it does).")
+					return ExitOK
+				}
 				fmt.Fprintf(io.Out, "# pool %s, lineage %s, serial %d\n%s", orDash(st.Pool), orDash(st.Lineage), st.Serial, render.StateText(st.Fleet))
 				return ExitOK
 			}

@@ -26,11 +26,32 @@ image_sync) handles the step kinds the target needs (--plugins=false skips
 this, for a machine without the plugin binaries). Every finding is
 reported with its file:line:col and the numbers that break the rule.
 
+Pod pool members can be written in the compact form operators already use:
+
+  members = "CONTEXT[@SSH_HOST][:CAPACITY][#k3d-REGISTRY:PORT], ..."
+
+  CONTEXT        the cluster's kube context: letters, digits, '.', '_', '-';
+                 a context is a member of one pod pool, once
+  @SSH_HOST      where the cluster runs, for image sync: a node's name (its
+                 address is used) or a host name; none means this machine
+  :CAPACITY      how many Jobs it runs at once: an integer >= 1; default 2
+  #k3d-REGISTRY:PORT
+                 its image registry: a name that starts with "k3d-", a port
+                 from 1 to 65535, not used by another registry or a lane of
+                 the same host
+
+Members are separated by commas (spaces around them are ignored); earlier
+is higher priority; an empty list is an error. A list of strings says the
+same with one member per item, members = ["b@node-b:8#k3d-reg:5051", "c"];
+an item holding a comma is refused. The long form is one block per member,
+member "CONTEXT" { ssh_host = ..., capacity = ..., registry = ... }, in
+priority order; a pod pool uses one form, not both.
+
 Valid pools print nothing (a one-line summary with -v). Findings go to
 standard error; with --format json one JSON document goes to standard
 output instead, valid or not:
 
-  {"format_version": "1", "valid": false, "pool": "spark-lab",
+  {"format_version": 1, "valid": false, "pool": "spark-lab",
    "files": [...], "errors": 1, "warnings": 0,
    "diagnostics": [{"severity": "error", "code": "unknown-model",
      "message": "...", "file": "pool.hcl", "line": 12, "column": 17,
@@ -45,8 +66,10 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			format := fs.String("format", "text", "output format: text or json")
 			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
+			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
 			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
 			return func(args []string, io Stdio) int {
+				io.diags = textDiagForm(io.Err, *noColor)
 				v, err := newDiagView(*format, io)
 				if err != nil {
 					fmt.Fprintf(io.Err, "poolc validate: %v\n", err)

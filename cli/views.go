@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"poolc.dev/poolc/compiler"
@@ -35,9 +36,41 @@ func (v textView) Validation(cfg *compiler.Config, diags pools.Diagnostics, summ
 	}
 }
 
-// writeDiagnostics prints findings one per line, then a count.
+// diagForm is how findings are shown.
+type diagForm int
+
+const (
+	// diagText writes findings to standard error, one per line, then a
+	// count.
+	diagText diagForm = iota
+	// diagTextColor is diagText with the positions colored: red for
+	// errors, yellow for warnings.
+	diagTextColor
+	// diagJSONDocument writes findings that include an error as one
+	// indented JSON document on standard output (jsonDiagnostics), in
+	// place of the document the command would have written.
+	diagJSONDocument
+	// diagJSONLine writes them as one line of an event stream, with
+	// "event": "diagnostics".
+	diagJSONLine
+)
+
+// writeDiagnostics shows findings in the form the command chose. In the
+// JSON forms only findings that stop the command become a document;
+// warnings alone stay text on standard error, so that standard output
+// holds one document.
 func writeDiagnostics(io Stdio, diags pools.Diagnostics) {
 	errs, warns := count(diags)
+	if errs > 0 && (io.diags == diagJSONDocument || io.diags == diagJSONLine) {
+		doc := jsonDiagnostics{FormatVersion: JSONFormatVersion, Errors: errs, Warnings: warns, Diagnostics: toJSON(diags)}
+		if io.diags == diagJSONLine {
+			doc.Event = "diagnostics"
+			json.NewEncoder(io.Out).Encode(doc)
+			return
+		}
+		writeJSON(io, doc)
+		return
+	}
 	for _, d := range diags {
 		label := ""
 		if d.Severity == pools.Warning {
@@ -47,7 +80,15 @@ func writeDiagnostics(io Stdio, diags pools.Diagnostics) {
 			fmt.Fprintf(io.Err, "%s%s\n", label, d.Message)
 			continue
 		}
-		fmt.Fprintf(io.Err, "%s: %s%s\n", d.Pos, label, d.Message)
+		pos := d.Pos.String() + ":"
+		if io.diags == diagTextColor {
+			color := "\033[1;31m"
+			if d.Severity == pools.Warning {
+				color = "\033[1;33m"
+			}
+			pos = color + pos + "\033[0m"
+		}
+		fmt.Fprintf(io.Err, "%s %s%s\n", pos, label, d.Message)
 	}
 	if errs+warns > 0 {
 		fmt.Fprintln(io.Err, countText(errs, warns))
@@ -110,9 +151,53 @@ func describePool(cfg *compiler.Config) string {
 
 type jsonView struct{ io Stdio }
 
-// JSONFormatVersion is the version of poolc's JSON outputs; it changes
-// only when a field changes meaning or goes away.
-const JSONFormatVersion = "1"
+// JSONFormatVersion is the version of poolc's JSON outputs (a number in
+// every document); it changes only when a field changes meaning or goes
+// away.
+const JSONFormatVersion = 1
+
+// jsonDiagnostics is the document of a refusal in JSON: the command
+// stopped on these findings.
+type jsonDiagnostics struct {
+	FormatVersion int              `json:"format_version"`
+	Event         string           `json:"event,omitempty"`
+	Valid         bool             `json:"valid"`
+	Errors        int              `json:"errors"`
+	Warnings      int              `json:"warnings"`
+	Diagnostics   []jsonDiagnostic `json:"diagnostics"`
+}
+
+// fail shows an error of a command that has no position (a lock held, a
+// stale plan) in the command's form and returns ExitError.
+func fail(io Stdio, command, message string) int {
+	if io.diags == diagJSONDocument || io.diags == diagJSONLine {
+		writeDiagnostics(io, pools.Diagnostics{{Severity: pools.Error, Code: command, Message: message}})
+		return ExitError
+	}
+	fmt.Fprintf(io.Err, "poolc %s: %s\n", command, message)
+	return ExitError
+}
+
+// diagFormFor is the form of findings for a command writing JSON (as one
+// document, or as lines of an event stream) or text.
+func diagFormFor(asJSON, lines bool, errStream io.Writer, noColor bool) diagForm {
+	switch {
+	case asJSON && lines:
+		return diagJSONLine
+	case asJSON:
+		return diagJSONDocument
+	}
+	return textDiagForm(errStream, noColor)
+}
+
+// textDiagForm is the text form for findings on a stream: colored on a
+// terminal unless --no-color or NO_COLOR says otherwise.
+func textDiagForm(w io.Writer, noColor bool) diagForm {
+	if useColor(w, noColor) {
+		return diagTextColor
+	}
+	return diagText
+}
 
 type jsonDiagnostic struct {
 	Severity string   `json:"severity"`
@@ -125,7 +210,7 @@ type jsonDiagnostic struct {
 }
 
 type jsonValidation struct {
-	FormatVersion string           `json:"format_version"`
+	FormatVersion int              `json:"format_version"`
 	Valid         bool             `json:"valid"`
 	Pool          string           `json:"pool,omitempty"`
 	Files         []string         `json:"files"`

@@ -3,6 +3,7 @@ package compiler
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"poolc.dev/poolc/compiler/podspec"
 	"poolc.dev/poolc/compiler/tree"
@@ -29,6 +30,9 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)
 	}
 	first := poolsObj.Fields[0]
+	// A finding about something the files leave to a default (the
+	// guard's reserve) points at the pool.
+	d.sm.Set(pools.Path{}, first.KeyPos)
 	d.record(first.Value, nil)
 	p := d.pool(first.Key, first.Value)
 	return p, d.sm, d.diags
@@ -226,6 +230,15 @@ func (d *decoder) members(pool string, v *tree.Value) []pools.Member {
 		out = append(out, mem)
 	}
 	return out
+}
+
+// quotedItems writes a comma-separated member list as list items.
+func quotedItems(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		parts[i] = strconv.Quote(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stringPos is the position of byte off inside a string literal at p

@@ -44,8 +44,9 @@ type Config struct {
 	Sources  pools.SourceMap
 	Language Language
 	Files    []string
-	// Hash is the sha256 of the files' names and contents, in hex; a saved
-	// plan records it so a plan for other files is refused.
+	// Hash is the sha256 of the files' base names and contents, in hex; a
+	// saved plan records it so a plan for other files is refused. Base
+	// names keep it the same from any working directory.
 	Hash string
 }
 
@@ -344,10 +345,16 @@ func allBlank(files []File) bool {
 
 func hash(files []File) string {
 	sorted := append([]File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	sort.Slice(sorted, func(i, j int) bool {
+		bi, bj := filepath.Base(sorted[i].Name), filepath.Base(sorted[j].Name)
+		if bi != bj {
+			return bi < bj
+		}
+		return string(sorted[i].Src) < string(sorted[j].Src)
+	})
 	h := sha256.New()
 	for _, f := range sorted {
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(f.Name), len(f.Src))
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f.Name), len(f.Src))
 		h.Write(f.Src)
 	}
 	return hex.EncodeToString(h.Sum(nil))

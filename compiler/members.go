@@ -73,6 +73,12 @@ func expandMembers(pool string, pp *tree.Value, diags *pools.Diagnostics) {
 		blocks.Kind = tree.Invalid
 	}
 	for _, item := range items {
+		if field.Value.Kind == tree.List && strings.Contains(item.Str, ",") {
+			// One form or the other: a list holds one member per item.
+			diags.ErrorAt("bad-member", item.Pos, "pod_pool %q: %q holds %d members, but a list of members holds one per item: write [%s], or the whole list as one comma-separated string",
+				pool, item.Str, len(strings.Split(item.Str, ",")), quotedItems(item.Str))
+			continue
+		}
 		entries, errs := podspec.Split(item.Str)
 		for _, e := range errs {
 			diags.ErrorAt("bad-member", stringPos(item.Pos, e.Offset), "pod_pool %q: %s", pool, e.Msg)

@@ -158,9 +158,21 @@ func (p *Plan) TransferGB() float64 {
 }
 
 // Summary is the one-line account of a plan:
-// "Plan: 2 prefetch, 2 start, 3 route, 1 drain, 1 stop · moves 34.4 GB · interruptions: none".
+// "Plan: 2 prefetch, 2 start, 3 route, 1 drain, 1 stop · moves 34.4 GB · interruptions: none",
+// with "· unserved: ALIAS, ..." when the plan leaves aliases unserved.
 func (p *Plan) Summary() string {
+	var unserved string
+	if len(p.Unserved) > 0 {
+		names := make([]string, len(p.Unserved))
+		for i, u := range p.Unserved {
+			names[i] = u.Alias
+		}
+		unserved = strings.Join(names, ", ")
+	}
 	if p.Empty() {
+		if unserved != "" {
+			return "No changes, but aliases are unserved: " + unserved + "."
+		}
 		return "No changes. The fleet matches the configuration."
 	}
 	counts := map[StepKind]int{}
@@ -181,7 +193,11 @@ func (p *Plan) Summary() string {
 		}
 		interruptions = strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("Plan: %s · moves %s · interruptions: %s", strings.Join(parts, ", "), GB(p.TransferGB()), interruptions)
+	s := fmt.Sprintf("Plan: %s · moves %s · interruptions: %s", strings.Join(parts, ", "), GB(p.TransferGB()), interruptions)
+	if unserved != "" {
+		s += " · unserved: " + unserved
+	}
+	return s
 }
 
 // SavedPlanFormatVersion is the version of saved plan files. Version 2

@@ -86,7 +86,7 @@ func (sc Scenario) check(p *pools.Pool, opt Options) error {
 	}
 	for _, d := range sc.Demand {
 		switch {
-		case !aliases[d.Alias]:
+		case !aliases[d.Alias] && !opt.AllowAbsent:
 			return fmt.Errorf("scenario %s: demand for alias %q, which pool %s does not declare", sc.Name, d.Alias, p.Name)
 		case d.RatePerMinute < 0 || d.ServiceSeconds < 0:
 			return fmt.Errorf("scenario %s: demand for alias %s has a negative rate or service time", sc.Name, d.Alias)
@@ -157,7 +157,7 @@ func (sc Scenario) checkEvent(p *pools.Pool, e Event, opt Options, changed bool)
 		return fmt.Errorf("unknown event kind")
 	}
 	switch {
-	case changed:
+	case changed || opt.AllowAbsent:
 		return nil
 	case node != "" && p.Node(node) == nil:
 		return fmt.Errorf("pool %s has no node %q", p.Name, node)

@@ -121,6 +121,9 @@ type alias struct {
 	route     int32
 	fallbacks []string
 	hasCloud  bool
+	// absent marks an alias the scenario demands that no configuration
+	// in force has declared: its requests fail.
+	absent bool
 }
 
 // Route targets that are not lane processes.

@@ -307,6 +307,9 @@ func (w *world) toCloud(r int32) {
 
 func (w *world) fail(r int32) {
 	w.stats.Failed++
+	if w.aliases[w.reqs[r].alias].absent {
+		w.stats.AbsentAlias++
+	}
 	w.release(r)
 }
 

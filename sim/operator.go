@@ -18,6 +18,10 @@ func (w *world) scenarioEvent(i int32) error {
 	if e.Kind != ChangeConfig && e.Kind != SwitchProfile && e.Kind != StartLane {
 		var ok bool
 		if n, ok = w.nodeIdx[e.Node]; !ok {
+			if w.opt.AllowAbsent {
+				w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, w.cfg.Name, e.Node))
+				return nil
+			}
 			return fmt.Errorf("%s event at %s: no node %q", e.Kind, e.At, e.Node)
 		}
 	}
@@ -47,6 +51,10 @@ func (w *world) scenarioEvent(i int32) error {
 		w.cfgVer++
 	case SwitchProfile:
 		if w.cfg.Profile(e.Profile) == nil {
+			if w.opt.AllowAbsent {
+				w.note(w.now, "absent", fmt.Sprintf("profile event: pool %s has no profile %q", w.cfg.Name, e.Profile))
+				return nil
+			}
 			return fmt.Errorf("profile event at %s: pool %s has no profile %q", e.At, w.cfg.Name, e.Profile)
 		}
 		w.note(w.now, "profile", e.Profile)

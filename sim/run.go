@@ -34,6 +34,13 @@ type Options struct {
 	Progress func(done, total time.Duration)
 	// LoadConfig loads the configuration a ChangeConfig event names.
 	LoadConfig func(path string) (*pools.Pool, error)
+	// AllowAbsent lets the scenario name aliases, nodes and profiles the
+	// pool lacks, as when one scenario compares two configurations and
+	// only one of them has the name: demand for an absent alias arrives
+	// and fails (Metrics.AbsentAlias, and an "absent" timeline entry);
+	// an event naming an absent node or profile is noted as "absent" and
+	// changes nothing.
+	AllowAbsent bool
 }
 
 // Result is what a run measured and what happened in it.
@@ -92,6 +99,9 @@ type Metrics struct {
 	GuardAborts int `json:"guard_aborts"`
 	// Applies counts the plans the controller applied.
 	Applies int `json:"applies"`
+	// AbsentAlias counts the failed requests whose alias the configuration
+	// in force did not declare (only with Options.AllowAbsent).
+	AbsentAlias int `json:"absent_alias"`
 }
 
 // Action is one entry of the timeline: Kind is what happened, Detail
@@ -109,7 +119,9 @@ type Metrics struct {
 //     advised), "step" and "step-failed" (a step of an apply
 //     carried out or failed, by ID), "step-retry" (an attempt failed
 //     retryably and the step is tried again after the backoff),
-//     "apply-done", "backoff".
+//     "apply-done", "backoff";
+//   - "absent": a name the scenario uses that the pool lacks
+//     (Options.AllowAbsent).
 type Action struct {
 	At     time.Duration `json:"at"`
 	Kind   string        `json:"kind"`

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -89,6 +90,13 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w.prefetched = slices.Clone(desired.Prefetched)
 	w.members = slices.Clone(desired.Members)
 	nth := map[string]int{}
+	for _, d := range sc.Demand {
+		if _, ok := w.aliasIdx[d.Alias]; !ok {
+			w.aliasIdx[d.Alias] = int32(len(w.aliases))
+			w.aliases = append(w.aliases, alias{name: d.Alias, route: noRoute, absent: true})
+			w.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
+		}
+	}
 	for i, d := range sc.Demand {
 		w.sources = append(w.sources, newSource(d, w.aliasIdx[d.Alias], sc.Seed, nth[d.Alias]))
 		nth[d.Alias]++
@@ -188,6 +196,7 @@ func (w *world) setAliases(p *pools.Pool) {
 		}
 		al := &w.aliases[i]
 		al.fallbacks = slices.Clone(a.Fallbacks)
+		al.absent = false
 		al.hasCloud = slices.Contains(a.Fallbacks, pools.Cloud)
 	}
 }

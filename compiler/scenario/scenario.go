@@ -154,24 +154,32 @@ var needs = map[sim.EventKind]string{
 	sim.SwitchProfile: "profile", sim.ChangeConfig: "config", sim.StartLane: "lane",
 }
 
-// Check reports what in the scenario the pool does not have: nodes, aliases,
-// profiles and lanes it names, config files that do not exist, events past
-// the end.
-func (f *File) Check(p *pools.Pool) pools.Diagnostics {
+// Check reports what in the scenario the pools do not have: nodes,
+// aliases, profiles, lanes and models it names, config files that do not
+// exist, events past the end. With several pools (the configurations a
+// comparison runs), a name is missing only when none of them has it: a
+// scenario that exercises an alias one configuration removes is what the
+// comparison is for.
+func (f *File) Check(ps ...*pools.Pool) pools.Diagnostics {
 	var diags pools.Diagnostics
 	sc := f.Scenario
-	aliases := map[string]bool{}
-	for _, a := range p.Aliases {
-		aliases[a.Name] = true
+	where := "pool " + ps[0].Name
+	if len(ps) > 1 {
+		where = "any configuration compared (pool " + ps[0].Name + ")"
+	}
+	has := func(found func(*pools.Pool) bool) bool {
+		return slices.ContainsFunc(ps, found)
 	}
 	for _, d := range sc.Demand {
-		if !aliases[d.Alias] {
-			diags.Errorf("unknown-alias", pools.Path{"demand", d.Alias}, "demand for alias %q, which pool %s does not declare", d.Alias, p.Name)
+		if !has(func(p *pools.Pool) bool {
+			return slices.ContainsFunc(p.Aliases, func(a pools.Alias) bool { return a.Name == d.Alias })
+		}) {
+			diags.Errorf("unknown-alias", pools.Path{"demand", d.Alias}, "demand for alias %q, which %s does not declare", d.Alias, where)
 		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(sc.ModelServiceSeconds)) {
-		if p.Model(m) == nil {
-			diags.Errorf("unknown-model", pools.Path{"models", m}, "service time for model %q, which pool %s does not declare", m, p.Name)
+		if !has(func(p *pools.Pool) bool { return p.Model(m) != nil }) {
+			diags.Errorf("unknown-model", pools.Path{"models", m}, "service time for model %q, which %s does not declare", m, where)
 		}
 	}
 	for i, e := range sc.Events {
@@ -181,12 +189,12 @@ func (f *File) Check(p *pools.Pool) pools.Diagnostics {
 		switch {
 		case value == "":
 			diags.Errorf("event", at, "a %s event names its %s", e.Kind, field)
-		case field == "node" && p.Node(value) == nil:
-			diags.Errorf("unknown-node", append(at, "node"), "%s event: node %q is not in pool %s", e.Kind, value, p.Name)
-		case field == "profile" && p.Profile(value) == nil:
-			diags.Errorf("unknown-profile", append(at, "profile"), "profile event: pool %s has no profile %q", p.Name, value)
-		case field == "lane" && p.Lane(value) == nil:
-			diags.Errorf("unknown-lane", append(at, "lane"), "start-lane event: pool %s has no lane %q", p.Name, value)
+		case field == "node" && !has(func(p *pools.Pool) bool { return p.Node(value) != nil }):
+			diags.Errorf("unknown-node", append(at, "node"), "%s event: node %q is not in %s", e.Kind, value, where)
+		case field == "profile" && !has(func(p *pools.Pool) bool { return p.Profile(value) != nil }):
+			diags.Errorf("unknown-profile", append(at, "profile"), "profile event: %s has no profile %q", where, value)
+		case field == "lane" && !has(func(p *pools.Pool) bool { return p.Lane(value) != nil }):
+			diags.Errorf("unknown-lane", append(at, "lane"), "start-lane event: %s has no lane %q", where, value)
 		case field == "config":
 			if _, err := os.Stat(f.ConfigPath(value)); err != nil {
 				diags.Errorf("config", append(at, "config"), "config event: %v", err)

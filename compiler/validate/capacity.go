@@ -80,6 +80,9 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 				fits[l.Name] = append(fits[l.Name], n)
 			}
 		}
+		if len(fits[l.Name]) == 0 && v.allReservedOut(cands) {
+			continue // the guard's finding explains it
+		}
 		if len(fits[l.Name]) == 0 {
 			parts := make([]string, len(cands))
 			for i, n := range cands {
@@ -94,7 +97,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 	}
 	for _, n := range v.p.Nodes {
 		lanes := pinned[n.Name]
-		if total := v.sum(lanes); total > n.Budget()+epsilon {
+		if total := v.sum(lanes); total > n.Budget()+epsilon && !v.reservedOut[n.Name] {
 			out.Errorf("over-budget", pools.Path{"node", n.Name}, "%s: keep-warm lanes %s need %s together: %s", n.Name, v.laneList(lanes), pools.GB(total), n.BudgetText())
 		}
 	}
@@ -144,13 +147,29 @@ func (v *validator) unplaceable(profile string, explained pools.Diagnostics) poo
 			sev = pools.Error
 		}
 		parts := make([]string, len(u.Excluded))
+		excluded := make([]string, len(u.Excluded))
 		for i, e := range u.Excluded {
 			parts[i] = e.Node + " " + e.Why
+			excluded[i] = e.Node
+		}
+		if v.allReservedOut(excluded) {
+			continue // the guard's finding explains it
 		}
 		out = append(out, pools.Diagnostic{Severity: sev, Code: "unplaceable", Path: pools.Path{"lane", u.Lane},
 			Message: fmt.Sprintf("lane %q (%s, %s) cannot be placed: %s", u.Lane, pools.GB(u.MemoryGB), u.Residency, strings.Join(parts, "; "))})
 	}
 	return out
+}
+
+// allReservedOut reports whether every node named is one whose guard
+// reserve takes all its memory.
+func (v *validator) allReservedOut(nodes []string) bool {
+	for _, n := range nodes {
+		if !v.reservedOut[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // epsilon absorbs float rounding in GB sums (0.1 + 0.2 > 0.3).

@@ -7,6 +7,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ func Pool(p *pools.Pool) pools.Diagnostics {
 	v.profiles()
 	v.podPools()
 	v.ports()
+	v.guards()
 	v.capacity()
 	return v.diags
 }
@@ -32,6 +34,9 @@ type validator struct {
 	p     *pools.Pool
 	diags pools.Diagnostics
 	views map[string]pools.View // by profile, see view
+	// reservedOut are the nodes whose guard reserve takes all their
+	// memory, reported by guards.
+	reservedOut map[string]bool
 }
 
 // view returns the fleet as a profile shapes it, computed once per
@@ -130,15 +135,15 @@ func (v *validator) aliases() {
 		for i, f := range a.Fallbacks {
 			at := pools.Path{"alias", a.Name, "fallbacks", strconv.Itoa(i)}
 			switch {
-			case f == pools.Cloud && i != len(a.Fallbacks)-1:
+			case seen[f]:
+				v.errorf("fallback", at, "alias %q: fallback %q is listed twice", a.Name, f)
+			case f == pools.Cloud && !slices.Contains(a.Fallbacks[i+1:], pools.Cloud) && i != len(a.Fallbacks)-1:
 				v.errorf("fallback", at, "alias %q: %q must be the last fallback", a.Name, pools.Cloud)
 			case f == pools.Cloud:
 			case v.p.Lane(f) == nil:
 				v.errorf("unknown-lane", at, "alias %q: fallback %q is not a declared lane%s", a.Name, f, didYouMean(f, v.laneNames(), append([]string{a.Lane}, a.Fallbacks...)...))
 			case f == a.Lane:
 				v.errorf("fallback", at, "alias %q: fallback %q is the alias's own lane", a.Name, f)
-			case seen[f]:
-				v.errorf("fallback", at, "alias %q: fallback %q is listed twice", a.Name, f)
 			}
 			seen[f] = true
 		}

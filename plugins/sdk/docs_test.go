@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
@@ -265,6 +266,13 @@ func TestDocExamplePool(t *testing.T) {
 		`pod_pool "harness" cluster: ` + pools.DefaultPlugin, `pod_pool "harness" image_sync: ` + pools.DefaultPlugin}
 	if !slices.Equal(got, want) {
 		t.Errorf("the example pool's targets are %q, want %q", got, want)
+	}
+	llama, sim := convert.Inventory(cfg.Pool, "llama"), convert.Inventory(cfg.Pool, pools.DefaultPlugin)
+	if len(llama.Nodes) != 1 || llama.Nodes[0].Name != "a" || len(llama.Lanes) != 1 || len(llama.Models) != 1 || llama.Gateway || len(llama.Members) != 0 {
+		t.Errorf("llama's inventory is %+v; the guide says node a, lane chat, model qwen3-27b", llama)
+	}
+	if len(sim.Nodes) != 1 || sim.Nodes[0].Name != "b" || len(sim.Lanes) != 1 || !sim.Gateway || len(sim.Aliases) != 1 || len(sim.Members) != 1 {
+		t.Errorf("sim's inventory is %+v; the guide says node b, lane chat, the gateway with alias chat, the member of harness", sim)
 	}
 }
 

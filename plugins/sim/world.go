@@ -68,6 +68,9 @@ func (w *World) apply(c change) error {
 	case c.Attempt != "":
 		w.Attempts[c.Attempt]++
 	case c.Effect != nil:
+		if err := detailed(*c.Effect); err != nil {
+			return err
+		}
 		if err := w.Fleet.Apply(*c.Effect); err != nil {
 			return err
 		}
@@ -79,6 +82,28 @@ func (w *World) apply(c change) error {
 		w.Violations = append(w.Violations, c.Violation)
 	case c.Interruption != "":
 		w.Interruptions = append(w.Interruptions, c.Interruption)
+	}
+	return nil
+}
+
+// detailed checks that a step carries the detail its kind needs, as a
+// step read back from a journal may not.
+func detailed(s pools.Step) error {
+	var ok bool
+	switch s.Kind {
+	case pools.StepPrefetch:
+		ok = s.Prefetch != nil
+	case pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
+		ok = s.Lane != nil
+	case pools.StepRoute:
+		ok = s.Route != nil
+	case pools.StepMemberEnsure, pools.StepImageSync, pools.StepMemberRemove:
+		ok = s.Member != nil
+	default:
+		return fmt.Errorf("step %s: unknown step kind %q", s.ID, s.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("step %s: a %s step without its detail", s.ID, s.Kind)
 	}
 	return nil
 }

@@ -198,3 +198,19 @@ func TestAKilledSimLosesNoReportedStep(t *testing.T) {
 		t.Logf("trial %d: %d steps reported, %d lanes in the world", trial, len(reported), len(w.Fleet.Lanes))
 	}
 }
+
+// Whatever a world file and its journal hold, reading them returns a
+// world or an error, never a panic.
+func FuzzReadWorld(f *testing.F) {
+	f.Add([]byte(`{"fleet":{"lanes":[]},"journal_seq":1}`), []byte(`{"seq":2,"attempt":"x"}`+"\n"+`{"seq":3,"effect":{"id":"s","kind":"start"}}`+"\n"))
+	f.Add([]byte(``), []byte(`{"seq":1,"effect":{"id":"r","kind":"route","route":{"alias":"a","lane":"cloud"}},"seconds":1}`+"\n"+`{"seq":2,"viol`))
+	f.Add([]byte(`{"starts":null}`), []byte(`{"seq":1,"effect":{"id":"m","kind":"member-remove","member":{}}}`+"\n"))
+	f.Fuzz(func(t *testing.T, world, journal []byte) {
+		path := filepath.Join(t.TempDir(), "world.json")
+		if len(world) > 0 {
+			os.WriteFile(path, world, 0o644)
+		}
+		os.WriteFile(journalPath(path), journal, 0o644)
+		ReadWorld(path)
+	})
+}

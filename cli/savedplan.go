@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+)
+
+// savedPlanArg reports whether apply's arguments are one saved plan: a
+// single file whose content is a JSON object. A plan is recognised by what
+// it holds, not by its name; pool files (.hcl, .cue) never are, so a
+// malformed one is reported as a pool file.
+func savedPlanArg(args []string) bool {
+	if len(args) != 1 {
+		return false
+	}
+	switch filepath.Ext(args[0]) {
+	case ".hcl", ".cue":
+		return false
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 512)
+	n, _ := f.Read(head)
+	return bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{"))
+}
+
+// planFilePaths writes a configuration's files as a saved plan records
+// them: relative to the plan file's directory, or absolute where no
+// relative path leads there, so that the plan applies from any working
+// directory.
+func planFilePaths(planPath string, files []string) []string {
+	dir, err := filepath.Abs(filepath.Dir(planPath))
+	out := make([]string, len(files))
+	for i, f := range files {
+		abs, aerr := filepath.Abs(f)
+		out[i] = abs
+		if err != nil || aerr != nil {
+			continue
+		}
+		if rel, rerr := filepath.Rel(dir, abs); rerr == nil {
+			out[i] = rel
+		}
+	}
+	return out
+}
+
+// resolvePlanFiles is the inverse of planFilePaths: the saved plan's
+// files as paths from the working directory.
+func resolvePlanFiles(planPath string, files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		if filepath.IsAbs(f) {
+			out[i] = f
+			continue
+		}
+		out[i] = filepath.Join(filepath.Dir(planPath), f)
+	}
+	return out
+}
