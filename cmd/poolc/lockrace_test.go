@@ -96,7 +96,8 @@ func racePair(t *testing.T, bin string, args [2][]string) (raceOutcome, error) {
 			o.ran++
 		case err == nil:
 			o.idle++
-		case errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(errs[i].String(), "is locked"):
+		case errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(outs[i].String()+errs[i].String(), "is locked"):
+			// --json reports the refusal as a diagnostics document on stdout.
 			o.refused++
 		default:
 			failed = fmt.Errorf("apply %d: %v after %d steps\n%s%s", i, err, steps, outs[i].String(), errs[i].String())

@@ -9,6 +9,7 @@ import (
 
 	"poolc.dev/poolc/plugins/haproxy"
 	"poolc.dev/poolc/plugins/imagesync"
+	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
@@ -19,6 +20,7 @@ var registry = map[string]func(version string) sdk.Actuator{
 	"llama":              func(v string) sdk.Actuator { return llama.NewActuator(v) },
 	"haproxy":            func(v string) sdk.Actuator { return haproxy.NewActuator(v) },
 	imagesync.PluginName: func(v string) sdk.Actuator { return imagesync.NewActuator(v) },
+	kube.PluginName:      func(v string) sdk.Actuator { return kube.NewActuator(v) },
 }
 
 // New returns the built-in actuator of that name, reporting the given

@@ -138,11 +138,22 @@ func (s seen) lay(part string, f *pools.Fleet) {
 	case sdk.ObserveRoutes:
 		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway })
 	case sdk.ObserveMembers:
+		// The image of a member whose pod pool syncs images with
+		// another plugin is that plugin's to observe: keep it.
+		images := map[string]string{}
+		for _, m := range f.Members {
+			images[m.Key()] = m.Image
+		}
 		f.Members = replace(f.Members, seen.Members, func(m pools.MemberState) bool { return o.clusters[m.PodPool] })
+		for i, m := range f.Members {
+			if o.clusters[m.PodPool] && !o.imageSyncs[m.PodPool] {
+				f.Members[i].Image = images[m.Key()]
+			}
+		}
 	case sdk.ObserveImages:
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] {
-				continue
+			if !o.imageSyncs[m.PodPool] || m.Registry == "" {
+				continue // a member without a registry has no image to sync
 			}
 			f.Members[i].Image = ""
 			if j := slices.IndexFunc(seen.Members, func(x pools.MemberState) bool { return x.Key() == m.Key() }); j >= 0 {

@@ -3,6 +3,7 @@
 package imagesync
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -132,5 +133,36 @@ func TestE2EPoolcApplySyncsEveryMember(t *testing.T) {
 	}
 	if n := strings.Count(out, "lacks elanous-harness@"+digest2+"; a sync sends"); n != 2 {
 		t.Errorf("plan warns of the bytes to move for %d members, want 2", n)
+	}
+
+	// Applied with JSON events: each member's bytes sent arrive as
+	// progress, then the step is done.
+	out, code = poolcRun(t, bin, dir, "apply", "--auto-approve", "--json", ".")
+	if code != 0 {
+		t.Fatalf("apply --json exited %d:\n%s", code, out)
+	}
+	progress := map[string]int{}
+	for _, line := range strings.Split(out, "\n") {
+		var e struct {
+			Event, Step, Message string
+			Fraction             float64
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Event != "progress" || !strings.HasPrefix(e.Step, "image-sync:") {
+			continue
+		}
+		if strings.Contains(e.Message, "bytes sent") || strings.Contains(e.Message, "blobs sent") {
+			progress[e.Step]++
+		}
+	}
+	if len(progress) != 2 {
+		t.Errorf("byte progress for %v, want both members' image-sync steps\n%s", progress, out)
+	}
+	for i, r := range regs {
+		if !r.serves(t, "elanous-harness", digest2) {
+			t.Errorf("registry %d does not serve %s", i, digest2)
+		}
+	}
+	if out, code = poolcRun(t, bin, dir, "plan", "--detailed-exitcode", "."); code != 0 {
+		t.Errorf("plan after the second apply exited %d:\n%s", code, out)
 	}
 }

@@ -61,7 +61,7 @@ func ensureNamespace(ctx context.Context, cs kubernetes.Interface, m Member, r *
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-			ObjectMeta: metav1.ObjectMeta{Name: m.Namespace, Labels: m.labels()},
+			ObjectMeta: metav1.ObjectMeta{Name: m.Namespace, Labels: m.Labels()},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create namespace %s: %w", m.Namespace, err)
@@ -94,7 +94,7 @@ func ensureQuota(ctx context.Context, cs kubernetes.Interface, m Member, r *Resu
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = api.Create(ctx, &corev1.ResourceQuota{
-			ObjectMeta: metav1.ObjectMeta{Name: QuotaName, Namespace: m.Namespace, Labels: m.labels()},
+			ObjectMeta: metav1.ObjectMeta{Name: QuotaName, Namespace: m.Namespace, Labels: m.Labels()},
 			Spec:       corev1.ResourceQuotaSpec{Hard: want},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -105,12 +105,12 @@ func ensureQuota(ctx context.Context, cs kubernetes.Interface, m Member, r *Resu
 	case err != nil:
 		return fmt.Errorf("quota %s: %w", QuotaName, err)
 	}
-	if sameResources(q.Spec.Hard, want) && len(q.Spec.Scopes) == 0 && q.Spec.ScopeSelector == nil && hasLabels(q.Labels, m.labels()) {
+	if sameResources(q.Spec.Hard, want) && len(q.Spec.Scopes) == 0 && q.Spec.ScopeSelector == nil && hasLabels(q.Labels, m.Labels()) {
 		return nil
 	}
 	before := describeHard(q.Spec.Hard)
 	q.Spec = corev1.ResourceQuotaSpec{Hard: want}
-	q.Labels = withLabels(q.Labels, m.labels())
+	q.Labels = withLabels(q.Labels, m.Labels())
 	if _, err := api.Update(ctx, q, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update quota %s: %w", QuotaName, err)
 	}
@@ -137,7 +137,7 @@ func ensureLimitRange(ctx context.Context, cs kubernetes.Interface, m Member, r 
 		return nil
 	case apierrors.IsNotFound(err):
 		_, err = api.Create(ctx, &corev1.LimitRange{
-			ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: m.Namespace, Labels: m.labels()},
+			ObjectMeta: metav1.ObjectMeta{Name: LimitRangeName, Namespace: m.Namespace, Labels: m.Labels()},
 			Spec:       limitRangeSpec(mem),
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -157,12 +157,12 @@ func ensureLimitRange(ctx context.Context, cs kubernetes.Interface, m Member, r 
 		r.changed("limit range %s deleted: the pool sets no pod memory", LimitRangeName)
 		return nil
 	}
-	if limitMemory(lr) == mem.String() && len(lr.Spec.Limits) == 1 && hasLabels(lr.Labels, m.labels()) {
+	if limitMemory(lr) == mem.String() && len(lr.Spec.Limits) == 1 && hasLabels(lr.Labels, m.Labels()) {
 		return nil
 	}
 	before := limitMemory(lr)
 	lr.Spec = limitRangeSpec(mem)
-	lr.Labels = withLabels(lr.Labels, m.labels())
+	lr.Labels = withLabels(lr.Labels, m.Labels())
 	if _, err := api.Update(ctx, lr, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update limit range %s: %w", LimitRangeName, err)
 	}
@@ -205,7 +205,7 @@ func ensureRegistry(ctx context.Context, cs kubernetes.Interface, m Member, r *R
 	doc := hostingFor(m.Registry).Render()
 	if notFound {
 		_, err = api.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: RegistryConfigMap, Namespace: RegistryNamespace, Labels: m.labels()},
+			ObjectMeta: metav1.ObjectMeta{Name: RegistryConfigMap, Namespace: RegistryNamespace, Labels: m.Labels()},
 			Data:       map[string]string{RegistryKey: doc},
 		}, metav1.CreateOptions{})
 		if err != nil {

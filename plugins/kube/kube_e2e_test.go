@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -95,7 +94,7 @@ func TestE2EMemberLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q.Spec.Hard[JobCount] = *resourceInt(5)
+		q.Spec.Hard[JobCount] = *resourceOf(5)
 		if _, err := csA.CoreV1().ResourceQuotas("jobs").Update(ctx, q, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -284,5 +283,3 @@ func observeCounted(ctx context.Context, t *testing.T, k *Kubeconfig, m Member) 
 		}
 	}
 }
-
-func resourceInt(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

@@ -18,6 +18,9 @@ const (
 	ManagedBy      = "poolc"
 	LabelPodPool   = "poolc.dev/pod-pool"
 
+	// AdmissionLease is the Lease launchers hold while they admit a Job
+	// to the member (see package launch).
+	AdmissionLease = "poolc-admission"
 	// QuotaName is the ResourceQuota that caps the member's Jobs.
 	QuotaName = "poolc-jobs"
 	// LimitRangeName is the LimitRange giving pods the pool's memory limit.
@@ -94,7 +97,8 @@ func (m Member) PodMemory() (q resource.Quantity, ok bool) {
 	return q, true
 }
 
-func (m Member) labels() map[string]string {
+// Labels are the labels of every object poolc makes for the member.
+func (m Member) Labels() map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelPodPool: m.Pool}
 }
 

@@ -45,7 +45,7 @@ type RemoveOptions struct {
 }
 
 // Remove takes down what Ensure set up for the member and nothing else:
-// the quota, limit range and registry ConfigMap poolc labelled for the
+// the quota, limit range, admission lease and registry ConfigMap poolc labelled for the
 // pool, and the namespace when poolc made it (then it waits until the
 // namespace controller has deleted it, and everything in it). While Jobs
 // that have not finished are in the namespace it refuses with a
@@ -112,6 +112,15 @@ func remove(ctx context.Context, cs kubernetes.Interface, m Member, opts RemoveO
 			r.changed("limit range %s deleted", LimitRangeName)
 		} else if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("limit range %s: %w", LimitRangeName, err)
+		}
+		leases := cs.CoordinationV1().Leases(m.Namespace)
+		if l, err := leases.Get(ctx, AdmissionLease, metav1.GetOptions{}); err == nil && ours(l.Labels, m.Pool) {
+			if err := leases.Delete(ctx, AdmissionLease, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete lease %s: %w", AdmissionLease, err)
+			}
+			r.changed("lease %s deleted", AdmissionLease)
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("lease %s: %w", AdmissionLease, err)
 		}
 	}
 	cm, err := cs.CoreV1().ConfigMaps(RegistryNamespace).Get(ctx, RegistryConfigMap, metav1.GetOptions{})

@@ -7,6 +7,15 @@
 // the launcher waits, polling the quotas' use, until one has room or the
 // timeout passes.
 //
+// The quota alone does not hold the cap exactly: its controller recounts
+// use from a cache that can lag behind Jobs just created, and then lets
+// one Job too many in (seen here: 3 active Jobs under a quota of 2 while
+// 60 Jobs churned). Launchers therefore admit a Job while holding the
+// member's admission Lease, counting the pool's unfinished Jobs with a
+// consistent list first; the quota remains the backstop for Jobs made
+// without poolc. The cap poolc holds is on unfinished Jobs, read from the
+// quota's spec.hard, so the cluster stays the one source of it.
+//
 // A quota on count/jobs.batch counts every Job object, finished or not,
 // until it is deleted. Launched Jobs therefore get
 // ttlSecondsAfterFinished (DefaultTTL unless the manifest sets one): the
@@ -108,6 +117,7 @@ func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1
 		o.ProgressEvery = DefaultProgressEvery
 	}
 	pool := members[0].Pool
+	holder := holderID()
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
 	nextProgress := start.Add(o.ProgressEvery)
@@ -127,16 +137,16 @@ func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1
 				problems = append(problems, err.Error())
 				continue
 			}
-			created, err := cs.BatchV1().Jobs(m.Namespace).Create(ctx, forMember(job, m), metav1.CreateOptions{})
+			created, full, err := admit(ctx, cs, m, job, holder)
 			switch {
-			case err == nil:
+			case err == nil && !full:
 				return Placed{Context: m.Context, Namespace: m.Namespace, Job: created.Name, Refused: refused, Waited: time.Since(start)}, nil
-			case QuotaRefusal(err):
+			case full:
 				refused = append(refused, m.Context)
 			case ctx.Err() != nil:
 				return Placed{}, ctx.Err()
 			default:
-				problems = append(problems, fmt.Sprintf("member %s: create Job: %v", m.Context, err))
+				problems = append(problems, fmt.Sprintf("member %s: %v", m.Context, err))
 			}
 		}
 		if len(refused) == 0 {

@@ -68,9 +68,17 @@ func newFakeMember(ns string, cap int64) *fakeMember {
 
 // finish frees one slot, as the TTL controller deleting a finished Job
 // and the quota controller recounting do.
-func (f *fakeMember) finish(ns string) {
+func (f *fakeMember) finish(t *testing.T, ns string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	gvr := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	jobs, err := f.cs.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(jobs.Items) == 0 {
+		t.Fatalf("no Job to finish: %v", err)
+	}
+	if err := f.cs.Tracker().Delete(gvr, ns, jobs.Items[0].Name); err != nil {
+		t.Fatal(err)
+	}
 	f.jobs--
 	f.setUsed(ns)
 }
@@ -150,7 +158,7 @@ func TestSubmitWaitsForRoomAndSaysSo(t *testing.T) {
 		done <- p
 	}()
 	time.Sleep(50 * time.Millisecond)
-	cl["b"].finish("jobs")
+	cl["b"].finish(t, "jobs")
 	p := <-done
 	if p.Context != "b" || p.Waited <= 0 {
 		t.Fatalf("placed %+v, want b after a wait", p)

@@ -1,0 +1,142 @@
+//go:build e2e
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"poolc.dev/poolc/internal/testkube"
+	"poolc.dev/poolc/plugins/kube"
+)
+
+const applyPodPoolHCL = `pool "jobs-lab" {
+  pod_pool "harness" {
+    image     = "harness:1"
+    namespace = "harness"
+    members   = "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052"
+    cluster   = "kube"
+  }
+  plugin "kube" {
+    builtin = true
+    config = {
+      kubeconfig = "KUBECONFIG"
+    }
+  }
+  plugin "sim" {
+    builtin = true
+  }
+}
+`
+
+// TestE2EApplyBringsPodPoolMembersUp applies a pool whose pod pool's
+// cluster plugin is kube against two real API servers: the members come
+// up, the next plan is empty, a hand-edited quota is drift that one
+// member-ensure puts back, and a capacity change in the config is one
+// in-place member-ensure.
+func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
+	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
+	dir := t.TempDir()
+	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
+	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Built-in plugins run as "poolc plugin-serve": run the poolc that
+	// testscript.Main put on PATH, not this test binary.
+	poolc, err := exec.LookPath("poolc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		cmd := exec.Command(poolc, args...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), out.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, out.String()
+	}
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for name, c := range map[string]int64{"member-a": 2, "member-b": 3} {
+		cs := env.Cluster(name).Client
+		q, err := cs.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h := q.Spec.Hard[kube.JobCount]; h.Value() != c {
+			t.Errorf("%s: quota %v, want %d", name, q.Spec.Hard, c)
+		}
+	}
+	if _, err := env.Cluster("member-a").Client.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{}); err != nil {
+		t.Errorf("member-a registry ConfigMap: %v", err)
+	}
+	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
+		t.Fatalf("plan after apply: exit %d, want no changes\n%s", code, out)
+	}
+	// A quota edited by hand is drift the next plan shows.
+	cs := env.Cluster("member-b").Client
+	q, err := cs.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Spec.Hard = corev1.ResourceList{kube.JobCount: resource.MustParse("7")}
+	if _, err := cs.CoreV1().ResourceQuotas("harness").Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
+	if code != ExitChanges || !strings.Contains(out, "member-b") {
+		t.Fatalf("plan after a hand edit: exit %d, want changes naming member-b\n%s", code, out)
+	}
+	t.Logf("plan after the hand edit:\n%s", out)
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply over the hand edit: exit %d\n%s", code, out)
+	}
+
+	// A capacity change in the config is one in-place step.
+	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051", "member-a:4#k3d-reg:5051", 1)
+	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run("plan", "--detailed-exitcode", "--no-color", dir)
+	if code != ExitChanges || !strings.Contains(out, "member-ensure harness/member-a") || !strings.Contains(out, "Plan: 1 member-ensure ·") {
+		t.Fatalf("plan after the config change: exit %d\n%s", code, out)
+	}
+	t.Logf("plan after the config change:\n%s", out)
+	before, err := env.Cluster("member-a").Client.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply of the config change: exit %d\n%s", code, out)
+	}
+	after, err := env.Cluster("member-a").Client.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := after.Spec.Hard[kube.JobCount]; h.Value() != 4 || after.UID != before.UID {
+		t.Errorf("member-a quota after the change: %v (uid %s, was %s)", after.Spec.Hard, after.UID, before.UID)
+	}
+	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
+		t.Fatalf("plan after the last apply: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,47 @@
+package host
+
+import (
+	"testing"
+
+	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
+)
+
+// A pod pool whose cluster plugin and image-sync plugin differ: the
+// cluster plugin's view of a member's image never overrides the image
+// plugin's, in either order.
+func TestRefreshKeepsTheImagePluginsImage(t *testing.T) {
+	member := func(image string) pools.MemberState {
+		return pools.MemberState{PodPool: "harness", Context: "k1", Capacity: 2, Registry: "k3d-r:5000", Image: image}
+	}
+	cluster := seen{plugin: "sim", parts: []string{sdk.ObserveMembers}, owns: owner{clusters: map[string]bool{"harness": true}},
+		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:old")}}}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}},
+		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}}
+	for _, order := range [][]seen{{cluster, images}, {images, cluster}} {
+		f := pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}
+		Observation{seen: order}.Refresh(&f)
+		if len(f.Members) != 1 || f.Members[0].Image != "h@sha256:new" {
+			t.Errorf("%s then %s: members %+v, want the image plugin's h@sha256:new", order[0].plugin, order[1].plugin, f.Members)
+		}
+	}
+	// One plugin serving both keeps the last word on the image.
+	both := seen{plugin: "sim", parts: []string{sdk.ObserveMembers, sdk.ObserveImages},
+		owns:  owner{clusters: map[string]bool{"harness": true}, imageSyncs: map[string]bool{"harness": true}},
+		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:old")}}}
+	f := pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}
+	Observation{seen: []seen{both}}.Refresh(&f)
+	if f.Members[0].Image != "h@sha256:old" {
+		t.Errorf("one plugin for both: image %q, want its h@sha256:old", f.Members[0].Image)
+	}
+}
+
+// A member without a registry has no image to sync: an image-sync plugin
+// that does not report it leaves the image the state records.
+func TestRefreshLeavesTheImageOfAMemberWithoutRegistry(t *testing.T) {
+	images := seen{plugin: "sim", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}}}
+	f := pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Image: "h:1"}}}
+	if drift := (Observation{seen: []seen{images}}).Refresh(&f); len(drift) != 0 || f.Members[0].Image != "h:1" {
+		t.Errorf("members %+v, drift %v; want the image kept", f.Members, drift)
+	}
+}

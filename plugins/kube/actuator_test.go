@@ -1,0 +1,66 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"poolc.dev/poolc/plugins/sdk"
+)
+
+func sdkMember() sdk.Member {
+	return sdk.Member{PodPool: "harness", Context: "fake", Namespace: "jobs", Capacity: 2, Registry: "k3d-reg:5051", PodMemoryGB: 1.5}
+}
+
+func TestActuatorEnsureObserveRemove(t *testing.T) {
+	k, cs := withFake()
+	a := NewActuator("test")
+	a.k, a.members = k, []sdk.Member{sdkMember()}
+	ctx := context.Background()
+	if got := a.Observe(ctx, sdk.ObserveRequest{}); len(got.Fleet.Members) != 0 || len(got.Diagnostics) != 0 {
+		t.Fatalf("before ensure: %+v", got)
+	}
+	var progress []string
+	resp := a.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "e", Kind: sdk.KindMemberEnsure, Member: new(sdkMember())}},
+		func(p sdk.Progress) { progress = append(progress, p.Message) })
+	if resp.Diagnostics.HasErrors() || len(progress) != 4 || resp.Observed == nil || len(resp.Observed.Members) != 1 || resp.Observed.Members[0] != sdkMember() {
+		t.Fatalf("ensure: %+v progress %q", resp, progress)
+	}
+	obs := a.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0] != sdkMember() {
+		t.Fatalf("observed %+v, want the member as ensured", obs.Fleet.Members)
+	}
+	// A hand-edited quota shows as a capacity change.
+	q, _ := cs.CoreV1().ResourceQuotas("jobs").Get(ctx, QuotaName, metav1.GetOptions{})
+	q.Spec.Hard[JobCount] = *resourceOf(9)
+	if _, err := cs.CoreV1().ResourceQuotas("jobs").Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if obs := a.Observe(ctx, sdk.ObserveRequest{}); obs.Fleet.Members[0].Capacity != 9 {
+		t.Fatalf("observed capacity %d after the edit, want 9", obs.Fleet.Members[0].Capacity)
+	}
+	resp = a.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "r", Kind: sdk.KindMemberRemove, Member: new(sdkMember())}}, func(sdk.Progress) {})
+	if resp.Diagnostics.HasErrors() {
+		t.Fatalf("remove: %+v", resp.Diagnostics)
+	}
+	resp = a.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "x", Kind: sdk.KindStart, Member: new(sdkMember())}}, func(sdk.Progress) {})
+	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "does not carry out start steps") {
+		t.Fatalf("a start step: %+v", resp.Diagnostics)
+	}
+}
+
+func TestActuatorConfigureChecksMembers(t *testing.T) {
+	a := NewActuator("test")
+	bad := sdkMember()
+	bad.Capacity = 0
+	resp := a.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"kubeconfig": "/nonexistent/kubeconfig"}`),
+		Inventory: sdk.Inventory{Members: []sdk.Member{bad}}})
+	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "capacity 0, want at least 1") {
+		t.Fatalf("configure: %+v", resp.Diagnostics)
+	}
+}
+
+func resourceOf(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
