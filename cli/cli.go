@@ -72,8 +72,11 @@ func Main(args []string, io Stdio) int {
 	case "--version":
 		args[0] = "version"
 	}
-	if group := args[0]; len(args) > 1 && commands[group+" "+args[1]] != nil {
-		args = append([]string{group + " " + args[1]}, args[2:]...)
+	for n := min(3, len(args)); n > 1; n-- { // "state show", "node token create"
+		if name := strings.Join(args[:n], " "); commands[name] != nil {
+			args = append([]string{name}, args[n:]...)
+			break
+		}
 	}
 	c, ok := commands[args[0]]
 	if !ok && len(subcommands(args[0])) > 0 {

@@ -9,27 +9,29 @@ import (
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
+	"poolc.dev/poolc/runner/store/backends"
 )
 
-// stateFlags are the flags of commands that work on a pool's state file.
+// stateFlags are the flags of commands that work on a pool's state.
 type stateFlags struct {
 	path *string
 }
 
 func addStateFlags(fs *pflag.FlagSet) stateFlags {
-	return stateFlags{path: fs.String("state", "", "state file (default: the pool's own, from its configuration)")}
+	return stateFlags{path: fs.String("state", "", "state file (default: the pool's own backend, from its configuration)")}
 }
 
-// open finds the state file: --state, else the configuration's.
-func (f stateFlags) open(args []string) (*store.File, error) {
+// open finds the state: the file --state names, else the backend of the
+// configuration's state block.
+func (f stateFlags) open(args []string) (store.Backend, error) {
 	if *f.path != "" {
 		return store.Open(*f.path), nil
 	}
 	cfg, diags := compiler.Load(args)
 	if cfg == nil || cfg.Pool == nil {
-		return nil, fmt.Errorf("finding the state file through the configuration:\n%v", diags.Err())
+		return nil, fmt.Errorf("finding the state through the configuration:\n%v", diags.Err())
 	}
-	return store.Open(cfg.StatePath()), nil
+	return backends.OpenConfig(cfg, "")
 }
 
 func init() {
@@ -109,7 +111,10 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 		help: `Removes the state lock whose ID is LOCK_ID, as printed by the command that
 found the state locked. Only for a lock whose holder is gone: poolc takes
 over a lock left by a dead process of the same machine by itself, but
-cannot check another machine.
+cannot check another machine. On the etcd backend a dead holder's lock
+lapses by itself lease_ttl seconds after its last heartbeat; force-unlock
+revokes the lease at once, and the holder, if it still runs, can write
+nothing more.
 
 Exit codes: 0 unlocked, 1 no lock, another lock ID, or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
@@ -119,15 +124,16 @@ Exit codes: 0 unlocked, 1 no lock, another lock ID, or an error.`,
 					fmt.Fprintln(io.Err, "poolc force-unlock: want the LOCK_ID\nRun 'poolc force-unlock --help' for usage.")
 					return ExitError
 				}
-				f, err := sf.open(args[1:])
+				b, err := sf.open(args[1:])
 				if err == nil {
-					err = f.ForceUnlock(args[0])
+					err = b.ForceUnlock(args[0])
+					b.Close()
 				}
 				if err != nil {
 					fmt.Fprintf(io.Err, "poolc force-unlock: %v\n", err)
 					return ExitError
 				}
-				fmt.Fprintf(io.Out, "Unlocked %s.\n", f.Path)
+				fmt.Fprintf(io.Out, "Unlocked %s.\n", b)
 				return ExitOK
 			}
 		},
@@ -135,11 +141,12 @@ Exit codes: 0 unlocked, 1 no lock, another lock ID, or an error.`,
 }
 
 func readState(sf stateFlags, args []string) (*pools.State, error) {
-	f, err := sf.open(args)
+	b, err := sf.open(args)
 	if err != nil {
 		return nil, err
 	}
-	return f.Read()
+	defer b.Close()
+	return b.Read()
 }
 
 func orDash(s string) string {

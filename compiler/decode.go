@@ -147,7 +147,14 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 	}
 	p.Gateway = v.Get("gateway").StringAt("plugin")
 	if st := v.Get("state"); st != nil {
-		p.State = pools.StateBackend{Backend: st.StringAt("backend"), Path: st.StringAt("path")}
+		p.State = pools.StateBackend{
+			Backend: st.StringAt("backend"), Path: st.StringAt("path"),
+			Endpoints: strs(st.Get("endpoints")), Prefix: st.StringAt("prefix"),
+			LeaseTTLSeconds: int(st.NumberAt("lease_ttl")),
+		}
+		if t := st.Get("tls"); t != nil {
+			p.State.TLS = pools.StateTLS{CA: t.StringAt("ca"), Cert: t.StringAt("cert"), Key: t.StringAt("key")}
+		}
 	}
 	return p
 }

@@ -65,7 +65,7 @@ func TestDefaultsComeFromTheSchema(t *testing.T) {
 	if p.PodPools[0].Namespace != "jobs" {
 		t.Errorf("namespace = %q, want the pod pool's name", p.PodPools[0].Namespace)
 	}
-	if p.State != (pools.StateBackend{Backend: "file", Path: "poolc.state.json"}) {
+	if !reflect.DeepEqual(p.State, pools.StateBackend{Backend: "file", Path: "poolc.state.json"}) {
 		t.Errorf("state = %+v", p.State)
 	}
 	for _, tg := range p.Targets() {

@@ -36,10 +36,13 @@ type PlanOptions struct {
 // Plan places the configuration's lanes, with the nodes the current state
 // knows to be down, and diffs the result against that state.
 func Plan(cfg *Config, current *pools.State, opt PlanOptions) (*pools.Plan, error) {
-	down := map[string]bool{}
+	down, cordon := map[string]bool{}, map[string]pools.Cordon{}
 	for _, n := range current.Nodes {
 		if n.Down {
 			down[n.Name] = true
+		}
+		if n.Cordon != "" {
+			cordon[n.Name] = n.Cordon
 		}
 	}
 	for _, n := range opt.AssumeDown {
@@ -48,7 +51,8 @@ func Plan(cfg *Config, current *pools.State, opt PlanOptions) (*pools.Plan, erro
 		}
 		down[n] = true
 	}
-	placed := place.Place(place.Input{Pool: cfg.Pool, Down: down})
+	running := func(lane, node string) bool { return current.Lane(lane, node) != nil }
+	placed := place.Place(place.Input{Pool: cfg.Pool, Down: down, Cordon: cordon, Running: running})
 	return plan.Diff(plan.Input{Pool: cfg.Pool, Placement: placed, Current: current.Fleet, Now: opt.Now})
 }
 

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
 	"poolc.dev/poolc/runner/store"
+	"poolc.dev/poolc/runner/store/backends"
 )
 
 // Common are the settings plan and apply share.
@@ -56,8 +58,8 @@ func (c *Common) notice(format string, args ...any) {
 // session is what an operation holds while it runs: the store, its lock,
 // the state read from it, the started plugins and what the refresh found.
 type session struct {
-	store       *store.File
-	lock        *store.Lock
+	store       store.Backend
+	lock        store.Unlocker
 	state       *pools.State
 	plugins     *host.Set
 	drift       []host.Drift
@@ -71,6 +73,9 @@ func (s *session) close() {
 	}
 	if s.lock != nil {
 		s.lock.Unlock()
+	}
+	if s.store != nil {
+		s.store.Close()
 	}
 }
 
@@ -95,11 +100,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // interrupted and recover says so). On error everything it took is
 // released.
 func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagnostics, error) {
-	path := c.StatePath
-	if path == "" {
-		path = c.Config.StatePath()
+	b, err := backends.OpenConfig(c.Config, c.StatePath)
+	if err != nil {
+		return nil, nil, err
 	}
-	s := &session{store: store.Open(path)}
+	s := &session{store: b}
 	ok := false
 	defer func() {
 		if !ok {
@@ -108,7 +113,7 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 	}()
 	if c.Lock {
 		lctx, cancel := context.WithTimeout(ctx, c.LockTimeout)
-		lock, err := s.store.Lock(lctx, store.NewLockInfo(c.Operation, c.Version), func(stale store.LockInfo) {
+		lock, err := s.store.Acquire(lctx, store.NewLockInfo(c.Operation, c.Version), func(stale store.LockInfo) {
 			c.notice("Took over a stale lock: %s; the process is gone.", stale)
 		})
 		cancel()
@@ -117,7 +122,7 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		}
 		s.lock = lock
 	}
-	state, err := s.store.ReadPool(c.Config.Pool.Name)
+	state, err := store.ReadPool(s.store, c.Config.Pool.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,6 +153,10 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		}
 		s.drift = obs.Refresh(&s.state.Fleet)
 		s.refreshed = len(s.drift) > 0
+	}
+	// Enrolled nodes' liveness comes from their agents' leases.
+	if err := membership.MarkPool(ctx, s.state, c.Config.Pool, c.Config.Dir()); err != nil {
+		return nil, diags, err
 	}
 	ok = true
 	return s, diags, nil
@@ -260,7 +269,7 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 	if plan.Empty() {
 		if s.interrupted != nil {
 			// The refresh settled what the interrupted apply left: close it.
-			if j, err := s.store.StartJournal(store.NewID()); err == nil {
+			if j, err := s.store.BeginJournal(store.NewID()); err == nil {
 				j.End("refreshed after an interrupted apply; nothing to do")
 			}
 		}
@@ -276,12 +285,12 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 	if req.Saved == nil && req.Confirm != nil && !req.Confirm(plan) { // a saved plan was reviewed when it was made
 		return nil, ErrNotApproved
 	}
-	journal, err := s.store.StartJournal(store.NewID())
+	journal, err := s.store.BeginJournal(store.NewID())
 	if err != nil {
 		return nil, err
 	}
 	s.state.Nodes = plan.After.Nodes
-	rec := runner.NewFileRecorder(s.store, journal, s.state)
+	rec := runner.NewStoreRecorder(journal, s.state)
 	before := s.state.Fleet.Clone()
 	res := runner.Run(ctx, plan, s.state, s.plugins.Steps(&before), rec, req.Run)
 	resp.Result, resp.Ran = res, true

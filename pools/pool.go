@@ -183,10 +183,27 @@ type Plugin struct {
 	Config  map[string]any
 }
 
-// StateBackend says where poolc keeps the current state of the pool.
+// StateBackend says where poolc keeps the current state of the pool: a
+// file (Path) or etcd (Endpoints, Prefix, TLS; credentials come from the
+// environment, never from the pool file).
 type StateBackend struct {
 	Backend string
 	Path    string
+	// Endpoints are the etcd members, host:port.
+	Endpoints []string
+	// Prefix is the etcd key prefix of the pool; "" means the default.
+	Prefix string
+	// LeaseTTLSeconds is the life of a lock's or node agent's lease
+	// without heartbeats.
+	LeaseTTLSeconds int
+	// TLS names the files that secure the connection to etcd.
+	TLS StateTLS
+}
+
+// StateTLS names the CA certificate and the client certificate and key
+// poolc uses to reach etcd, relative to the configuration's directory.
+type StateTLS struct {
+	CA, Cert, Key string
 }
 
 // BudgetText explains the node's budget and which side of the guard sets

@@ -42,7 +42,20 @@ type Fleet struct {
 type NodeState struct {
 	Name string `json:"name"`
 	Down bool   `json:"down,omitempty"`
+	// Cordon is what the node's operator asked of its scheduling through
+	// the membership (poolc node cordon|drain); "" means nothing.
+	Cordon Cordon `json:"cordon,omitempty"`
 }
+
+// Cordon is how a node is kept from taking lanes.
+type Cordon string
+
+// The cordons: a cordoned node takes no lane that is not running there
+// already; a drained node takes none, so its lanes move off.
+const (
+	Cordoned Cordon = "cordoned"
+	Drained  Cordon = "drained"
+)
 
 // LaneState is one lane process on one node. A lane has one process in a
 // desired fleet; while it moves, the current fleet holds two, one per

@@ -5,29 +5,29 @@ import (
 	"poolc.dev/poolc/runner/store"
 )
 
-// FileRecorder records a run in a state file and its journal. It carries
-// the lineage and serial from one snapshot to the next, since the runner
-// hands over copies of the state.
-type FileRecorder struct {
-	store   *store.File
-	journal *store.Journal
+// StoreRecorder records a run in a state backend's journal and the
+// snapshots the journal announces (the state file, or a team store such
+// as etcd). It carries the lineage and serial from one snapshot to the
+// next, since the runner hands over copies of the state.
+type StoreRecorder struct {
+	journal store.JournalWriter
 	lineage string
 	serial  int64
 }
 
-var _ Recorder = (*FileRecorder)(nil)
+var _ Recorder = (*StoreRecorder)(nil)
 
-// NewFileRecorder records into st and j, continuing from the state st
+// NewStoreRecorder records into j, continuing from the state the backend
 // last held (its lineage and serial).
-func NewFileRecorder(st *store.File, j *store.Journal, from *pools.State) *FileRecorder {
-	return &FileRecorder{store: st, journal: j, lineage: from.Lineage, serial: from.Serial}
+func NewStoreRecorder(j store.JournalWriter, from *pools.State) *StoreRecorder {
+	return &StoreRecorder{journal: j, lineage: from.Lineage, serial: from.Serial}
 }
 
 // WriteState writes a snapshot as the next serial of the lineage,
 // announced in the journal with the number of finished steps it holds.
-func (r *FileRecorder) WriteState(st *pools.State, finished int) error {
+func (r *StoreRecorder) WriteState(st *pools.State, finished int) error {
 	st.Lineage, st.Serial = r.lineage, r.serial
-	if err := r.store.WriteSnapshot(st, r.journal, finished); err != nil {
+	if err := r.journal.Snapshot(st, finished); err != nil {
 		return err
 	}
 	r.lineage, r.serial = st.Lineage, st.Serial
@@ -35,4 +35,4 @@ func (r *FileRecorder) WriteState(st *pools.State, finished int) error {
 }
 
 // Journal appends a record to the journal.
-func (r *FileRecorder) Journal(rec store.Record) error { return r.journal.Append(rec) }
+func (r *StoreRecorder) Journal(rec store.Record) error { return r.journal.Append(rec) }

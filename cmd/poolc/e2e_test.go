@@ -217,7 +217,7 @@ func BenchmarkApplyThroughPluginToStateFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return runner.NewFileRecorder(st, j, &pools.State{})
+		return runner.NewStoreRecorder(j, &pools.State{})
 	})
 }
 

@@ -26,6 +26,11 @@ type Input struct {
 	// Down lists nodes known to be down (from the current state, or assumed
 	// for a what-if).
 	Down map[string]bool
+	// Cordon lists nodes their operator cordoned or drained (poolc node
+	// cordon|drain); Running says whether a lane runs on a node now, which
+	// a cordoned node keeps.
+	Cordon  map[string]pools.Cordon
+	Running func(lane, node string) bool
 }
 
 // Result is the desired fleet and how it came to be.
@@ -52,7 +57,7 @@ func Place(in Input) Result {
 	view := p.Under(profile)
 	res := Result{Why: map[string][]pools.Exclusion{}}
 	for _, n := range p.Nodes {
-		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name]})
+		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name], Cordon: in.Cordon[n.Name]})
 	}
 
 	held := map[string]float64{}      // keep-warm and preferred memory per node
@@ -77,6 +82,10 @@ func Place(in Input) Result {
 				why = fmt.Sprintf("is cordoned by profile %s", profile)
 			case in.Down[name]:
 				why = "is down"
+			case in.Cordon[name] == pools.Drained:
+				why = "is drained (poolc node drain)"
+			case in.Cordon[name] == pools.Cordoned && (in.Running == nil || !in.Running(l.Name, name)):
+				why = "is cordoned (poolc node cordon) and does not run it yet"
 			case l.Residency == pools.OnDemand && kwHeld[name]+m.MemoryGB > n.Budget()+epsilon:
 				why = fmt.Sprintf("has %s free of its %s beside keep-warm lanes %s; needs %s",
 					pools.GB(n.Budget()-kwHeld[name]), n.BudgetText(), andList(keepWarm[name]), pools.GB(m.MemoryGB))

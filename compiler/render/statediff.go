@@ -19,6 +19,9 @@ func StateText(f pools.Fleet) string {
 		if n.Down {
 			b.WriteString(" down")
 		}
+		if n.Cordon != "" {
+			b.WriteString(" " + string(n.Cordon))
+		}
 		b.WriteByte('\n')
 	}
 	for _, l := range f.Lanes {

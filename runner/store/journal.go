@@ -52,6 +52,7 @@ type Record struct {
 // one write call before Append returns, so a killed process leaves whole
 // lines and loses none it reported; Close syncs.
 type Journal struct {
+	f     *File
 	mu    sync.Mutex
 	fh    *os.File
 	apply string
@@ -87,8 +88,87 @@ func (s *journalScan) after(lineage string, serial int64) []pools.Step {
 	return nil
 }
 
+func newScan() *journalScan { return &journalScan{open: map[string]bool{}} }
+
+// add folds the next record of the journal into the scan.
+func (s *journalScan) add(r Record) {
+	switch r.Event {
+	case ApplyStarted:
+		*s = journalScan{apply: r.Apply, open: map[string]bool{}, marks: []Record{r}}
+	case ApplyEnded:
+		s.ended = true
+	case Snapshot:
+		s.marks = append(s.marks, r)
+	case StepStarted:
+		if !s.open[r.Step] {
+			s.order = append(s.order, r.Step)
+		}
+		s.open[r.Step] = true
+	case StepFinished:
+		if r.Effect != nil {
+			s.effects = append(s.effects, *r.Effect)
+		}
+		delete(s.open, r.Step)
+	default:
+		delete(s.open, r.Step)
+	}
+}
+
+// interrupted is the last apply if it did not end, or nil.
+func (s *journalScan) interrupted() *Interrupted {
+	if s.apply == "" || s.ended {
+		return nil
+	}
+	last := &Interrupted{Apply: s.apply}
+	for _, id := range s.order {
+		if s.open[id] {
+			last.InFlight = append(last.InFlight, id)
+		}
+	}
+	return last
+}
+
+// replay applies to st the effects the journal holds and st does not
+// (see after), and returns how many it applied; where names the journal
+// in errors.
+func (s *journalScan) replay(st *pools.State, where string) (int, error) {
+	after := s.after(st.Lineage, st.Serial)
+	for _, e := range after {
+		if err := st.Fleet.Apply(e); err != nil {
+			return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
+		}
+	}
+	return len(after), nil
+}
+
+// JournalRecords is the journal of a backend that keeps records rather
+// than a file (etcdstore): the records of the last apply, oldest first.
+type JournalRecords []Record
+
+// Replay applies to st the effects of the steps the records say finished
+// after the last snapshot of st's lineage and serial, as File.Read does
+// with its journal, and returns how many it applied.
+func (rs JournalRecords) Replay(st *pools.State, where string) (int, error) {
+	return rs.scan().replay(st, where)
+}
+
+// Finished is how many StepFinished records with an effect the last apply
+// journaled: what a snapshot holding all of them announces.
+func (rs JournalRecords) Finished() int { return len(rs.scan().effects) }
+
+// Interrupted is the last apply if it did not end, or nil.
+func (rs JournalRecords) Interrupted() *Interrupted { return rs.scan().interrupted() }
+
+func (rs JournalRecords) scan() *journalScan {
+	s := newScan()
+	for _, r := range rs {
+		s.add(r)
+	}
+	return s
+}
+
 func (f *File) scanJournal() (*journalScan, error) {
-	s := &journalScan{open: map[string]bool{}}
+	s := newScan()
 	fh, err := os.Open(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -104,26 +184,7 @@ func (f *File) scanJournal() (*journalScan, error) {
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue // a torn last line
 		}
-		switch r.Event {
-		case ApplyStarted:
-			*s = journalScan{apply: r.Apply, open: map[string]bool{}, marks: []Record{r}}
-		case ApplyEnded:
-			s.ended = true
-		case Snapshot:
-			s.marks = append(s.marks, r)
-		case StepStarted:
-			if !s.open[r.Step] {
-				s.order = append(s.order, r.Step)
-			}
-			s.open[r.Step] = true
-		case StepFinished:
-			if r.Effect != nil {
-				s.effects = append(s.effects, *r.Effect)
-			}
-			delete(s.open, r.Step)
-		default:
-			delete(s.open, r.Step)
-		}
+		s.add(r)
 	}
 	return s, sc.Err()
 }
@@ -132,16 +193,10 @@ func (f *File) scanJournal() (*journalScan, error) {
 // interrupted (killed before its end record), or nil.
 func (f *File) LastApply() (*Interrupted, error) {
 	s, err := f.scanJournal()
-	if err != nil || s.apply == "" || s.ended {
+	if err != nil {
 		return nil, err
 	}
-	last := &Interrupted{Apply: s.apply}
-	for _, id := range s.order {
-		if s.open[id] {
-			last.InFlight = append(last.InFlight, id)
-		}
-	}
-	return last, nil
+	return s.interrupted(), nil
 }
 
 // StartJournal begins the journal of a new apply, replacing the previous
@@ -156,7 +211,7 @@ func (f *File) StartJournal(apply string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
-	j := &Journal{fh: fh, apply: apply}
+	j := &Journal{f: f, fh: fh, apply: apply}
 	if err := j.Append(Record{Event: ApplyStarted, Lineage: lineage, Serial: serial}); err != nil {
 		fh.Close()
 		return nil, err
@@ -186,6 +241,12 @@ func (j *Journal) Append(r Record) error {
 		return fmt.Errorf("writing the journal: %w", err)
 	}
 	return nil
+}
+
+// Snapshot writes st to the state file as the next serial, announced as
+// holding the first finished steps of the apply (see File.WriteSnapshot).
+func (j *Journal) Snapshot(st *pools.State, finished int) error {
+	return j.f.WriteSnapshot(st, j, finished)
 }
 
 // Sync flushes the journal to disk.

@@ -63,8 +63,21 @@ type Lock struct {
 // held is every lock this process holds, for Exit.
 var held = struct {
 	sync.Mutex
-	locks map[*Lock]bool
-}{locks: map[*Lock]bool{}}
+	locks map[Unlocker]bool
+}{locks: map[Unlocker]bool{}}
+
+// Track adds a lock of another backend to those Exit releases; untrack
+// removes it, for its Unlock to call.
+func Track(u Unlocker) (untrack func()) {
+	held.Lock()
+	held.locks[u] = true
+	held.Unlock()
+	return func() {
+		held.Lock()
+		delete(held.locks, u)
+		held.Unlock()
+	}
+}
 
 // NewLockInfo describes this process taking a lock for an operation.
 func NewLockInfo(operation, version string) LockInfo {
@@ -219,7 +232,7 @@ func (l *Lock) Unlock() error {
 // anyway; the file saying who held it would not.)
 func Exit(code int) {
 	held.Lock()
-	locks := make([]*Lock, 0, len(held.locks))
+	locks := make([]Unlocker, 0, len(held.locks))
 	for l := range held.locks {
 		locks = append(locks, l)
 	}

@@ -51,16 +51,7 @@ func (f *File) Read() (*pools.State, error) {
 
 // ReadPool is Read for the state of a given pool: a state file that
 // belongs to another pool is refused, naming both.
-func (f *File) ReadPool(pool string) (*pools.State, error) {
-	st, err := f.Read()
-	if err != nil {
-		return nil, err
-	}
-	if st.Pool != "" && st.Pool != pool {
-		return nil, fmt.Errorf("state %s is the state of pool %q, not of pool %q that the configuration declares; point --state at pool %s's state", f.Path, st.Pool, pool, pool)
-	}
-	return st, nil
-}
+func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
 
 // read is Read, also returning how many journaled steps it replayed.
 func (f *File) read() (*pools.State, int, error) {
@@ -72,13 +63,11 @@ func (f *File) read() (*pools.State, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the journal: %w", err)
 	}
-	after := scan.after(st.Lineage, st.Serial)
-	for _, s := range after {
-		if err := st.Fleet.Apply(s); err != nil {
-			return nil, 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", f.JournalPath(), st.Serial, err)
-		}
+	n, err := scan.replay(st, f.JournalPath())
+	if err != nil {
+		return nil, 0, err
 	}
-	return st, len(after), nil
+	return st, n, nil
 }
 
 func (f *File) readSnapshot() (*pools.State, error) {
@@ -145,7 +134,7 @@ func (f *File) settle() error {
 	if err != nil {
 		return err
 	}
-	j := &Journal{fh: fh, apply: scan.apply}
+	j := &Journal{f: f, fh: fh, apply: scan.apply}
 	err = f.WriteSnapshot(st, j, len(scan.effects))
 	return errors.Join(err, fh.Sync(), fh.Close())
 }
