@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,13 +79,12 @@ func readmeScript(b readmeBlock) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // TestREADMERunsAsWritten runs the README's shell blocks, the quick start
-// included, as a new user would: from the repository's root, with the
-// poolc that `go install ./cmd/poolc` puts on the PATH, each command
-// exiting as the README says. Everything they write goes to a fresh
-// temporary directory: GOBIN and TMPDIR (the blocks' mktemp). (The
-// blocks only read the checkout; running them there keeps the build
-// cache's hits, which a copy elsewhere would lose.) It also validates every block marked
-// "hcl pool" or "cue pool" as a pool file of its own.
+// included, as a new user would: in a fresh copy of the repository in a
+// temporary directory (its files, without .git or built binaries), with
+// the poolc that `go install ./cmd/poolc` puts on the PATH, each command
+// exiting as the README says. GOBIN and TMPDIR (the blocks' mktemp) are
+// temporary too. It also validates every block marked "hcl pool" or
+// "cue pool" as a pool file of its own.
 func TestREADMERunsAsWritten(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -97,7 +97,10 @@ func TestREADMERunsAsWritten(t *testing.T) {
 	blocks := readmeBlocks(string(doc))
 	tmp := t.TempDir()
 
-	repo := root
+	repo := filepath.Join(tmp, "repo")
+	if err := copyRepo(root, repo); err != nil {
+		t.Fatal(err)
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("go is not on the PATH: %v", err)
@@ -153,6 +156,39 @@ func TestREADMERunsAsWritten(t *testing.T) {
 	if pools == 0 {
 		t.Error("README.md has no block marked as a pool (```hcl pool)")
 	}
+}
+
+// copyRepo copies the repository's files from root to dir: not .git, nor
+// what builds and runs leave (.ci/bin, .poolc directories).
+func copyRepo(root, dir string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".poolc" || rel == filepath.Join(".ci", "bin")) {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dir, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
 }
 
 // TestREADMEDocumentsSimOptions requires the README's table of the sim
