@@ -188,8 +188,15 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		case o.Lane == "" || len(o.Endpoints) == 0:
 			continue
 		case len(o.Endpoints) > 1:
+			// An alias split over several places (a route step cut off
+			// between readying the new server and retiring the old) is
+			// reported on no node: it then differs from any route poolc
+			// plans, so the next plan routes it again, which retires the
+			// other places.
 			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
-				Summary: fmt.Sprintf("alias %s: lane %s is ready at %d places", o.Alias, o.Lane, len(o.Endpoints))})
+				Summary: fmt.Sprintf("alias %s: lane %s is ready at %d places; the next apply routes it to one", o.Alias, o.Lane, len(o.Endpoints))})
+			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: o.Lane}})
+			continue
 		}
 		e := o.Endpoints[0]
 		if e.Node == "" {
