@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -142,7 +143,33 @@ var manifestAccept = strings.Join([]string{
 // digest) and returns the digest of its bytes, as computed here; found is
 // false when the registry has none. A Docker-Content-Digest header that
 // disagrees with the bytes is a VerifyError.
+//
+// A registry answering 5xx is asked again, a few times: the filesystem
+// store of the reference registry answers 500 ("invalid checksum digest
+// format") while another client pushes the same manifest, until that push
+// has written its link.
 func (t *target) served(ctx context.Context, ref string) (digest v1.Hash, found bool, err error) {
+	wait := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		digest, found, err = t.servedOnce(ctx, ref)
+		var terr *transport.Error
+		if attempt == servedAttempts || !errors.As(err, &terr) || terr.StatusCode < 500 {
+			return digest, found, err
+		}
+		select {
+		case <-ctx.Done():
+			return digest, found, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// servedAttempts is how many times served asks a registry that answers
+// 5xx.
+const servedAttempts = 5
+
+func (t *target) servedOnce(ctx context.Context, ref string) (digest v1.Hash, found bool, err error) {
 	u := fmt.Sprintf("%s://%s/v2/%s/manifests/%s", t.repo.Scheme(), t.repo.RegistryStr(), t.repo.RepositoryStr(), ref)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
