@@ -1,7 +1,9 @@
 package etcdstore
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -27,6 +29,15 @@ type Journal struct {
 }
 
 var _ store.JournalWriter = (*Journal)(nil)
+
+// A journal write that fails because etcd lost its leader is tried again,
+// leaderChangeAttempts times in all, leaderChangeWait apart: long enough
+// for a cluster with a majority to elect another leader, short enough
+// that a cluster without one fails the apply soon.
+const (
+	leaderChangeAttempts = 4
+	leaderChangeWait     = 500 * time.Millisecond
+)
 
 func (s *Store) journalKey(seq int) string { return s.key(fmt.Sprintf("journal/%012d", seq)) }
 
@@ -90,6 +101,13 @@ func (j *Journal) Append(r store.Record) error {
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
 	resp, err := j.s.txn(nil, clientv3.OpPut(j.s.journalKey(j.seq), rec))
+	for attempt := 1; attempt < leaderChangeAttempts && err != nil && NoQuorum(err) && !errors.Is(err, context.DeadlineExceeded); attempt++ {
+		// A leader lost mid-write: the cluster elects another within a
+		// few election timeouts; the put is the same key and value, so
+		// writing it again is safe.
+		time.Sleep(leaderChangeWait)
+		resp, err = j.s.txn(nil, clientv3.OpPut(j.s.journalKey(j.seq), rec))
+	}
 	switch {
 	case err != nil:
 		j.err = unavailable("writing the journal to etcd", err)
