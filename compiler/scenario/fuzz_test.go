@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"poolc.dev/poolc/compiler/cuefront"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // fits and is small, simulates an hour of it in each mode: nothing may
 // panic, and a scenario that passes its checks must run.
 func FuzzReadScenario(f *testing.F) {
+	// In process: a child process per input runs a few inputs a second.
+	f.Setenv(cuefront.InProcessEnv, "1")
 	for _, name := range scenarios.Names() {
 		file, src, _ := scenarios.Lookup(name)
 		lang := byte('h')
