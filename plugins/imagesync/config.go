@@ -84,7 +84,8 @@ func ParseSSHHost(s string) (SSHHost, error) {
 			host, port = rest, ""
 		}
 	}
-	if host == "" || strings.ContainsAny(host, "[]@") {
+	if host == "" || strings.ContainsAny(host, "[]@") || (strings.Contains(host, ":") && net.ParseIP(host) == nil) {
+		// (a host with a colon is an IPv6 address or nothing)
 		return h, fmt.Errorf("ssh host %q: empty or bad host", s)
 	}
 	h.Host = host
