@@ -3,6 +3,7 @@
 package imagesync
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"poolc.dev/poolc/internal/testkube"
 	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/plugins/kube"
 )
 
 // buildPoolc builds the poolc binary for t.
@@ -228,5 +232,32 @@ func TestE2EPoolcUnpinnedImageSettles(t *testing.T) {
 	t.Logf("poolc plan after apply:\n%s", out)
 	if code != 0 || !strings.Contains(out, "No changes") || strings.Contains(out, "Drift") {
 		t.Fatalf("plan after apply exited %d", code)
+	}
+
+	// A Job launched by poolc pods run, on a real API server per member,
+	// runs the member registry's copy of the digest synced, not the tag.
+	env := testkube.Start(t, testkube.Options{Clusters: []string{"pool-node-b", "pool-node-c"}})
+	k, err := kube.LoadKubeconfig(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"pool-node-b", "pool-node-c"} {
+		if _, err := k.Ensure(ctx, kube.Member{Pool: "harness", Context: name, Namespace: "harness", Capacity: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code = poolcRun(t, bin, dir, "pods", "run", "--kubeconfig", env.Kubeconfig, ".", "--", "run-task")
+	t.Logf("poolc pods run:\n%s", out)
+	if code != 0 {
+		t.Fatalf("pods run exited %d", code)
+	}
+	jobs, err := env.Cluster("pool-node-b").Client.BatchV1().Jobs("harness").List(ctx, metav1.ListOptions{})
+	if err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("jobs on pool-node-b: %v, %v; want the one placed (the member first in priority)", jobs, err)
+	}
+	want := fmt.Sprintf("k3d-lab-registry-b:%d/elanous-harness@%s", ports[0], digest)
+	if got := jobs.Items[0].Spec.Template.Spec.Containers[0].Image; got != want {
+		t.Errorf("the Job runs %s, want the member registry's copy %s", got, want)
 	}
 }
