@@ -131,16 +131,24 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 }
 
 // unplaceable reports the lanes the placer cannot place under a profile
-// with every node up. It stays quiet when the rules above found a problem:
-// theirs is the sharper explanation, and placement follows from it.
+// with every node up. It stays quiet when the rules above found a problem,
+// and on a lane they found one for (a warning such as "its nodes are
+// cordoned"): theirs is the sharper explanation, and placement follows
+// from it.
 func (v *validator) unplaceable(profile string, explained pools.Diagnostics) pools.Diagnostics {
 	if explained.HasErrors() {
 		return nil
 	}
+	said := map[string]bool{}
+	for _, d := range explained {
+		if len(d.Path) >= 2 && d.Path[0] == "lane" {
+			said[d.Path[1]] = true
+		}
+	}
 	var out pools.Diagnostics
 	for _, u := range place.Place(place.Input{Pool: v.p, Profile: profile}).Unplaced {
-		if len(u.Excluded) == 0 {
-			continue // no candidate at all: a placement finding says so
+		if len(u.Excluded) == 0 || said[u.Lane] {
+			continue // no candidate at all, or a finding above: it says why
 		}
 		sev := pools.Warning
 		if u.Residency == pools.KeepWarm {
