@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"poolc.dev/poolc/compiler/place"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
 
@@ -71,7 +72,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 					sev = pools.Error
 				}
 				out = append(out, pools.Diagnostic{Severity: sev, Code: "no-node", Path: path,
-					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), isAre(len(cordoned)))})
+					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), plural.Agree(len(cordoned), "is", "are"))})
 			}
 			continue
 		}
@@ -198,11 +199,4 @@ func (v *validator) laneList(lanes []pools.Lane) string {
 		parts[i] = fmt.Sprintf("%s (%s)", l.Name, pools.GB(v.p.Model(l.Model).MemoryGB))
 	}
 	return names(parts)
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }
