@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 	"poolc.dev/poolc/runner/store/etcdstore"
 )
@@ -305,24 +307,67 @@ func TestEtcdAKilledApplyFreesItsLockWithinTheTTL(t *testing.T) {
 		took[0].Round(time.Millisecond), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), ttl, bound)
 }
 
-// A 3-member cluster loses its leader mid-apply: the apply finishes, as
-// quorum holds. It then loses two members mid-apply: the apply fails
-// with a message saying etcd has no majority, and once they are back the
-// next apply converges with nothing lost.
+// journalSince reads the records of the journal under prefix written
+// after etcd revision since, by key: the raw value and the record.
+func journalSince(t *testing.T, cli *clientv3.Client, prefix string, since int64) (map[string]string, map[string]store.Record) {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), prefix+"journal/", clientv3.WithPrefix(), clientv3.WithMinModRev(since+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, recs := map[string]string{}, map[string]store.Record{}
+	for _, kv := range resp.Kvs {
+		var r store.Record
+		if err := json.Unmarshal(kv.Value, &r); err != nil {
+			t.Fatalf("%s: %v", kv.Key, err)
+		}
+		raw[string(kv.Key)], recs[string(kv.Key)] = string(kv.Value), r
+	}
+	return raw, recs
+}
+
+// waitFinished waits until the journal under prefix holds n records of
+// finished steps written after revision since, one of them of a step of
+// kind (any kind: ""), while the apply has not ended, and returns what
+// the journal holds then.
+func waitFinished(t *testing.T, cli *clientv3.Client, prefix string, since int64, n int, kind pools.StepKind, out *bytes.Buffer) (map[string]string, map[string]store.Record) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		raw, recs := journalSince(t, cli, prefix, since)
+		if slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r store.Record) bool { return r.Event == store.ApplyEnded }) {
+			t.Fatalf("the apply ended before %d steps were seen finished; it is too fast for this test:\n%s", n, out)
+		}
+		if countFinished(recs) >= n && (kind == "" || slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r store.Record) bool {
+			return r.Event == store.StepFinished && r.Effect != nil && r.Effect.Kind == kind
+		})) {
+			return raw, recs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the apply did not finish %d steps (a %q among them) in a minute:\n%s", n, kind, out)
+		}
+	}
+}
+
+// A 3-member cluster loses its leader once the apply finished a step: the
+// apply finishes, as quorum holds. It then loses two members once the
+// next apply finished steps: the apply fails with a message saying etcd
+// has no majority; once they are back, every record the journal held
+// before is still there, the state the next apply reads holds the lanes
+// those steps started and stopped, and the next apply resumes from the
+// journal and converges.
 func TestEtcdQuorumLossMidApply(t *testing.T) {
 	bin := poolcBinary(t)
 	c := etcdtest.Start(t, 3)
 	cli := c.Client(t)
 	dir := etcdSparkLab(t, t.TempDir(), 0.01, c.Endpoints(), "/quorum/", 5)
 	cmd, out := startApply(t, bin, dir)
-	waitLocked(t, cli, "/quorum/", out)
-	time.Sleep(300 * time.Millisecond)
+	waitFinished(t, cli, "/quorum/", 0, 1, "", out)
 	leader := c.Leader()
 	if leader < 0 {
 		t.Fatal("no leader")
 	}
 	c.Stop(leader)
-	if err := cmd.Wait(); err != nil {
+	if err := waitOrDump(t, cmd, out, time.Minute); err != nil {
 		t.Fatalf("the apply did not survive the loss of the leader: %v\n%s", err, out)
 	}
 	checkWorld(t, dir, "after losing the leader")
@@ -342,7 +387,7 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out = startApply(t, bin, dir)
-	waitJournal(t, cli, "/quorum/", before.Header.Revision)
+	seen, recs := waitFinished(t, cli, "/quorum/", before.Header.Revision, 2, pools.StepStart, out)
 	down := []int{(leader + 1) % 3, (leader + 2) % 3}
 	var stopping sync.WaitGroup
 	for _, i := range down {
@@ -369,12 +414,74 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	// Nothing is lost: the records seen before are all there, and the
+	// state holds the weights the finished steps fetched and the lanes
+	// they left.
+	after, _ := journalSince(t, cli, "/quorum/", before.Header.Revision)
+	for key, value := range seen {
+		if after[key] != value {
+			t.Errorf("journal record %s was %s before the loss of quorum, %q after", key, value, after[key])
+		}
+	}
+	st, err := etcdstore.New(cli, "/quorum/", 5).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(recs))
+	lanes := map[string]bool{} // lane@node: running after the finished steps
+	fetched := 0
+	for _, key := range keys {
+		r := recs[key]
+		if r.Event != store.StepFinished || r.Effect == nil {
+			continue
+		}
+		if p := r.Effect.Prefetch; p != nil {
+			if !st.Fleet.HasPrefetched(*p) {
+				t.Errorf("step %s finished, but the state read after quorum came back lacks its weights %+v", r.Step, *p)
+			}
+			fetched++
+		}
+		if r.Effect.Lane == nil {
+			continue
+		}
+		switch at := r.Effect.Lane.Name + "@" + r.Effect.Lane.Node; r.Effect.Kind {
+		case pools.StepStart:
+			lanes[at] = true
+		case pools.StepStop:
+			lanes[at] = false
+		}
+	}
+	for at, running := range lanes {
+		name, node, _ := strings.Cut(at, "@")
+		if (st.Fleet.Lane(name, node) != nil) != running {
+			t.Errorf("a finished step left lane %s running=%v, but the state read after quorum came back says otherwise", at, running)
+		}
+	}
+	last, err := etcdstore.New(cli, "/quorum/", 5).LastApply()
+	if err != nil || last == nil {
+		t.Fatalf("the journal does not show the failed apply as interrupted: %v %v", last, err)
+	}
+	t.Logf("%d journal records (%d finished steps: %d prefetches, %d lanes started or stopped) seen before two members stopped, all there after", len(seen), countFinished(recs), fetched, len(lanes))
 	again, err := run(t, bin, "apply", "--auto-approve", "--lock-timeout", "60s", dir)
 	if err != nil {
 		t.Fatalf("applying once the members are back: %v\n%s\nfailed run:\n%s", err, again, out)
+	}
+	if !strings.Contains(again, "The last apply ("+last.Apply+") was interrupted") {
+		t.Errorf("the next apply did not see the journal:\n%s", again)
 	}
 	checkWorld(t, dir, "after quorum came back")
 	if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
 		t.Fatalf("the plan after converging is not empty: %v\n%s", err, plan)
 	}
+}
+
+func countFinished(recs map[string]store.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Event == store.StepFinished {
+			n++
+		}
+	}
+	return n
 }
