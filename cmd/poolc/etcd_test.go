@@ -394,10 +394,12 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 		stopping.Go(func() { c.Stop(i) })
 	}
 	stopping.Wait()
+	lost := time.Now()
 	err = waitOrDump(t, cmd, out, time.Minute)
 	if err == nil {
 		t.Fatalf("the apply succeeded without a majority:\n%s", out)
 	}
+	t.Logf("the apply failed %v after two members stopped", time.Since(lost).Round(100*time.Millisecond))
 	if !strings.Contains(out.String(), "is a majority of its members up?") {
 		t.Errorf("the failure does not say etcd lost its majority:\n%s", out)
 	}
