@@ -26,6 +26,7 @@ const applyPodPoolHCL = `pool "jobs-lab" {
   pod_pool "harness" {
     image     = "harness:1"
     namespace = "harness"
+    pod_memory_gb = 2
     members   = "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052"
     cluster   = "kube"
   }
@@ -84,18 +85,34 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for name, c := range map[string]int64{"member-a": 2, "member-b": 3} {
-		cs := env.Cluster(name).Client
+	for _, want := range []struct {
+		name     string
+		capacity int64
+		registry string
+	}{{"member-a", 2, "k3d-reg:5051"}, {"member-b", 3, "k3d-reg:5052"}} {
+		cs := env.Cluster(want.name).Client
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, "harness", metav1.GetOptions{})
+		if err != nil || ns.Labels[kube.LabelManagedBy] != kube.ManagedBy || ns.Labels[kube.LabelPodPool] != "harness" {
+			t.Errorf("%s: namespace harness %v (%v), want it labelled as poolc's", want.name, ns.GetLabels(), err)
+		}
 		q, err := cs.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", want.name, err)
 		}
-		if h := q.Spec.Hard[kube.JobCount]; h.Value() != c {
-			t.Errorf("%s: quota %v, want %d", name, q.Spec.Hard, c)
+		if h := q.Spec.Hard[kube.JobCount]; h.Value() != want.capacity {
+			t.Errorf("%s: quota %v, want %d", want.name, q.Spec.Hard, want.capacity)
 		}
-	}
-	if _, err := env.Cluster("member-a").Client.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{}); err != nil {
-		t.Errorf("member-a registry ConfigMap: %v", err)
+		lr, err := cs.CoreV1().LimitRanges("harness").Get(ctx, kube.LimitRangeName, metav1.GetOptions{})
+		if err != nil || len(lr.Spec.Limits) != 1 || lr.Spec.Limits[0].Max.Memory().String() != "2G" {
+			t.Errorf("%s: limit range %+v (%v), want pod memory 2G", want.name, lr, err)
+		}
+		cm, err := cs.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: registry ConfigMap: %v", want.name, err)
+		}
+		if h, err := kube.ParseRegistryHosting([]byte(cm.Data[kube.RegistryKey])); err != nil || h.Registry() != want.registry {
+			t.Errorf("%s: registry ConfigMap names %q (%v), want %s", want.name, h.Registry(), err, want.registry)
+		}
 	}
 	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
 		t.Fatalf("plan after apply: exit %d, want no changes\n%s", code, out)
@@ -111,8 +128,8 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
-	if code != ExitChanges || !strings.Contains(out, "member-b") {
-		t.Fatalf("plan after a hand edit: exit %d, want changes naming member-b\n%s", code, out)
+	if code != ExitChanges || !strings.Contains(out, "member-ensure harness/member-b") || !strings.Contains(out, "capacity 7 → 3") || !strings.Contains(out, "Plan: 1 member-ensure ·") {
+		t.Fatalf("plan after a hand edit: exit %d, want one member-ensure of member-b putting capacity 7 back to 3\n%s", code, out)
 	}
 	t.Logf("plan after the hand edit:\n%s", out)
 	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
@@ -159,7 +176,6 @@ func TestE2EApplyRemovesAMemberLeavingTheConfig(t *testing.T) {
 	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
 	dir := t.TempDir()
 	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	hcl = strings.Replace(hcl, `namespace = "harness"`, "namespace = \"harness\"\n    pod_memory_gb = 2", 1)
 	write := func() {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
