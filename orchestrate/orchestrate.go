@@ -137,7 +137,8 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 			c.notice("The last apply (%s) was interrupted with %s in flight; refreshing from the plugins before planning.", s.interrupted.Apply, plural.Count(len(s.interrupted.InFlight), "step"))
 		}
 	}
-	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput})
+	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
+		Leaving: compiler.Leaving(c.Config, s.state)})
 	c.Config.Sources.Attach(diags)
 	if diags.HasErrors() {
 		return nil, diags, &Error{Diagnostics: diags}
