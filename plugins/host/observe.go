@@ -84,7 +84,7 @@ func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 	var ds pools.Diagnostics
 	for i, p := range s.plugins {
 		r := results[i]
-		ds = append(ds, atPlugin(p.info.Name, r.Diagnostics)...)
+		ds = append(ds, redactDiagnostics(p.redact, atPlugin(p.info.Name, r.Diagnostics))...)
 		if r.Diagnostics.HasErrors() || len(p.info.Capabilities.Observes) == 0 {
 			continue
 		}

@@ -10,8 +10,9 @@
 // and then blocks until cancelled, so a test can kill poolc while the step
 // is in flight; every later start returns at once.
 //
-// Its config has one sensitive field, token. With leak = true it echoes
-// the token everywhere a plugin's text can reach the operator: a Configure
+// Its config has one field its schema marks sensitive, signing (a name no
+// key rule of internal/redact catches). With leak = true it echoes its
+// value everywhere a plugin's text can reach the operator: a Configure
 // warning, an Observe warning, its stderr, progress, and a step failure.
 package main
 
@@ -28,7 +29,7 @@ import (
 )
 
 const schema = `
-token?: string @poolc(sensitive)
+signing?: string @poolc(sensitive)
 leak?:  bool | *false
 `
 
@@ -55,7 +56,7 @@ func (b *blind) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeRespo
 
 func (b *blind) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
 	var cfg struct {
-		Token string `json:"token"`
+		Token string `json:"signing"`
 		Leak  bool   `json:"leak"`
 	}
 	if ds := sdk.DecodeConfig(schema, req.ConfigJSON, &cfg); ds.HasErrors() {
