@@ -6,8 +6,6 @@
 package convert
 
 import (
-	"net"
-	"strconv"
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -20,16 +18,10 @@ type Plan struct {
 	Before *pools.Fleet
 }
 
-// Node is the SDK's node for a pool node: the address split from an
-// embedded port, which then is the SSH port.
+// Node is the SDK's node for a pool node. Its address never holds a port
+// (the schema's #Host refuses one); the SSH port is SSHPort.
 func Node(n *pools.Node) sdk.Node {
-	host, port := n.Address, n.SSHPort
-	if h, p, err := net.SplitHostPort(n.Address); err == nil {
-		if v, err := strconv.Atoi(p); err == nil {
-			host, port = h, v
-		}
-	}
-	return sdk.Node{Name: n.Name, Address: host, SSHUser: n.SSHUser, SSHPort: port, KubeContext: n.KubeContext,
+	return sdk.Node{Name: n.Name, Address: n.Address, SSHUser: n.SSHUser, SSHPort: n.SSHPort, KubeContext: n.KubeContext,
 		MemoryGB: n.MemoryGB, BudgetGB: n.Budget(), Labels: n.Labels}
 }
 

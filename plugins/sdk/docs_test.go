@@ -309,3 +309,32 @@ func TestDocWireProtocol(t *testing.T) {
 		t.Errorf("Observe: %v", ods)
 	}
 }
+
+// TestDocSensitiveExample checks the guide's sensitive-field example: the
+// schema compiles as a config schema and its marked paths are the ones the
+// text lists.
+func TestDocSensitiveExample(t *testing.T) {
+	doc := readDoc(t, docPath)
+	_, section, ok := strings.Cut(doc, "### Sensitive fields\n")
+	if !ok {
+		t.Fatal("docs/PLUGINS.md has no section \"Sensitive fields\"")
+	}
+	block := regexp.MustCompile("(?s)```cue\n(.*?)```").FindStringSubmatch(section)
+	if block == nil {
+		t.Fatal("the section has no cue block")
+	}
+	if _, ds := sdk.CheckConfig(block[1], []byte(`{"url": "https://h"}`)); ds.HasErrors() {
+		t.Fatalf("the example schema does not check a block: %v", ds)
+	}
+	var listed []string
+	for _, p := range sdk.SensitivePaths(block[1]) {
+		listed = append(listed, "`"+strings.Join(p, ".")+"`")
+	}
+	want := strings.Join(listed[:len(listed)-1], ", ") + " and " + listed[len(listed)-1]
+	if !strings.Contains(strings.Join(strings.Fields(section), " "), "The marked paths of this schema are "+want+" ") {
+		t.Errorf("the section should say: The marked paths of this schema are %s", want)
+	}
+	if !strings.Contains(section, "`@"+sdk.SensitiveAttr+"(sensitive)`") {
+		t.Errorf("the section does not name the attribute @%s(sensitive)", sdk.SensitiveAttr)
+	}
+}
