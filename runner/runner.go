@@ -55,14 +55,18 @@ type Response struct {
 
 // Recorder keeps what the runner learns: a journal of step events, each
 // finished step with its effect (the step as the state records it), and
-// now and then a snapshot of the state. Journal must have written the
-// record (to the OS, at least) when it returns, since a snapshot is taken
+// now and then a snapshot of the state. Journal queues the record after
+// those of earlier calls, and the wait it returns must return only once
+// the record is written (to the OS, at least), since a snapshot is taken
 // only now and then and the journal holds what a kill would lose; an
-// error from it stops the run. WriteState writes a snapshot holding the
-// effects of the first finished records journaled; it may be slow, and
-// runs beside the steps.
+// error from the wait stops the run. The runner waits before it reports
+// the event or lets the schedule go on, and queues finished records under
+// the lock that applies their effects, so the journal has them in the
+// state's order; records queued by parallel steps may share one write.
+// WriteState writes a snapshot holding the effects of the first finished
+// records journaled; it may be slow, and runs beside the steps.
 type Recorder interface {
-	Journal(r store.Record) error
+	Journal(r store.Record) (wait func() error)
 	WriteState(st *pools.State, finished int) error
 }
 

@@ -258,7 +258,7 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 type discard struct{}
 
 func (discard) WriteState(*pools.State, int) error { return nil }
-func (discard) Journal(store.Record) error         { return nil }
+func (discard) Journal(store.Record) func() error  { return func() error { return nil } }
 
 // Two runtime plugins side by side, end to end: node a runs its lanes
 // through the example webhook plugin (built from its own module, pinned by
