@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -59,6 +60,9 @@ type running struct {
 	decl pools.Plugin
 	opts Options
 	out  *output
+	// redactor masks the credentials of decl's config in what the
+	// plugin's steps send back; it is made once, not per step.
+	redactor *redact.Redactor
 }
 
 // start starts one plugin and sets it up. On failure it returns nil, with
@@ -66,7 +70,7 @@ type running struct {
 func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
-	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out}
+	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out, redactor: redact.ForConfig(d.Config)}
 	out.redactLines(d)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
