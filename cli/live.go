@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/runner"
 )
 
@@ -128,7 +129,7 @@ func (l *liveProgress) draw(b *strings.Builder) {
 		}
 		l.line(b, line)
 	}
-	status := fmt.Sprintf("Applying: %d of %s finished", l.finished, plural(l.total, "step"))
+	status := fmt.Sprintf("Applying: %d of %s finished", l.finished, plural.Count(l.total, "step"))
 	if n := len(l.inFlight); n > 0 {
 		status += fmt.Sprintf(", %d in flight", n)
 	}

@@ -17,6 +17,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/kube/launch"
 	"poolc.dev/poolc/pools"
@@ -180,7 +181,7 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return fmt.Errorf("%d of %d Jobs not placed: %w", len(errs), o.count, errors.Join(errs...))
+		return fmt.Errorf("%d of %s not placed: %w", len(errs), plural.Count(o.count, "Job"), errors.Join(errs...))
 	}
 	return nil
 }

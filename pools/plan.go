@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // PlanFormatVersion is the version of the plan document (JSON output and
@@ -171,7 +173,7 @@ func (p *Plan) Summary() string {
 	}
 	if p.Empty() {
 		if unserved != "" {
-			return "No changes, but aliases are unserved: " + unserved + "."
+			return fmt.Sprintf("No changes, but %s %s unserved: %s.", plural.Count(len(p.Unserved), "alias"), plural.Agree(len(p.Unserved), "is", "are"), unserved)
 		}
 		return "No changes. The fleet matches the configuration."
 	}

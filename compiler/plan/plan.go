@@ -454,34 +454,43 @@ func routeText(r pools.Route) string {
 	return r.Lane + "@" + r.Node
 }
 
-func (b *builder) members() {
-	keys := map[string]bool{}
-	for _, f := range []pools.Fleet{b.cur, b.des} {
-		for _, m := range f.Members {
-			keys[m.Key()] = true
+// Leaving lists the members current holds that desired does not, in key
+// order: each is planned as a member-remove, and each must be observed
+// (by its pod pool's cluster plugin) for the plan to see it at all.
+func Leaving(desired, current pools.Fleet) []pools.MemberState {
+	var out []pools.MemberState
+	for _, m := range current.Members {
+		if findMember(desired, m.Key()) == nil {
+			out = append(out, m)
 		}
 	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+func findMember(f pools.Fleet, key string) *pools.MemberState {
+	for i := range f.Members {
+		if f.Members[i].Key() == key {
+			return &f.Members[i]
+		}
+	}
+	return nil
+}
+
+func (b *builder) members() {
+	for _, c := range Leaving(b.des, b.cur) {
+		b.add(pools.Step{ID: "member-remove:" + c.Key(), Kind: pools.StepMemberRemove, Target: c.Key(), Member: &c,
+			Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
+			Estimate: pools.Estimate{Seconds: MemberSeconds}})
+	}
+	names := make([]string, 0, len(b.des.Members))
+	for _, m := range b.des.Members {
+		names = append(names, m.Key())
 	}
 	sort.Strings(names)
-	find := func(f pools.Fleet, key string) *pools.MemberState {
-		for i := range f.Members {
-			if f.Members[i].Key() == key {
-				return &f.Members[i]
-			}
-		}
-		return nil
-	}
 	for _, key := range names {
-		c, d := find(b.cur, key), find(b.des, key)
+		c, d := findMember(b.cur, key), findMember(b.des, key)
 		switch {
-		case d == nil:
-			m := *c
-			b.add(pools.Step{ID: "member-remove:" + key, Kind: pools.StepMemberRemove, Target: key, Member: &m,
-				Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
-				Estimate: pools.Estimate{Seconds: MemberSeconds}})
 		case c == nil || *c != *d:
 			m := *d
 			var ensure *pools.Step

@@ -161,6 +161,9 @@ func inventoryToProto(inv Inventory) *pb.Inventory {
 	for _, m := range inv.Members {
 		out.Members = append(out.Members, memberToProto(m))
 	}
+	for _, m := range inv.Leaving {
+		out.Leaving = append(out.Leaving, memberToProto(m))
+	}
 	return out
 }
 
@@ -180,6 +183,9 @@ func inventoryFromProto(inv *pb.Inventory) Inventory {
 	}
 	for _, m := range inv.GetMembers() {
 		out.Members = append(out.Members, memberFromProto(m))
+	}
+	for _, m := range inv.GetLeaving() {
+		out.Leaving = append(out.Leaving, memberFromProto(m))
 	}
 	return out
 }
