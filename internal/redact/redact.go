@@ -115,12 +115,32 @@ func (r *Redactor) String(s string) string {
 			s = strings.ReplaceAll(s, secret, Mask)
 		}
 	}
-	s = userinfo.ReplaceAllString(s, "${1}"+Mask+"@")
-	s = authorization.ReplaceAllString(s, "${1}${2}"+Mask)
+	// The patterns run only on text that holds their literal part: most
+	// text (a progress message per step) holds none.
+	if strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	}
+	if hasFold(s, "authorization") {
+		s = authorization.ReplaceAllString(s, "${1}${2}"+Mask)
+	}
+	if !hasFold(s, "bearer") {
+		return s
+	}
 	return bearer.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasSuffix(m, Mask) {
 			return m
 		}
 		return bearer.ReplaceAllString(m, "${1}"+Mask)
 	})
+}
+
+// hasFold reports whether s holds word, which is ASCII and has no k or s
+// (the letters with non-ASCII case folds), in any case.
+func hasFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
