@@ -208,15 +208,15 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	return resp
 }
 
-// nodeAt names the inventory node whose address is addr (or resolves to
-// it), "" when none does: for routes poolc did not set.
+// nodeAt names the pool node whose address is addr (or resolves to it),
+// "" when none does: for routes poolc did not set.
 func nodeAt(ctx context.Context, inv sdk.Inventory, addr string) string {
-	for _, n := range inv.Nodes {
+	for _, n := range inv.GatewayNodes {
 		if n.Address == addr {
 			return n.Name
 		}
 	}
-	for _, n := range inv.Nodes {
+	for _, n := range inv.GatewayNodes {
 		if ips, err := net.DefaultResolver.LookupIP(ctx, "ip", n.Address); err == nil {
 			for _, ip := range ips {
 				if ip.String() == addr {

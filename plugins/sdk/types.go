@@ -222,15 +222,17 @@ type Fleet struct {
 
 // Inventory is the part of the pool a plugin serves: the nodes it runs
 // lanes on with the models and lanes they may hold; for the gateway
-// (Gateway true) every lane and alias; the members of the pod pools whose
-// cluster or image sync it is.
+// (Gateway true) every lane and alias, and every node of the pool in
+// GatewayNodes (where lanes run, whoever runs them); the members of the
+// pod pools whose cluster or image sync it is.
 type Inventory struct {
-	Nodes   []Node      `json:"nodes,omitempty"`
-	Models  []Model     `json:"models,omitempty"`
-	Lanes   []LaneSpec  `json:"lanes,omitempty"`
-	Gateway bool        `json:"gateway,omitempty"`
-	Aliases []AliasSpec `json:"aliases,omitempty"`
-	Members []Member    `json:"members,omitempty"`
+	Nodes        []Node      `json:"nodes,omitempty"`
+	Models       []Model     `json:"models,omitempty"`
+	Lanes        []LaneSpec  `json:"lanes,omitempty"`
+	Gateway      bool        `json:"gateway,omitempty"`
+	Aliases      []AliasSpec `json:"aliases,omitempty"`
+	Members      []Member    `json:"members,omitempty"`
+	GatewayNodes []Node      `json:"gateway_nodes,omitempty"`
 }
 
 // Node returns the inventory's node of that name, or nil.

@@ -161,6 +161,9 @@ func inventoryToProto(inv Inventory) *pb.Inventory {
 	for _, m := range inv.Members {
 		out.Members = append(out.Members, memberToProto(m))
 	}
+	for _, n := range inv.GatewayNodes {
+		out.GatewayNodes = append(out.GatewayNodes, nodeToProto(n))
+	}
 	return out
 }
 
@@ -180,6 +183,9 @@ func inventoryFromProto(inv *pb.Inventory) Inventory {
 	}
 	for _, m := range inv.GetMembers() {
 		out.Members = append(out.Members, memberFromProto(m))
+	}
+	for _, n := range inv.GetGatewayNodes() {
+		out.GatewayNodes = append(out.GatewayNodes, nodeFromProto(n))
 	}
 	return out
 }

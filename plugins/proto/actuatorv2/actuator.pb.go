@@ -497,7 +497,11 @@ type Inventory struct {
 	Aliases []*AliasSpec `protobuf:"bytes,5,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	// members the plugin sets up (its pod pools' cluster plugin) or syncs
 	// images to (their image-sync plugin).
-	Members       []*Member `protobuf:"bytes,6,rep,name=members,proto3" json:"members,omitempty"`
+	Members []*Member `protobuf:"bytes,6,rep,name=members,proto3" json:"members,omitempty"`
+	// gateway_nodes: for a gateway, every node of the pool, so it can name
+	// the node a lane address belongs to and reach the lanes' hosts. Not
+	// nodes whose lanes it runs: those are in nodes.
+	GatewayNodes  []*Node `protobuf:"bytes,7,rep,name=gateway_nodes,json=gatewayNodes,proto3" json:"gateway_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -570,6 +574,13 @@ func (x *Inventory) GetAliases() []*AliasSpec {
 func (x *Inventory) GetMembers() []*Member {
 	if x != nil {
 		return x.Members
+	}
+	return nil
+}
+
+func (x *Inventory) GetGatewayNodes() []*Node {
+	if x != nil {
+		return x.GatewayNodes
 	}
 	return nil
 }
@@ -2337,14 +2348,15 @@ const file_actuator_proto_rawDesc = "" +
 	"\bwork_dir\x18\x03 \x01(\tR\aworkDir\x12:\n" +
 	"\tinventory\x18\x04 \x01(\v2\x1c.poolc.actuator.v2.InventoryR\tinventory\"T\n" +
 	"\x11ConfigureResponse\x12?\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\xa6\x02\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\xe4\x02\n" +
 	"\tInventory\x12-\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x17.poolc.actuator.v2.NodeR\x05nodes\x120\n" +
 	"\x06models\x18\x02 \x03(\v2\x18.poolc.actuator.v2.ModelR\x06models\x121\n" +
 	"\x05lanes\x18\x03 \x03(\v2\x1b.poolc.actuator.v2.LaneSpecR\x05lanes\x12\x18\n" +
 	"\agateway\x18\x04 \x01(\bR\agateway\x126\n" +
 	"\aaliases\x18\x05 \x03(\v2\x1c.poolc.actuator.v2.AliasSpecR\aaliases\x123\n" +
-	"\amembers\x18\x06 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\"\xbf\x02\n" +
+	"\amembers\x18\x06 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\x12<\n" +
+	"\rgateway_nodes\x18\a \x03(\v2\x17.poolc.actuator.v2.NodeR\fgatewayNodes\"\xbf\x02\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x19\n" +
@@ -2537,48 +2549,49 @@ var file_actuator_proto_depIdxs = []int32{
 	10, // 7: poolc.actuator.v2.Inventory.lanes:type_name -> poolc.actuator.v2.LaneSpec
 	11, // 8: poolc.actuator.v2.Inventory.aliases:type_name -> poolc.actuator.v2.AliasSpec
 	12, // 9: poolc.actuator.v2.Inventory.members:type_name -> poolc.actuator.v2.Member
-	31, // 10: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
-	15, // 11: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
-	1,  // 12: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	16, // 13: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
-	17, // 14: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
-	19, // 15: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
-	20, // 16: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
-	12, // 17: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
-	8,  // 18: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
-	9,  // 19: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
-	18, // 20: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
-	9,  // 21: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
-	22, // 22: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
-	23, // 23: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
-	24, // 24: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
-	25, // 25: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
-	26, // 26: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
-	27, // 27: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
-	17, // 28: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
-	18, // 29: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
-	18, // 30: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
-	8,  // 31: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
-	9,  // 32: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
-	12, // 33: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
-	12, // 34: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
-	29, // 35: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
-	30, // 36: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
-	1,  // 37: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	15, // 38: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
-	2,  // 39: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
-	5,  // 40: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
-	13, // 41: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
-	21, // 42: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
-	3,  // 43: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
-	6,  // 44: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
-	14, // 45: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
-	28, // 46: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
-	43, // [43:47] is the sub-list for method output_type
-	39, // [39:43] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	8,  // 10: poolc.actuator.v2.Inventory.gateway_nodes:type_name -> poolc.actuator.v2.Node
+	31, // 11: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
+	15, // 12: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
+	1,  // 13: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	16, // 14: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
+	17, // 15: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
+	19, // 16: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
+	20, // 17: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
+	12, // 18: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
+	8,  // 19: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
+	9,  // 20: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
+	18, // 21: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
+	9,  // 22: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
+	22, // 23: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
+	23, // 24: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
+	24, // 25: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
+	25, // 26: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
+	26, // 27: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
+	27, // 28: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
+	17, // 29: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
+	18, // 30: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
+	18, // 31: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
+	8,  // 32: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
+	9,  // 33: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
+	12, // 34: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
+	12, // 35: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
+	29, // 36: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
+	30, // 37: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
+	1,  // 38: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	15, // 39: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
+	2,  // 40: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
+	5,  // 41: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
+	13, // 42: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
+	21, // 43: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
+	3,  // 44: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
+	6,  // 45: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
+	14, // 46: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
+	28, // 47: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
+	44, // [44:48] is the sub-list for method output_type
+	40, // [40:44] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_actuator_proto_init() }
