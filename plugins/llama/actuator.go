@@ -46,6 +46,9 @@ type PluginConfig struct {
 	LoadMiBPerSecond    float64 `json:"load_mib_per_second"`
 	DrainTimeoutSeconds float64 `json:"drain_timeout_seconds"`
 	StopGraceSeconds    float64 `json:"stop_grace_seconds"`
+	// RouterPort is the port of each node's router, which serves the
+	// node's on-demand lanes (0: DefaultRouterPort).
+	RouterPort int `json:"router_port"`
 }
 
 // ConfigSchema is the CUE schema of the config block.
@@ -60,6 +63,7 @@ const ConfigSchema = `{
 	load_mib_per_second?:   number & >0
 	drain_timeout_seconds?: number & >0
 	stop_grace_seconds?:    number & >0
+	router_port?:           int & >=1 & <=65535
 }`
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -98,6 +102,13 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.cfg, a.inv, a.nodes = cfg, req.Inventory, map[string]*Node{}
 	return sdk.ConfigureResponse{}
+}
+
+// inventory is the inventory Configure gave.
+func (a *Actuator) inventory() sdk.Inventory {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inv
 }
 
 // node returns the lanes of n, reached as configured.
@@ -181,30 +192,33 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			break
 		}
 		l := a.lane(st.Lane)
-		switch st.Kind {
-		case sdk.KindStart:
+		// An on-demand lane is a model of the node's router; the others
+		// run as their own process. A step's lane says which one it is
+		// about, so a make-before-break change of residency (start the
+		// lane as it will be, route, drain and stop it as it was) works
+		// on both at once.
+		switch {
+		case st.Kind == sdk.KindStart && onDemand(st.Lane):
+			err = a.changeRouter(ctx, n, st.Lane, true, say)
+		case st.Kind == sdk.KindStart:
 			err = n.Start(ctx, l, say)
-		case sdk.KindResidency:
-			// Every lane runs as its own process (see the package doc), so
-			// a residency change leaves the process as it is.
-			if st.From == sdk.OnDemand || st.Lane.Residency == sdk.OnDemand {
-				warnings = append(warnings, sdk.Diagnostic{Severity: sdk.Warning,
-					Summary: fmt.Sprintf("lane %s: %s to %s keeps its own llama-server process; the node router is not used for on-demand lanes yet", l.Name, st.From, st.Lane.Residency)})
-			}
-			var obs Observation
-			if obs, err = n.Observe(ctx, nil); err == nil && !running(obs, l.Name) {
-				err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
-			}
-		case sdk.KindDrain:
+		case st.Kind == sdk.KindResidency:
+			warnings, err = a.residency(ctx, n, st, l, say)
+		case st.Kind == sdk.KindDrain && onDemand(st.Lane):
+			err = a.drainOnDemand(ctx, n, st.Lane, say)
+		case st.Kind == sdk.KindDrain:
 			err = n.Drain(ctx, l, say)
-		case sdk.KindStop:
+		case st.Kind == sdk.KindStop && onDemand(st.Lane):
+			err = a.changeRouter(ctx, n, st.Lane, false, say)
+		case st.Kind == sdk.KindStop:
 			err = n.Stop(ctx, l, say)
 		}
 		if err == nil {
 			observed = &sdk.Fleet{}
 			if st.Kind != sdk.KindStop {
 				lane := *st.Lane
-				lane.Loaded = true
+				// An on-demand lane loads on its first request.
+				lane.Loaded = !onDemand(st.Lane)
 				observed.Lanes = []sdk.Lane{lane}
 			}
 		}
@@ -233,6 +247,44 @@ func running(o Observation, name string) bool {
 		}
 	}
 	return false
+}
+
+// residency changes a lane's residency in place. Between keep-warm and
+// preferred the process stays as it is. Into on-demand the lane becomes a
+// model of the router and its own process is drained and stopped; out of
+// it, the lane starts as its own process and leaves the router. Either
+// way the lane is then reached on another port, which a residency step
+// does not tell the gateway: the warning says so (the gateway observes
+// the route as stale, so the next apply routes it again). A plan that
+// starts the lane as it will be, routes, then drains and stops it as it
+// was moves it without an interruption.
+func (a *Actuator) residency(ctx context.Context, n *Node, st sdk.Step, l Lane, say Progress) (sdk.Diagnostics, error) {
+	from, to := st.From == sdk.OnDemand, onDemand(st.Lane)
+	if from == to {
+		if to {
+			return nil, nil // the router serves it either way
+		}
+		obs, err := n.Observe(ctx, nil)
+		if err == nil && !running(obs, l.Name) {
+			err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
+		}
+		return nil, err
+	}
+	warn := sdk.Diagnostics{{Severity: sdk.Warning, Summary: fmt.Sprintf(
+		"lane %s: %s to %s in place moves it between its own port %d and the router's port %d; the gateway is routed there by the next apply",
+		l.Name, st.From, st.Lane.Residency, l.Port, a.cfg.routerPort())}}
+	if to {
+		if err := a.changeRouter(ctx, n, st.Lane, true, say); err != nil {
+			return nil, err
+		}
+		return warn, n.Stop(ctx, l, say)
+	}
+	if err := n.Start(ctx, l, say); err != nil {
+		return nil, err
+	}
+	was := *st.Lane
+	was.Residency = sdk.OnDemand
+	return warn, a.changeRouter(ctx, n, &was, false, say)
 }
 
 // fail is a failed step: retryable when the SSH connection failed or a
@@ -282,8 +334,22 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			if !ok {
 				m = sdk.Model{Path: l.Model}
 			}
-			resp.Fleet.Lanes = append(resp.Fleet.Lanes, sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port,
-				Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded})
+			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded}
+			switch {
+			case l.OnDemand:
+				// A model of the router: on-demand whatever the pool says
+				// now, at the lane's own port as the pool declares it
+				// (the gateway knows it is reached at the router's).
+				lane.Residency = sdk.OnDemand
+				if p := specs[l.Name].Port; p > 0 {
+					lane.Port = p
+				}
+			case lane.Residency == sdk.OnDemand:
+				// Its own process, which an on-demand lane is not: the
+				// plan changes its residency to bring it to the router.
+				lane.Residency = sdk.Preferred
+			}
+			resp.Fleet.Lanes = append(resp.Fleet.Lanes, lane)
 		}
 		for _, pm := range obs.Models {
 			m := byPath[pm.Path]

@@ -33,6 +33,10 @@ type laneMeta struct {
 	Port    int      `json:"port"`
 	Model   string   `json:"model"`
 	Aliases []string `json:"aliases"`
+	// Models and ModelsMax are a router's: the on-demand lanes its preset
+	// holds and its --models-max.
+	Models    []RouterModel `json:"models,omitempty"`
+	ModelsMax int           `json:"models_max,omitempty"`
 }
 
 func (m laneMeta) lane() Lane {
@@ -78,8 +82,14 @@ func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
 
 // launch starts argv as lane l unless l runs, and waits until it serves.
 func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progress) error {
-	meta, _ := json.Marshal(laneMeta{Name: l.Name, Host: l.listenHost(), Port: l.Port, Model: l.Model, Aliases: sortedSet(l.Aliases)})
-	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(meta)+"\n"))
+	return n.launchMeta(ctx, l, laneMeta{}, argv, progress)
+}
+
+// launchMeta is launch with the metadata's router fields from meta.
+func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
+	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
+	line, _ := json.Marshal(meta)
+	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(line)+"\n"))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
@@ -187,9 +197,14 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
+	return n.drainProbe(ctx, l.Name, newProber(n.host, l), progress)
+}
+
+// drainProbe waits until p reports nothing busy, p stops answering, or
+// DrainTimeout passes.
+func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress Progress) error {
 	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
 	defer cancel()
-	p := newProber(n.host, l)
 	reported := -1
 	for {
 		busy, err := p.busy(ctx2)
@@ -205,14 +220,14 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 			return nil
 		}
 		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %d requests in flight", l.Name, busy))
+			progress(fmt.Sprintf("lane %s: %d requests in flight", name, busy))
 			reported = busy
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ctx2.Done():
-			return &DrainTimeoutError{Lane: l.Name, Busy: busy, Timeout: n.set.DrainTimeout}
+			return &DrainTimeoutError{Lane: name, Busy: busy, Timeout: n.set.DrainTimeout}
 		case <-time.After(n.set.Poll):
 		}
 	}
