@@ -123,10 +123,12 @@ func (a *Actuator) gateway() (*Gateway, sdk.Inventory, error) {
 	return a.gw, a.inv, nil
 }
 
-// servedPort is the port lane is reached at: its node's router's when
-// the pool makes it on-demand (the llama plugin serves those from the
-// router), else its own; 0 when the inventory does not know the lane.
-func (a *Actuator) servedPort(inv sdk.Inventory, lane string, own int) int {
+// servedPort is the port a lane that a route or HAProxy puts at port is
+// reached at: its node's router's when the pool makes it on-demand (the
+// llama plugin serves those from the router); else port, unless that is
+// the router's or 0, then the lane's own. (A lane replaced on its node
+// runs at a spare port for a while: any port but the router's is its.)
+func (a *Actuator) servedPort(inv sdk.Inventory, lane string, port int) int {
 	for _, l := range inv.Lanes {
 		if l.Name != lane {
 			continue
@@ -134,12 +136,12 @@ func (a *Actuator) servedPort(inv sdk.Inventory, lane string, own int) int {
 		if l.Residency == sdk.OnDemand {
 			return a.routerPort
 		}
-		if own == 0 {
-			own = l.Port
+		if port == 0 || port == a.routerPort {
+			return l.Port
 		}
-		return own
+		return port
 	}
-	return own
+	return port
 }
 
 // resolveEndpoint is where a route goes; a lane's address is resolved to an IP,
@@ -232,7 +234,7 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			continue
 		}
 		e := o.Endpoints[0]
-		if want := a.servedPort(inv, o.Lane, 0); want != 0 && e.Port != want {
+		if want := a.servedPort(inv, o.Lane, e.Port); want != e.Port {
 			// The lane moved between its own port and its node's router
 			// (a residency change in place): the route is stale, and is
 			// reported on no node so the next apply routes it again.

@@ -52,6 +52,12 @@ func TestAnOnDemandLaneIsReachedAtTheRouterPort(t *testing.T) {
 		if got := a.servedPort(inv, "chat", 0); got != 8081 {
 			t.Errorf("%s: keep-warm lane at port %d, want its own 8081", cfg, got)
 		}
+		if got := a.servedPort(inv, "chat", 8091); got != 8091 {
+			t.Errorf("%s: keep-warm lane at a spare port: %d, want 8091", cfg, got)
+		}
+		if got := a.servedPort(inv, "chat", want); got != 8081 {
+			t.Errorf("%s: keep-warm lane left at the router's port: %d, want its own 8081", cfg, got)
+		}
 		if got := a.servedPort(inv, "gone", 7000); got != 7000 {
 			t.Errorf("%s: a lane the pool does not know at port %d, want the step's 7000", cfg, got)
 		}

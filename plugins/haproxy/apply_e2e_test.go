@@ -240,15 +240,16 @@ func (f *fleet) planIsEmpty(when string) {
 }
 
 // lanePIDs lists the live lane processes under the fleet's state
-// directory, by node and lane.
+// directory, by node and lane (a pidfile is named LANE@PORT.pid).
 func (f *fleet) lanePIDs() map[string]int {
 	pids := map[string]int{}
 	files, _ := filepath.Glob(filepath.Join(f.dir, "lanes", "*", "*.pid"))
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		lane, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(p), ".pid"), "@")
 		if err == nil && processLives(pid) {
-			pids[filepath.Base(filepath.Dir(p))+"/"+strings.TrimSuffix(filepath.Base(p), ".pid")] = pid
+			pids[filepath.Base(filepath.Dir(p))+"/"+lane] = pid
 		}
 	}
 	return pids

@@ -187,3 +187,72 @@ func TestActuatorRefusesAnOnDemandLaneThatCannotFit(t *testing.T) {
 		t.Errorf("start of a 70 GB on-demand lane on a 56 GB budget: %+v", r.Diagnostics)
 	}
 }
+
+// TestActuatorRunsALaneReplacementBesideTheOldProcess is what a model
+// upgrade under the same lane name needs: the new process of the lane
+// starts on another port (the planner's spare) with the new weights while
+// the old one still serves, each observed at its port, and the stop of
+// the old leaves the new. For an on-demand lane the router's model of the
+// lane takes the new weights, and the stop of the old weights leaves it.
+func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	cfg, _ := json.Marshal(map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
+		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3, "router_port": freePort(t)})
+	old, upgraded := testLane(t, "cognition", 300_000, "chat"), testLane(t, "cognition-v2", 300_000)
+	node := sdk.Node{Name: "node-a", Address: "127.0.0.1", MemoryGB: 64, BudgetGB: 56}
+	act := NewActuator("test")
+	if r := act.Configure(ctx, sdk.ConfigureRequest{ConfigJSON: cfg, Inventory: sdk.Inventory{Nodes: []sdk.Node{node},
+		Lanes: []sdk.LaneSpec{{Name: "cognition", Model: "q", Port: old.Port, Aliases: []string{"chat"}, Residency: sdk.KeepWarm}}}}); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	lane := func(l Lane, res string) *sdk.Lane {
+		return &sdk.Lane{Name: "cognition", Node: node, Model: sdk.Model{Name: "q", Path: l.Model, SizeGB: 0.0003, MemoryGB: 4}, Port: l.Port, Aliases: []string{"chat"}, Residency: res}
+	}
+	apply := func(kind sdk.StepKind, l *sdk.Lane) {
+		t.Helper()
+		if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: string(kind), Kind: kind, Lane: l}}, nil); r.Diagnostics.HasErrors() {
+			t.Fatalf("%s of %s at %d: %v", kind, l.Model.Path, l.Port, r.Diagnostics)
+		}
+	}
+	ports := func() map[int]string {
+		t.Helper()
+		obs := act.Observe(ctx, sdk.ObserveRequest{})
+		out := map[int]string{}
+		for _, l := range obs.Fleet.Lanes {
+			out[l.Port] = l.Name + " " + l.Model.Path
+		}
+		return out
+	}
+	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: lane(upgraded, sdk.KeepWarm)}}, nil)
+	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: lane(old, sdk.KeepWarm)}}, nil)
+
+	apply(sdk.KindStart, lane(old, sdk.KeepWarm))
+	apply(sdk.KindStart, lane(upgraded, sdk.KeepWarm))
+	if got := ports(); len(got) != 2 || got[old.Port] != "cognition "+old.Model || got[upgraded.Port] != "cognition "+upgraded.Model {
+		t.Fatalf("with both processes of cognition: %v", got)
+	}
+	apply(sdk.KindDrain, lane(old, sdk.KeepWarm))
+	apply(sdk.KindStop, lane(old, sdk.KeepWarm))
+	if got := ports(); len(got) != 1 || got[upgraded.Port] != "cognition "+upgraded.Model {
+		t.Fatalf("after the stop of the old process: %v", got)
+	}
+	apply(sdk.KindStop, lane(upgraded, sdk.KeepWarm))
+
+	// On demand: the router's model takes the new weights.
+	apply(sdk.KindStart, lane(old, sdk.OnDemand))
+	apply(sdk.KindStart, lane(upgraded, sdk.OnDemand))
+	n, _ := act.node(node)
+	served, err := n.RouterServes(ctx)
+	if err != nil || len(served) != 1 || served[0].Path != upgraded.Model {
+		t.Fatalf("the router serves %+v (%v); want cognition from %s", served, err, upgraded.Model)
+	}
+	apply(sdk.KindStop, lane(old, sdk.OnDemand))
+	if served, _ := n.RouterServes(ctx); len(served) != 1 || served[0].Path != upgraded.Model {
+		t.Fatalf("after the stop of the old weights the router serves %+v", served)
+	}
+	apply(sdk.KindStop, lane(upgraded, sdk.OnDemand))
+	if served, _ := n.RouterServes(ctx); len(served) != 0 {
+		t.Fatalf("after the last stop the router serves %+v", served)
+	}
+}

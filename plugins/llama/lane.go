@@ -151,6 +151,18 @@ func (l Lane) Validate() error {
 	return nil
 }
 
+// key names the lane's files in the state directory (pidfile, metadata,
+// log, start lock): its name and port, so a lane replaced on its node (new
+// weights under the same name) runs its second process on another port
+// beside the first, each with its own files. The router, one per node,
+// is its name alone. '@' is in no lane name, so keys never collide.
+func (l Lane) key() string {
+	if l.Name == RouterLane {
+		return l.Name
+	}
+	return l.Name + "@" + strconv.Itoa(l.Port)
+}
+
 // listenHost is the lane's --host.
 func (l Lane) listenHost() string {
 	if l.Host == "" {

@@ -89,7 +89,7 @@ func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progr
 func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
 	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
 	line, _ := json.Marshal(meta)
-	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(line)+"\n"))
+	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.key()), argv...), strings.NewReader(string(line)+"\n"))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
@@ -131,12 +131,12 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 			last = err.Error()
 		}
 		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.Name)}
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
 		}
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.Name)}
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.key())}
 			}
 			return ctx.Err()
 		case <-time.After(n.set.Poll):
@@ -168,12 +168,12 @@ func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
 	return nil
 }
 
-func (n *Node) logTail(name string) string {
+func (n *Node) logTail(key string) string {
 	// The lane failed already; the log is best effort, so it gets its own
 	// short deadline instead of the step's, which may have passed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, name)
+	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, key)
 	return out
 }
 
@@ -247,12 +247,16 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	rec, ok := st.records[l.Name]
+	rec, ok := st.lane(l)
+	key := l.key()
+	if ok {
+		key = rec.name
+	}
 	if !ok || !rec.alive || !rec.isLane(l) {
 		if ok && progress != nil {
 			progress(fmt.Sprintf("lane %s is not running (%s); forgetting its pidfile", l.Name, rec.describe()))
 		}
-		_, err := n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+		_, err := n.run(ctx, scriptForget, n.set.StateDir, key)
 		return err
 	}
 	if err := n.Drain(ctx, l, progress); err != nil {
@@ -282,7 +286,7 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	_, err = n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+	_, err = n.run(ctx, scriptForget, n.set.StateDir, key)
 	return err
 }
 

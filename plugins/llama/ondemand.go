@@ -53,7 +53,7 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 	}
 	reserved := 0.0
 	for name, r := range st.records {
-		if name != RouterLane && name != leaving && r.alive && r.isLane(r.meta.lane()) {
+		if name != RouterLane && r.meta.Name != leaving && r.alive && r.isLane(r.meta.lane()) {
 			reserved += memory[r.meta.Model]
 		}
 	}
@@ -76,14 +76,18 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 }
 
 // changeRouter makes the node's router serve its current models with
-// lane l added (add) or removed, restarting it when that changes its
+// lane l added (add: in place of the lane's model there, if any) or
+// removed (only the model the step names: the stop of a lane's old
+// weights leaves its new ones), restarting it when that changes its
 // preset or --models-max, stopping it when no model is left.
 func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add bool, progress Progress) error {
 	current, err := n.RouterServes(ctx)
 	if err != nil {
 		return err
 	}
-	models := slices.DeleteFunc(slices.Clone(current), func(m RouterModel) bool { return m.Name == l.Name })
+	models := slices.DeleteFunc(slices.Clone(current), func(m RouterModel) bool {
+		return m.Name == l.Name && (add || m.Path == l.Model.Path)
+	})
 	leaving := ""
 	if add {
 		models = append(models, routerModel(l))

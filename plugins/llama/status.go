@@ -40,6 +40,21 @@ type nodeStatus struct {
 	memFree  int64
 }
 
+// lane is the record of lane l's process: by its key, else (files an
+// older poolc wrote, named by the lane alone) by the name and port its
+// metadata holds.
+func (st nodeStatus) lane(l Lane) (record, bool) {
+	if r, ok := st.records[l.key()]; ok {
+		return r, true
+	}
+	for _, name := range st.order {
+		if r := st.records[name]; r.meta.Name == l.Name && r.meta.Port == l.Port && name != RouterLane {
+			return r, true
+		}
+	}
+	return record{}, false
+}
+
 func (n *Node) status(ctx context.Context) (nodeStatus, error) {
 	out, err := n.run(ctx, scriptStatus, n.set.StateDir)
 	if err != nil {
