@@ -146,7 +146,7 @@ func (a *Actuator) lane(l *sdk.Lane) Lane {
 		host = l.Node.Address
 	}
 	return Lane{Name: l.Name, Host: host, Port: l.Port, Model: l.Model.Path, Aliases: l.Aliases,
-		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9)}
+		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9), SHA256: l.Model.SHA256, Source: l.Model.Source}
 }
 
 // Apply implements sdk.Actuator.
@@ -287,6 +287,24 @@ func (a *Actuator) residency(ctx context.Context, n *Node, st sdk.Step, l Lane, 
 	return warn, a.changeRouter(ctx, n, &was, false, say)
 }
 
+// modelOf is the model a lane loading path serves: the inventory's model
+// of that path, else that of the lane's spec (new weights staged at
+// another path), with path; only the path when neither is known.
+func (a *Actuator) modelOf(lane, path string, specs map[string]sdk.LaneSpec, byPath map[string]sdk.Model) sdk.Model {
+	if m, ok := byPath[path]; ok {
+		return m
+	}
+	if spec, ok := specs[lane]; ok {
+		for _, m := range a.inventory().Models {
+			if m.Name == spec.Model {
+				m.Path = path
+				return m
+			}
+		}
+	}
+	return sdk.Model{Path: path}
+}
+
 // fail is a failed step: retryable when the SSH connection failed or a
 // drain ran out of time, never for a host key refusal or a wrong digest.
 func fail(err error) sdk.ApplyResponse {
@@ -330,10 +348,10 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("node %s: %s", node.Name, d)})
 		}
 		for _, l := range obs.Lanes {
-			m, ok := byPath[l.Model]
-			if !ok {
-				m = sdk.Model{Path: l.Model}
-			}
+			m := a.modelOf(l.Name, l.Model, specs, byPath)
+			// The weights the lane started with, as recorded then (none
+			// recorded: not known, which the planner takes as unchanged).
+			m.SHA256, m.Source = l.SHA256, l.Source
 			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded}
 			switch {
 			case l.OnDemand:
@@ -352,8 +370,18 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			resp.Fleet.Lanes = append(resp.Fleet.Lanes, lane)
 		}
 		for _, pm := range obs.Models {
-			m := byPath[pm.Path]
-			if pm.SHA256 != "" && (m.SHA256 == "" || pm.SHA256 == m.SHA256) {
+			m, ok := byPath[pm.Path]
+			if !ok {
+				// A staged file (new weights beside a path a process
+				// holds): the model of the lane that loads it.
+				for _, l := range obs.Lanes {
+					if l.Model == pm.Path {
+						m = a.modelOf(l.Name, l.Model, specs, byPath)
+					}
+				}
+			}
+			if m.Name != "" && pm.SHA256 != "" && (m.SHA256 == "" || pm.SHA256 == m.SHA256) {
+				m.SHA256 = pm.SHA256
 				resp.Fleet.Prefetched = append(resp.Fleet.Prefetched, sdk.Prefetched{Node: node.Name, Model: m})
 			}
 		}

@@ -207,7 +207,11 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 		t.Fatal(r.Diagnostics)
 	}
 	lane := func(l Lane, res string) *sdk.Lane {
-		return &sdk.Lane{Name: "cognition", Node: node, Model: sdk.Model{Name: "q", Path: l.Model, SizeGB: 0.0003, MemoryGB: 4}, Port: l.Port, Aliases: []string{"chat"}, Residency: res}
+		sum := strings.Repeat("a", 64)
+		if l.Model == upgraded.Model {
+			sum = strings.Repeat("b", 64)
+		}
+		return &sdk.Lane{Name: "cognition", Node: node, Model: sdk.Model{Name: "q", Path: l.Model, SHA256: sum, SizeGB: 0.0003, MemoryGB: 4}, Port: l.Port, Aliases: []string{"chat"}, Residency: res}
 	}
 	apply := func(kind sdk.StepKind, l *sdk.Lane) {
 		t.Helper()
@@ -221,6 +225,9 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 		out := map[int]string{}
 		for _, l := range obs.Fleet.Lanes {
 			out[l.Port] = l.Name + " " + l.Model.Path
+			if l.Model.SHA256 != lane(Lane{Model: l.Model.Path}, "").Model.SHA256 {
+				t.Errorf("lane at port %d observed with sha256 %q, not that of the weights it started with", l.Port, l.Model.SHA256)
+			}
 		}
 		return out
 	}

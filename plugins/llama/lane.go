@@ -21,6 +21,11 @@ type Lane struct {
 	Aliases   []string
 	Args      []string
 	SizeBytes int64
+	// SHA256 and Source say which weights Model held when the lane
+	// started (recorded, never checked: prefetch checks them), so observe
+	// can tell a process running older weights under the same path.
+	SHA256 string
+	Source string
 }
 
 // Settings say how a node runs lanes. The zero value of each field means

@@ -33,6 +33,8 @@ type laneMeta struct {
 	Port    int      `json:"port"`
 	Model   string   `json:"model"`
 	Aliases []string `json:"aliases"`
+	SHA256  string   `json:"sha256,omitempty"`
+	Source  string   `json:"source,omitempty"`
 	// Models and ModelsMax are a router's: the on-demand lanes its preset
 	// holds and its --models-max.
 	Models    []RouterModel `json:"models,omitempty"`
@@ -40,7 +42,7 @@ type laneMeta struct {
 }
 
 func (m laneMeta) lane() Lane {
-	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases}
+	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source}
 }
 
 func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
@@ -88,6 +90,7 @@ func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progr
 // launchMeta is launch with the metadata's router fields from meta.
 func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
 	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
+	meta.SHA256, meta.Source = l.SHA256, l.Source
 	line, _ := json.Marshal(meta)
 	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.key()), argv...), strings.NewReader(string(line)+"\n"))
 	if err != nil {

@@ -34,6 +34,8 @@ type RouterModel struct {
 	Path     string   `json:"path"`
 	Aliases  []string `json:"aliases,omitempty"`
 	MemoryGB float64  `json:"memory_gb,omitempty"`
+	SHA256   string   `json:"sha256,omitempty"`
+	Source   string   `json:"source,omitempty"`
 }
 
 // presetPath is where the router's preset lives on the node.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -156,8 +157,13 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 				continue
 			}
 			for _, m := range models {
-				obs.Lanes = append(obs.Lanes, RunningLane{Lane: Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases},
-					PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
+				lane := Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases}
+				for _, started := range r.meta.Models {
+					if started.Name == m.Name && started.Path == m.Path {
+						lane.SHA256, lane.Source = started.SHA256, started.Source
+					}
+				}
+				obs.Lanes = append(obs.Lanes, RunningLane{Lane: lane, PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
 			}
 			continue
 		}
@@ -184,6 +190,14 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 		}
 		l.Aliases = aliases
 		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true})
+	}
+	// The files running lanes load are asked about too: a lane replaced
+	// on its node may load its new weights from a staged path.
+	models = slices.Clone(models)
+	for _, l := range obs.Lanes {
+		if !slices.Contains(models, l.Model) {
+			models = append(models, l.Model)
+		}
 	}
 	for _, path := range models {
 		m, err := n.probeModel(ctx, path)
