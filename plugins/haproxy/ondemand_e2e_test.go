@@ -3,11 +3,17 @@
 package haproxy
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,4 +224,92 @@ func TestE2EResidencyChangeUnderLiveTrafficFailsNoRequest(t *testing.T) {
 	f.residency["cognition"] = "on-demand"
 	f.writePool(`"n1", "n2"`)
 	f.planIsEmpty("on demand, the pool saying so")
+}
+
+// TestE2EUpgradeUnderTheSameNameUnderLiveTrafficFailsNoRequest replaces
+// lane cognition's weights (a new sha256 and source under the same model
+// path) on its node while the load generator streams chat completions
+// for its alias through HAProxy: the new weights are prefetched to a
+// staged path beside the file the old process holds, a second process of
+// the lane starts on a spare port, chat flips to it, and the old process
+// drains and stops. Not one request fails or is cut, the old file is
+// untouched until its process is gone, and poolc's refresh observes one
+// process of the lane, at the spare port, with the new sha256. The steps
+// are those of the make-before-break replacement the planner is getting,
+// handed to the actuators directly.
+func TestE2EUpgradeUnderTheSameNameUnderLiveTrafficFailsNoRequest(t *testing.T) {
+	ctx := t.Context()
+	f := newFleet(t)
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	a := f.actuators()
+	a.configure(ctx, sdk.KeepWarm)
+
+	data := make([]byte, 2_000_000)
+	rand.Read(data)
+	copy(data, "GGUF")
+	sum := sha256.Sum256(data)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "q2.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	defer src.Close()
+	upgraded := f.model()
+	upgraded.Source, upgraded.SHA256 = src.URL+"/q2.gguf", hex.EncodeToString(sum[:])
+	upgraded.Path = strings.TrimSuffix(upgraded.Path, ".gguf") + ".sha-" + upgraded.SHA256[:12] + ".gguf"
+	spare := freePort(t)
+	oldFile, err := os.ReadFile(f.model().Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
+	if !load.WaitServed(30, 60*time.Second) {
+		t.Fatalf("no traffic before the upgrade: %d failed", load.Failed())
+	}
+	was := &sdk.Lane{Name: "cognition", Node: f.sdkNode(0), Model: f.model(), Port: f.port("cognition"), Aliases: []string{"chat"}, Residency: sdk.KeepWarm}
+	next := &sdk.Lane{Name: "cognition", Node: f.sdkNode(0), Model: upgraded, Port: spare, Aliases: []string{"chat"}, Residency: sdk.KeepWarm}
+	a.apply(ctx, sdk.Step{ID: "prefetch:q@n1", Kind: sdk.KindPrefetch, Target: "q", Prefetch: &sdk.Prefetch{Node: f.sdkNode(0), Model: upgraded}})
+	a.apply(ctx, sdk.Step{ID: "start:cognition@n1 (new weights)", Kind: sdk.KindStart, Target: "cognition", Lane: next})
+	a.apply(ctx, sdk.Step{ID: "route:chat", Kind: sdk.KindRoute, Target: "chat", Route: &sdk.RouteChange{Alias: "chat",
+		To: &sdk.LaneEndpoint{Lane: "cognition", Node: "n1", Address: f.nodes[0].Host, Port: spare}}})
+	if now, _ := os.ReadFile(f.model().Path); !bytes.Equal(now, oldFile) {
+		t.Errorf("the old process's file changed while it ran")
+	}
+	a.apply(ctx, sdk.Step{ID: "drain:cognition@n1 (old weights)", Kind: sdk.KindDrain, Target: "cognition", Lane: was})
+	a.apply(ctx, sdk.Step{ID: "stop:cognition@n1 (old weights)", Kind: sdk.KindStop, Target: "cognition", Lane: was})
+	if !load.WaitServed(30, 60*time.Second) {
+		t.Fatalf("no traffic after the upgrade: %d failed", load.Failed())
+	}
+	res := load.Stop()
+	t.Logf("upgrade under the same name under load: %d requests served, %d failed, in %s", res.Served, res.Failed, res.Duration.Round(time.Millisecond))
+	if res.Failed != 0 {
+		t.Fatalf("%d requests failed or were cut: %q", res.Failed, res.Errors)
+	}
+	obs := a.llama.Observe(ctx, sdk.ObserveRequest{})
+	var lanes []string
+	for _, l := range obs.Fleet.Lanes {
+		if l.Name == "cognition" {
+			lanes = append(lanes, fmt.Sprintf("%s@%d %s %s", l.Node.Name, l.Port, l.Model.Path, l.Model.SHA256))
+		}
+	}
+	want := fmt.Sprintf("n1@%d %s %s", spare, upgraded.Path, upgraded.SHA256)
+	if len(lanes) != 1 || lanes[0] != want {
+		t.Errorf("observed cognition %q, want [%s]", lanes, want)
+	}
+	var staged bool
+	for _, p := range obs.Fleet.Prefetched {
+		staged = staged || (p.Node == "n1" && p.Model.Path == upgraded.Path && p.Model.SHA256 == upgraded.SHA256 && p.Model.Name == "q")
+	}
+	if !staged {
+		t.Errorf("the staged weights are not observed as prefetched: %+v", obs.Fleet.Prefetched)
+	}
+	gw := a.gw.Observe(ctx, sdk.ObserveRequest{})
+	if len(gw.Diagnostics) != 0 {
+		t.Errorf("the gateway observes %v", gw.Diagnostics)
+	}
+	for _, r := range gw.Fleet.Routes {
+		if r.Alias == "chat" && (r.Lane.Node != "n1" || r.Lane.Port != spare) {
+			t.Errorf("chat routes to %+v, want n1 at the spare port %d", r.Lane, spare)
+		}
+	}
 }

@@ -86,6 +86,12 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	if ds := sdk.DecodeConfig(ConfigSchema, req.ConfigJSON, &cfg); ds.HasErrors() {
 		return sdk.ConfigureResponse{Diagnostics: ds}
 	}
+	for _, l := range req.Inventory.Lanes {
+		if l.Port == cfg.routerPort() {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"router_port"},
+				fmt.Sprintf("lane %s has port %d, where each node's router listens for the on-demand lanes: set router_port (here and in the gateway's block) to a port no lane uses", l.Name, l.Port))}
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pool != nil {

@@ -68,6 +68,17 @@ func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
 	}
 }
 
+func TestActuatorRefusesALaneOnTheRouterPort(t *testing.T) {
+	inv := sdk.Inventory{Lanes: []sdk.LaneSpec{{Name: "chat", Port: DefaultRouterPort}}}
+	r := NewActuator("test").Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"local":true}`), Inventory: inv})
+	if !r.Diagnostics.HasErrors() || r.Diagnostics[0].Path[0] != "router_port" || !strings.Contains(r.Diagnostics[0].Summary, "lane chat") {
+		t.Errorf("a lane on the router's port: %+v", r.Diagnostics)
+	}
+	if r := NewActuator("test").Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"local":true,"router_port":9001}`), Inventory: inv}); r.Diagnostics.HasErrors() {
+		t.Errorf("with another router_port: %+v", r.Diagnostics)
+	}
+}
+
 func TestActuatorRefusesAnUnknownSetting(t *testing.T) {
 	r := NewActuator("test").Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"local":true,"bogus":1}`)})
 	if !r.Diagnostics.HasErrors() || len(r.Diagnostics[0].Path) == 0 || r.Diagnostics[0].Path[0] != "bogus" {

@@ -11,7 +11,7 @@ import (
 // DefaultRouterPort is the port of every node's router when the plugin
 // config sets no router_port. The gateway sends an on-demand lane's
 // aliases there (the haproxy plugin's router_port has the same default).
-const DefaultRouterPort = 8090
+const DefaultRouterPort = 8180
 
 // routerPort is the configured router port.
 func (c PluginConfig) routerPort() int {
