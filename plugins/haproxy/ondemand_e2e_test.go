@@ -114,8 +114,8 @@ func (f *fleet) model() sdk.Model {
 }
 
 // configure gives both actuators the pool's inventory with cognition at
-// residency.
-func (a *actuators) configure(ctx context.Context, residency string) {
+// residency, serving model q as model says.
+func (a *actuators) configure(ctx context.Context, residency string, model sdk.Model) {
 	a.f.t.Helper()
 	f := a.f
 	var nodes []sdk.Node
@@ -126,7 +126,7 @@ func (a *actuators) configure(ctx context.Context, residency string) {
 	cfg, _ := json.Marshal(map[string]any{"known_hosts": f.known, "key_file": f.keyFile, "no_agent": true, "llama_server": f.stub,
 		"state_dir": filepath.Join(f.dir, "lanes"), "stop_grace_seconds": 5, "router_port": f.routerPort,
 		"env": map[string]string{"LLAMASTUB_LOAD_BYTES_PER_SEC": "8000000", "LLAMASTUB_TOKEN_INTERVAL": "10ms"}})
-	if r := a.llama.Configure(ctx, sdk.ConfigureRequest{Pool: "fleet", ConfigJSON: cfg, Inventory: sdk.Inventory{Nodes: nodes, Models: []sdk.Model{f.model()}, Lanes: lanes}}); r.Diagnostics.HasErrors() {
+	if r := a.llama.Configure(ctx, sdk.ConfigureRequest{Pool: "fleet", ConfigJSON: cfg, Inventory: sdk.Inventory{Nodes: nodes, Models: []sdk.Model{model}, Lanes: lanes}}); r.Diagnostics.HasErrors() {
 		f.t.Fatal(r.Diagnostics)
 	}
 	spec := f.proxy.spec
@@ -162,7 +162,7 @@ func (a *actuators) moveResidency(ctx context.Context, from, to string) {
 	lane := func(res string) *sdk.Lane {
 		return &sdk.Lane{Name: "cognition", Node: f.sdkNode(0), Model: f.model(), Port: f.port("cognition"), Aliases: []string{"chat"}, Residency: res}
 	}
-	a.configure(ctx, to)
+	a.configure(ctx, to, f.model())
 	a.apply(ctx, sdk.Step{ID: "start:cognition@n1 (" + to + ")", Kind: sdk.KindStart, Target: "cognition", Lane: lane(to)})
 	a.apply(ctx, sdk.Step{ID: "route:chat", Kind: sdk.KindRoute, Target: "chat", Route: &sdk.RouteChange{Alias: "chat",
 		To: &sdk.LaneEndpoint{Lane: "cognition", Node: "n1", Address: f.nodes[0].Host, Port: f.port("cognition")}}})
@@ -243,7 +243,6 @@ func TestE2EUpgradeUnderTheSameNameUnderLiveTrafficFailsNoRequest(t *testing.T) 
 	f.writePool(`"n1", "n2"`)
 	f.apply()
 	a := f.actuators()
-	a.configure(ctx, sdk.KeepWarm)
 
 	data := make([]byte, 2_000_000)
 	rand.Read(data)
@@ -256,6 +255,11 @@ func TestE2EUpgradeUnderTheSameNameUnderLiveTrafficFailsNoRequest(t *testing.T) 
 	upgraded := f.model()
 	upgraded.Source, upgraded.SHA256 = src.URL+"/q2.gguf", hex.EncodeToString(sum[:])
 	upgraded.Path = strings.TrimSuffix(upgraded.Path, ".gguf") + ".sha-" + upgraded.SHA256[:12] + ".gguf"
+	// The pool now declares the new weights under the same path, as
+	// poolc's inventory then says; the planner stages them beside it.
+	declared := upgraded
+	declared.Path = f.model().Path
+	a.configure(ctx, sdk.KeepWarm, declared)
 	spare := freePort(t)
 	oldFile, err := os.ReadFile(f.model().Path)
 	if err != nil {
