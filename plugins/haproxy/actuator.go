@@ -123,6 +123,18 @@ func (a *Actuator) gateway() (*Gateway, sdk.Inventory, error) {
 	return a.gw, a.inv, nil
 }
 
+// lanePort inverts servedPort for a route observed at port: an
+// on-demand lane's route, at its router's port, is reported at the
+// lane's own port, as poolc plans routes.
+func (a *Actuator) lanePort(inv sdk.Inventory, lane string, port int) int {
+	for _, l := range inv.Lanes {
+		if l.Name == lane && l.Residency == sdk.OnDemand && port == a.routerPort && l.Port > 0 {
+			return l.Port
+		}
+	}
+	return port
+}
+
 // servedPort is the port a lane that a route or HAProxy puts at port is
 // reached at: its node's router's when the pool makes it on-demand (the
 // llama plugin serves those from the router); else port, unless that is
@@ -246,6 +258,7 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		if e.Node == "" {
 			e.Node = nodeAt(ctx, inv, e.Addr)
 		}
+		e.Port = a.lanePort(inv, o.Lane, e.Port)
 		resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias,
 			Lane: sdk.LaneEndpoint{Lane: o.Lane, Node: e.Node, Address: e.Addr, Port: e.Port}})
 	}

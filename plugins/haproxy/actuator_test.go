@@ -58,6 +58,12 @@ func TestAnOnDemandLaneIsReachedAtTheRouterPort(t *testing.T) {
 		if got := a.servedPort(inv, "chat", want); got != 8081 {
 			t.Errorf("%s: keep-warm lane left at the router's port: %d, want its own 8081", cfg, got)
 		}
+		if got := a.lanePort(inv, "vision", want); got != 8083 {
+			t.Errorf("%s: the on-demand lane's route at the router's port is reported at %d, want its own 8083", cfg, got)
+		}
+		if got := a.lanePort(inv, "chat", 8091); got != 8091 {
+			t.Errorf("%s: a keep-warm lane's route at 8091 is reported at %d", cfg, got)
+		}
 		if got := a.servedPort(inv, "gone", 7000); got != 7000 {
 			t.Errorf("%s: a lane the pool does not know at port %d, want the step's 7000", cfg, got)
 		}

@@ -80,6 +80,18 @@ func TestE2EApplyServesAnOnDemandLaneFromTheRouter(t *testing.T) {
 		t.Errorf("n3's router after a request for notes: %s", got)
 	}
 	f.planIsEmpty("after the first request loaded scribe")
+	spec := f.proxy.spec
+	cfg, _ := json.Marshal(map[string]any{"admin_socket": spec.AdminSocket, "map_file": spec.MapFile, "state_file": spec.StateFile, "router_port": f.routerPort})
+	gw := NewActuator("test")
+	if r := gw.Configure(t.Context(), sdk.ConfigureRequest{ConfigJSON: cfg, Inventory: sdk.Inventory{Gateway: true,
+		Lanes: []sdk.LaneSpec{{Name: "scribe", Port: f.port("scribe"), Residency: sdk.OnDemand}}}}); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	for _, r := range gw.Observe(t.Context(), sdk.ObserveRequest{}).Fleet.Routes {
+		if r.Alias == "notes" && r.Lane.Port != f.port("scribe") {
+			t.Errorf("the gateway reports notes at port %d, want scribe's own %d (it sends it to the router's)", r.Lane.Port, f.port("scribe"))
+		}
+	}
 	obs, err := f.proxy.gateway(t).Observe(t.Context())
 	if err != nil {
 		t.Fatal(err)
