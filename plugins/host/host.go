@@ -57,6 +57,10 @@ type Options struct {
 	// line, each prefixed "NAME: ". Nil discards it. go-plugin's own
 	// logging never reaches it, except its errors.
 	Stderr io.Writer
+	// Leaving are the members the state holds that the pool no longer
+	// lists (plan.Leaving); each goes in the inventory of its pod pool's
+	// cluster plugin, which observes it so its member-remove is planned.
+	Leaving []pools.MemberState
 }
 
 // Info describes a running plugin, for listings.

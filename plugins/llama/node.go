@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // Node runs and observes the lanes of one machine.
@@ -188,7 +190,7 @@ type DrainTimeoutError struct {
 }
 
 func (e *DrainTimeoutError) Error() string {
-	return fmt.Sprintf("lane %s still has %d requests in flight after %s", e.Lane, e.Busy, e.Timeout)
+	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
 }
 
 // Drain waits until the lane processes no request and holds none back
@@ -223,7 +225,7 @@ func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress P
 			return nil
 		}
 		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %d requests in flight", name, busy))
+			progress(fmt.Sprintf("lane %s: %s in flight", name, plural.Count(busy, "request")))
 			reported = busy
 		}
 		select {
