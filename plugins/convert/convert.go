@@ -132,22 +132,27 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 	return out
 }
 
-// Inventory is the part of the pool the plugin serves, by target. Of the
-// leaving members (those the state holds and the pool no longer lists,
-// see plan.Leaving), it gets the ones of pod pools whose cluster it is.
+// Inventory is the part of the pool the plugin serves, by target. Lanes
+// carry their residency under the pool's active profile. The gateway gets
+// every node of the pool in GatewayNodes. Of the leaving members (those
+// the state holds and the pool no longer lists, see plan.Leaving), it gets
+// the ones of pod pools whose cluster it is.
 func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState) sdk.Inventory {
 	p := Plan{Pool: pool}
 	var inv sdk.Inventory
 	models := map[string]bool{}
+	inv.Gateway = pool.Gateway == plugin
 	for i := range pool.Nodes {
 		n := &pool.Nodes[i]
+		if inv.Gateway {
+			inv.GatewayNodes = append(inv.GatewayNodes, Node(n))
+		}
 		if n.Runtime != plugin {
 			continue
 		}
 		inv.Nodes = append(inv.Nodes, Node(n))
 	}
-	inv.Gateway = pool.Gateway == plugin
-	for _, l := range pool.Lanes {
+	for _, l := range pool.Under(pool.ActiveProfile).Lanes {
 		if !inv.Gateway && !p.mayRunOn(l, inv) {
 			continue
 		}

@@ -271,8 +271,8 @@ func TestDocExamplePool(t *testing.T) {
 	if len(llama.Nodes) != 1 || llama.Nodes[0].Name != "a" || len(llama.Lanes) != 1 || len(llama.Models) != 1 || llama.Gateway || len(llama.Members) != 0 {
 		t.Errorf("llama's inventory is %+v; the guide says node a, lane chat, model qwen3-27b", llama)
 	}
-	if len(sim.Nodes) != 1 || sim.Nodes[0].Name != "b" || len(sim.Lanes) != 1 || !sim.Gateway || len(sim.Aliases) != 1 || len(sim.Members) != 1 {
-		t.Errorf("sim's inventory is %+v; the guide says node b, lane chat, the gateway with alias chat, the member of harness", sim)
+	if len(sim.Nodes) != 1 || sim.Nodes[0].Name != "b" || len(sim.Lanes) != 1 || !sim.Gateway || len(sim.Aliases) != 1 || len(sim.Members) != 1 || len(sim.GatewayNodes) != 2 {
+		t.Errorf("sim's inventory is %+v; the guide says node b, lane chat, the gateway with alias chat and both nodes, the member of harness", sim)
 	}
 }
 
