@@ -47,6 +47,21 @@ func TestRefreshLeavesTheImageOfAMemberWithoutRegistry(t *testing.T) {
 	}
 }
 
+// A member leaving the pool is observed by its cluster plugin alone: the
+// image-sync plugin, which does not have it, leaves its image as the
+// state records it, so the refresh reports no drift for it.
+func TestRefreshLeavesTheImageOfALeavingMember(t *testing.T) {
+	pool := &pools.Pool{PodPools: []pools.PodPool{{Name: "harness", Cluster: "kube", ImageSync: "image-sync", Members: []pools.Member{{Context: "k1"}}}}}
+	leaving := pools.MemberState{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001", Image: "h:1"}
+	cluster := seen{plugin: "kube", parts: []string{sdk.ObserveMembers}, owns: ownerOf(pool, "kube"),
+		fleet: pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001"}}}}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: ownerOf(pool, "image-sync")}
+	f := pools.Fleet{Members: []pools.MemberState{leaving}}
+	if drift := (Observation{seen: []seen{cluster, images}}).Refresh(&f); len(drift) != 0 || len(f.Members) != 1 || f.Members[0] != leaving {
+		t.Errorf("members %+v, drift %v; want the leaving member kept as it was", f.Members, drift)
+	}
+}
+
 // What an image-sync plugin saw of its pod pools' images (digest, bytes
 // missing) replaces what an earlier refresh left, for its pod pools only,
 // and is no drift: it is an observation, not state.
@@ -63,20 +78,5 @@ func TestRefreshLaysTheMembersImagesWithoutDrift(t *testing.T) {
 	}
 	if k1, k2 := f.MemberImage("harness/k1", "h:1"), f.MemberImage("jobs/k2", "h:1"); len(f.Images) != 2 || k1 == nil || k1.MissingBytes != 700 || k2 == nil || k2.MissingBytes != 9 {
 		t.Errorf("images %+v, want harness/k1 as seen (700 bytes) and jobs/k2 kept", f.Images)
-	}
-}
-
-// A member leaving the pool is observed by its cluster plugin alone: the
-// image-sync plugin, which does not have it, leaves its image as the
-// state records it, so the refresh reports no drift for it.
-func TestRefreshLeavesTheImageOfALeavingMember(t *testing.T) {
-	pool := &pools.Pool{PodPools: []pools.PodPool{{Name: "harness", Cluster: "kube", ImageSync: "image-sync", Members: []pools.Member{{Context: "k1"}}}}}
-	leaving := pools.MemberState{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001", Image: "h:1"}
-	cluster := seen{plugin: "kube", parts: []string{sdk.ObserveMembers}, owns: ownerOf(pool, "kube"),
-		fleet: pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001"}}}}
-	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: ownerOf(pool, "image-sync")}
-	f := pools.Fleet{Members: []pools.MemberState{leaving}}
-	if drift := (Observation{seen: []seen{cluster, images}}).Refresh(&f); len(drift) != 0 || len(f.Members) != 1 || f.Members[0] != leaving {
-		t.Errorf("members %+v, drift %v; want the leaving member kept as it was", f.Members, drift)
 	}
 }
