@@ -157,14 +157,17 @@ func TestSubmitWaitsForRoomAndSaysSo(t *testing.T) {
 		}
 		done <- p
 	}()
-	time.Sleep(50 * time.Millisecond)
-	cl["b"].finish(t, "jobs")
-	p := <-done
-	if p.Context != "b" || p.Waited <= 0 {
-		t.Fatalf("placed %+v, want b after a wait", p)
+	// Free a place only once the launcher has said it waits, however
+	// slowly a loaded machine schedules it.
+	const waiting = "waiting for room in pod pool harness: a 1/1, b 2/2; waited"
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(progress.String(), waiting); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no waiting line after a minute; progress %q", progress.String())
+		}
 	}
-	if !strings.Contains(progress.String(), "waiting for room in pod pool harness: a 1/1, b 2/2; waited") {
-		t.Fatalf("progress %q", progress.String())
+	cl["b"].finish(t, "jobs")
+	if p := <-done; p.Context != "b" || p.Waited <= 0 {
+		t.Fatalf("placed %+v, want b after a wait", p)
 	}
 }
 
