@@ -34,6 +34,7 @@ type liveProgress struct {
 type flight struct {
 	step, plugin, text string
 	fraction           float64
+	done, total        int64 // bytes, when the plugin counts them
 }
 
 // defaultWidth is the width assumed when the terminal does not say.
@@ -64,6 +65,9 @@ func (l *liveProgress) Event(e runner.Event) {
 			}
 			if e.Fraction > 0 {
 				f.fraction = e.Fraction
+			}
+			if e.BytesTotal > 0 {
+				f.done, f.total = e.BytesDone, e.BytesTotal
 			}
 		}
 	case runner.EventRetry:
@@ -124,7 +128,7 @@ func (l *liveProgress) draw(b *strings.Builder) {
 		if f.plugin != "" {
 			line += " (" + f.plugin + ")"
 		}
-		if text := progressText(f.text, f.fraction); text != "" {
+		if text := progressText(f.text, f.fraction, f.done, f.total); text != "" {
 			line += "  " + text
 		}
 		l.line(b, line)

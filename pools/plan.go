@@ -82,10 +82,13 @@ type Step struct {
 
 // Estimate is what a step is expected to cost: seconds of work, GB moved
 // over the network, and the change in reserved memory on its node.
+// TransferBytes is the exact count behind TransferGB when a plugin
+// measured it (an image-sync's missing blobs and manifests), 0 otherwise.
 type Estimate struct {
-	Seconds    float64 `json:"seconds"`
-	TransferGB float64 `json:"transfer_gb,omitempty"`
-	MemoryGB   float64 `json:"memory_gb,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	TransferGB    float64 `json:"transfer_gb,omitempty"`
+	TransferBytes int64   `json:"transfer_bytes,omitempty"`
+	MemoryGB      float64 `json:"memory_gb,omitempty"`
 }
 
 // Interruption is a time an alias cannot be served during the plan: its

@@ -55,14 +55,14 @@ type running struct {
 	client *plugin.Client
 	cmd    *exec.Cmd // nil when reattached
 	act    sdk.Actuator
+	// redact masks the plugin's credentials in its text; set by start,
+	// then by setup once Describe gave the config schema.
+	redact *redact.Redactor
 
 	pool *pools.Pool
 	decl pools.Plugin
 	opts Options
 	out  *output
-	// redactor masks the credentials of decl's config in what the
-	// plugin's steps send back; it is made once, not per step.
-	redactor *redact.Redactor
 }
 
 // start starts one plugin and sets it up. On failure it returns nil, with
@@ -70,8 +70,8 @@ type running struct {
 func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
-	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out, redactor: redact.ForConfig(d.Config)}
-	out.redactLines(d)
+	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out, redact: redactor(d, "")}
+	out.redactLines(d.Name, p.redact)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},
@@ -133,7 +133,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 	}
 
 	p.client = plugin.NewClient(cfg)
-	pds := p.setup(ctx, d)
+	pds := redactDiagnostics(p.redact, p.setup(ctx, d))
 	ds = append(ds, pds...)
 	if pds.HasErrors() {
 		p.client.Kill()
@@ -192,6 +192,8 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 	p.info.Version = desc.Version
 	p.info.Kinds = desc.StepKinds
 	p.info.Capabilities = desc.Capabilities
+	p.redact = redactor(d, desc.ConfigSchema)
+	p.out.redactLines(d.Name, p.redact)
 
 	config := []byte("{}")
 	if d.Config != nil {

@@ -42,7 +42,7 @@ type stepActuator struct {
 // Apply sends the step to the plugin, restarting its process first when
 // it has died.
 func (a stepActuator) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) runner.Response {
-	r := a.p.redactor
+	r := a.p.redact
 	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, redactProgress(r, progress))
 	out := runner.Response{Retryable: resp.Retryable, Diagnostics: redactResponse(r, resp.Diagnostics)}
 	if resp.Observed != nil && a.p.info.Capabilities.ApplyObserves {

@@ -79,11 +79,13 @@ func newJournal(f *File, fh *os.File, apply string) *Journal {
 	return j
 }
 
-// Interrupted describes an apply that did not end: its ID and the steps it
-// had started but not finished.
+// Interrupted describes an apply that did not end: its ID, the steps it
+// had started but not finished and, for each, the plugin it was sent to
+// (the message of its StepStarted record).
 type Interrupted struct {
 	Apply    string
 	InFlight []string
+	Plugin   map[string]string
 }
 
 // journalScan is what the journal says about the last apply.
@@ -93,7 +95,8 @@ type journalScan struct {
 	effects []pools.Step // the effects of its finished steps, in order
 	marks   []Record     // its ApplyStarted and Snapshot records
 	open    map[string]bool
-	order   []string // steps in the order they first started
+	order   []string          // steps in the order they first started
+	plugin  map[string]string // the plugin of each started step
 }
 
 // after returns the effects the state file of lineage and serial does not
@@ -125,6 +128,10 @@ func (s *journalScan) add(r Record) {
 			s.order = append(s.order, r.Step)
 		}
 		s.open[r.Step] = true
+		if s.plugin == nil {
+			s.plugin = map[string]string{}
+		}
+		s.plugin[r.Step] = r.Message
 	case StepFinished:
 		if r.Effect != nil {
 			s.effects = append(s.effects, *r.Effect)
@@ -140,10 +147,11 @@ func (s *journalScan) interrupted() *Interrupted {
 	if s.apply == "" || s.ended {
 		return nil
 	}
-	last := &Interrupted{Apply: s.apply}
+	last := &Interrupted{Apply: s.apply, Plugin: map[string]string{}}
 	for _, id := range s.order {
 		if s.open[id] {
 			last.InFlight = append(last.InFlight, id)
+			last.Plugin[id] = s.plugin[id]
 		}
 	}
 	return last
