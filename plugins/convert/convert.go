@@ -132,8 +132,10 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 	return out
 }
 
-// Inventory is the part of the pool the plugin serves, by target.
-func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
+// Inventory is the part of the pool the plugin serves, by target. Of the
+// leaving members (those the state holds and the pool no longer lists,
+// see plan.Leaving), it gets the ones of pod pools whose cluster it is.
+func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState) sdk.Inventory {
 	p := Plan{Pool: pool}
 	var inv sdk.Inventory
 	models := map[string]bool{}
@@ -169,6 +171,11 @@ func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
 		for i, m := range pp.Members {
 			inv.Members = append(inv.Members, p.member(pools.MemberState{PodPool: pp.Name, Context: m.Context, Priority: i,
 				SSHHost: m.SSHHost, SSHPort: m.SSHPort, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
+		}
+	}
+	for _, m := range leaving {
+		if pp := pool.PodPool(m.PodPool); pp != nil && pp.Cluster == plugin {
+			inv.Leaving = append(inv.Leaving, p.member(m))
 		}
 	}
 	return inv
@@ -208,6 +215,9 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 	}
 	for _, m := range f.Members {
 		out.Members = append(out.Members, MemberState(m))
+	}
+	for _, i := range f.Images {
+		out.Images = append(out.Images, pools.MemberImage(i))
 	}
 	out.Normalize()
 	return out

@@ -65,6 +65,10 @@ type Options struct {
 	// it with NotStarted saying so. Commands that only inspect a pool set
 	// it, so that reading a checkout runs none of its code.
 	UnpinnedInside string
+	// Leaving are the members the state holds that the pool no longer
+	// lists (plan.Leaving); each goes in the inventory of its pod pool's
+	// cluster plugin, which observes it so its member-remove is planned.
+	Leaving []pools.MemberState
 }
 
 // Info describes a running plugin, for listings.

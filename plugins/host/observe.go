@@ -35,11 +35,17 @@ type owner struct {
 	gateway    bool
 	clusters   map[string]bool // pod pools whose cluster plugin it is
 	imageSyncs map[string]bool // pod pools whose image sync it is
+	listed     map[string]bool // keys of the members the pool lists
 }
 
 // ownerOf is what the plugin serves in the pool.
 func ownerOf(pool *pools.Pool, plugin string) owner {
-	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}}
+	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}, listed: map[string]bool{}}
+	for _, pp := range pool.PodPools {
+		for _, m := range pp.Members {
+			o.listed[pools.MemberState{PodPool: pp.Name, Context: m.Context}.Key()] = true
+		}
+	}
 	for _, t := range pool.Targets() {
 		if t.Plugin != plugin {
 			continue
@@ -151,9 +157,12 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	case sdk.ObserveImages:
+		f.Images = replace(f.Images, seen.Images, func(m pools.MemberImage) bool { return o.imageSyncs[m.PodPool] })
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] || m.Registry == "" {
-				continue // a member without a registry has no image to sync
+			if !o.imageSyncs[m.PodPool] || m.Registry == "" || !o.listed[m.Key()] {
+				// A member without a registry has no image to sync; one
+				// leaving the pool is not in the image sync's inventory.
+				continue
 			}
 			f.Members[i].Image = ""
 			if j := slices.IndexFunc(seen.Members, func(x pools.MemberState) bool { return x.Key() == m.Key() }); j >= 0 {

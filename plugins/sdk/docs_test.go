@@ -153,7 +153,7 @@ func TestDocListsEveryJSONField(t *testing.T) {
 	doc := readDoc(t, docPath)
 	for _, v := range []any{sdk.Step{}, sdk.Node{}, sdk.Model{}, sdk.Lane{}, sdk.LaneSpec{}, sdk.AliasSpec{}, sdk.LaneEndpoint{},
 		sdk.RouteChange{}, sdk.Route{}, sdk.Prefetch{}, sdk.Prefetched{}, sdk.Member{}, sdk.ImageSync{}, sdk.NodeStatus{},
-		sdk.Fleet{}, sdk.Inventory{}} {
+		sdk.Fleet{}, sdk.MemberImage{}, sdk.Inventory{}} {
 		typ := reflect.TypeOf(v)
 		var want []string
 		for i := range typ.NumField() {
@@ -267,7 +267,7 @@ func TestDocExamplePool(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the example pool's targets are %q, want %q", got, want)
 	}
-	llama, sim := convert.Inventory(cfg.Pool, "llama"), convert.Inventory(cfg.Pool, pools.DefaultPlugin)
+	llama, sim := convert.Inventory(cfg.Pool, "llama", nil), convert.Inventory(cfg.Pool, pools.DefaultPlugin, nil)
 	if len(llama.Nodes) != 1 || llama.Nodes[0].Name != "a" || len(llama.Lanes) != 1 || len(llama.Models) != 1 || llama.Gateway || len(llama.Members) != 0 {
 		t.Errorf("llama's inventory is %+v; the guide says node a, lane chat, model qwen3-27b", llama)
 	}
