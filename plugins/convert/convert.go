@@ -6,7 +6,6 @@
 package convert
 
 import (
-
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
