@@ -23,7 +23,6 @@ func TestASensitiveConfigValueIsNeverPrintedNorJournaled(t *testing.T) {
 		{"apply", "--auto-approve", dir},
 		{"apply", "--auto-approve", "--json", dir},
 		{"plan", dir},
-		{"plan", "--format", "json", dir},
 		{"validate", "-v", dir},
 	} {
 		cmd := exec.Command(bin, args...)
