@@ -85,7 +85,7 @@ func (b *builder) freePreference(s *pools.Step) int {
 	switch {
 	case s.Kind == pools.StepResidency:
 		return 0
-	case b.makeBeforeBreak[laneID(pools.StepDrain, *s.Lane)] == "":
+	case b.makeBeforeBreak[b.laneID(pools.StepDrain, *s.Lane)] == "":
 		return 1
 	}
 	return 2
@@ -188,7 +188,10 @@ func (b *builder) finish() (*pools.Plan, error) {
 	if len(plan.Steps) != len(b.steps) {
 		return nil, fmt.Errorf("plan: steps form a cycle")
 	}
-	plan.Before = b.cur.Clone()
+	// Before is the fleet as given (routes without a port stay so); After
+	// is the fleet as the planner read it, every route naming its port,
+	// with the steps applied, so two plans' routes compare.
+	plan.Before = b.in.Current.Clone()
 	after := b.cur.Clone()
 	for _, s := range plan.Steps {
 		if err := after.Apply(s); err != nil {
