@@ -77,7 +77,10 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 		args:    "[PATH...]",
 		summary: "list the addresses of what the state holds",
 		help: `Lists one address per line: lane.NAME@NODE, route.ALIAS, weights.MODEL@NODE,
-member.POOL/CONTEXT. For scripts: grep, wc -l, xargs.
+member.POOL/CONTEXT. A lane replaced on its node runs two processes there for a
+while, listed as lane.NAME@NODE:PORT; a model with two weights files on a node
+(new weights staged beside the old) lists them as weights.MODEL@NODE:PATH.
+For scripts: grep, wc -l, xargs.
 
 Exit codes: 0 success, 1 the state cannot be read.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
@@ -88,14 +91,29 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 					fmt.Fprintf(io.Err, "poolc state list: %v\n", err)
 					return ExitError
 				}
+				count := map[string]int{}
 				for _, l := range st.Lanes {
-					fmt.Fprintf(io.Out, "lane.%s@%s\n", l.Name, l.Node)
+					count["lane."+l.Name+"@"+l.Node]++
+				}
+				for _, p := range st.Prefetched {
+					count["weights."+p.Model+"@"+p.Node]++
+				}
+				for _, l := range st.Lanes {
+					a := "lane." + l.Name + "@" + l.Node
+					if count[a] > 1 {
+						a += fmt.Sprintf(":%d", l.Port)
+					}
+					fmt.Fprintln(io.Out, a)
 				}
 				for _, r := range st.Routes {
 					fmt.Fprintf(io.Out, "route.%s\n", r.Alias)
 				}
 				for _, p := range st.Prefetched {
-					fmt.Fprintf(io.Out, "weights.%s@%s\n", p.Model, p.Node)
+					a := "weights." + p.Model + "@" + p.Node
+					if count[a] > 1 {
+						a += ":" + p.Path
+					}
+					fmt.Fprintln(io.Out, a)
 				}
 				for _, m := range st.Members {
 					fmt.Fprintf(io.Out, "member.%s\n", m.Key())

@@ -14,8 +14,11 @@ import (
 func (f *Fleet) Apply(s Step) error {
 	switch s.Kind {
 	case StepPrefetch:
+		// The file at the path is now the step's: it replaces any other.
 		i, found := slices.BinarySearchFunc(f.Prefetched, *s.Prefetch, ComparePrefetch)
-		if !found {
+		if found {
+			f.Prefetched[i] = *s.Prefetch
+		} else {
 			f.Prefetched = slices.Insert(f.Prefetched, i, *s.Prefetch)
 		}
 	case StepStart:
@@ -23,7 +26,7 @@ func (f *Fleet) Apply(s Step) error {
 		l.Loaded = l.Residency != OnDemand
 		f.putLane(l)
 	case StepResidency:
-		l := f.Lane(s.Lane.Name, s.Lane.Node)
+		l := f.Process(s.Lane.Name, s.Lane.Node, s.Lane.Port)
 		if l == nil {
 			return fmt.Errorf("%s: lane %s is not running on %s", s.ID, s.Lane.Name, s.Lane.Node)
 		}
@@ -42,12 +45,12 @@ func (f *Fleet) Apply(s Step) error {
 			f.Routes = slices.Insert(f.Routes, i, *s.Route)
 		}
 	case StepDrain:
-		if f.Lane(s.Lane.Name, s.Lane.Node) == nil {
+		if f.Process(s.Lane.Name, s.Lane.Node, s.Lane.Port) == nil {
 			return fmt.Errorf("%s: lane %s is not running on %s", s.ID, s.Lane.Name, s.Lane.Node)
 		}
 	case StepStop:
-		i := f.laneIndex(s.Lane.Name, s.Lane.Node)
-		if i < len(f.Lanes) && f.Lanes[i].Name == s.Lane.Name && f.Lanes[i].Node == s.Lane.Node {
+		i := f.laneIndex(s.Lane.Name, s.Lane.Node, s.Lane.Port)
+		if i < len(f.Lanes) && compareLane(f.Lanes[i], s.Lane.Name, s.Lane.Node, s.Lane.Port) == 0 {
 			f.Lanes = slices.Delete(f.Lanes, i, i+1)
 		}
 	case StepMemberEnsure, StepImageSync:
@@ -68,8 +71,8 @@ func (f *Fleet) Apply(s Step) error {
 }
 
 func (f *Fleet) putLane(l LaneState) {
-	i := f.laneIndex(l.Name, l.Node)
-	if i < len(f.Lanes) && f.Lanes[i].Name == l.Name && f.Lanes[i].Node == l.Node {
+	i := f.laneIndex(l.Name, l.Node, l.Port)
+	if i < len(f.Lanes) && compareLane(f.Lanes[i], l.Name, l.Node, l.Port) == 0 {
 		f.Lanes[i] = l
 		return
 	}

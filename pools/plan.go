@@ -18,10 +18,14 @@ type StepKind string
 
 // The step kinds, in the order a summary lists them.
 const (
-	// StepPrefetch copies Prefetch.Model's weights to Prefetch.Node.
+	// StepPrefetch copies Prefetch.Model's weights to Prefetch.Path on
+	// Prefetch.Node. The planner never names a path a running process
+	// holds with other content (it stages new weights beside it).
 	StepPrefetch StepKind = "prefetch"
-	// StepStart starts Lane on Lane.Node: loads it when its residency is
-	// keep-warm or preferred, registers it for on-demand loading otherwise.
+	// StepStart starts Lane on Lane.Node and Lane.Port: loads it when its
+	// residency is keep-warm or preferred, registers it for on-demand
+	// loading otherwise. A lane replaced on its node runs a second
+	// process, on another port, until the old one stops.
 	StepStart StepKind = "start"
 	// StepResidency changes Lane's residency from From to Lane.Residency in
 	// place; an upgrade from on-demand loads the model.
@@ -29,10 +33,10 @@ const (
 	// StepRoute points Route.Alias at Route.Lane (on Route.Node); a nil
 	// Route.Lane ("") removes the alias from the gateway.
 	StepRoute StepKind = "route"
-	// StepDrain stops Lane (on Lane.Node) taking new requests and waits for
-	// the requests in flight.
+	// StepDrain stops Lane (on Lane.Node, Lane.Port) taking new requests
+	// and waits for the requests in flight.
 	StepDrain StepKind = "drain"
-	// StepStop stops Lane on Lane.Node and frees its memory.
+	// StepStop stops Lane on Lane.Node and Lane.Port and frees its memory.
 	StepStop StepKind = "stop"
 	// StepMemberEnsure creates or updates Member's namespace, quota for its
 	// capacity, limit range and registry wiring.

@@ -88,11 +88,13 @@ const (
 	Drained  Cordon = "drained"
 )
 
-// LaneState is one lane process on one node. A lane has one process in a
-// desired fleet; while it moves, the current fleet holds two, one per
-// node. Loaded says whether the model is in memory; keep-warm and
-// preferred lanes are loaded, an on-demand lane is registered on its node
-// and loads on first request.
+// LaneState is one lane process on one node, identified by its lane,
+// node and port. A lane has one process in a desired fleet; while it
+// moves, the current fleet holds two, one per node, and while it is
+// replaced on its node (new weights under the same lane name), two on
+// that node, on different ports. Loaded says whether the model is in
+// memory; keep-warm and preferred lanes are loaded, an on-demand lane is
+// registered on its node and loads on first request.
 type LaneState struct {
 	Name      string    `json:"name"`
 	Node      string    `json:"node"`
@@ -101,7 +103,13 @@ type LaneState struct {
 	Residency Residency `json:"residency"`
 	// Path is the weights file the process loads; a new file (an
 	// upgrade under the same model name) is a new process.
-	Path     string   `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// SHA256 and Source are the digest of the weights the process loads
+	// and where they were copied from, as the model declared them when
+	// the process started; "" when unknown (a state written before
+	// poolc recorded them, or a model that declares none).
+	SHA256   string   `json:"sha256,omitempty"`
+	Source   string   `json:"source,omitempty"`
 	Args     []string `json:"args,omitempty"`
 	MemoryGB float64  `json:"memory_gb"`
 	Loaded   bool     `json:"loaded"`
@@ -117,18 +125,24 @@ func (l LaneState) Reserved() float64 {
 }
 
 // Route sends an alias to a lane on a node, or to the hosted fallback
-// (Lane "cloud", no node).
+// (Lane "cloud", no node). Port says which of the lane's processes on the
+// node serves it; 0 (a state written before routes recorded it) means
+// the lane's process on the node, whichever port it listens on.
 type Route struct {
 	Alias string `json:"alias"`
 	Lane  string `json:"lane"`
 	Node  string `json:"node,omitempty"`
+	Port  int    `json:"port,omitempty"`
 }
 
-// Prefetch records that a model's weights file is on a node.
+// Prefetch records that a model's weights file is on a node. A file is
+// identified by node, model and path; SHA256 is the digest of what the
+// file holds ("" when unknown).
 type Prefetch struct {
 	Node   string  `json:"node"`
 	Model  string  `json:"model"`
 	Path   string  `json:"path,omitempty"`
+	SHA256 string  `json:"sha256,omitempty"`
 	SizeGB float64 `json:"size_gb"`
 }
 
@@ -148,18 +162,38 @@ type MemberState struct {
 // Key identifies the member across pod pools.
 func (m MemberState) Key() string { return m.PodPool + "/" + m.Context }
 
-// Lane returns the process of the named lane on the node, or nil.
+// Lane returns a process of the named lane on the node (the one on the
+// lowest port when it runs two, while it is replaced), or nil.
 func (f *Fleet) Lane(name, node string) *LaneState {
-	i := f.laneIndex(name, node)
+	i := f.laneIndex(name, node, 0)
 	if i < len(f.Lanes) && f.Lanes[i].Name == name && f.Lanes[i].Node == node {
 		return &f.Lanes[i]
 	}
 	return nil
 }
 
+// Process returns the process of the named lane on the node and port, or
+// nil; port 0 means any port, as Lane.
+func (f *Fleet) Process(name, node string, port int) *LaneState {
+	i := f.laneIndex(name, node, port)
+	if i < len(f.Lanes) && f.Lanes[i].Name == name && f.Lanes[i].Node == node && (port == 0 || f.Lanes[i].Port == port) {
+		return &f.Lanes[i]
+	}
+	return nil
+}
+
+// Serves returns the process a route sends its alias to, or nil (for the
+// cloud fallback, or a route to a process the fleet does not hold).
+func (f *Fleet) Serves(r Route) *LaneState {
+	if r.Lane == Cloud || r.Lane == "" {
+		return nil
+	}
+	return f.Process(r.Lane, r.Node, r.Port)
+}
+
 // Instances returns the processes of the named lane, on any node.
 func (f *Fleet) Instances(name string) []LaneState {
-	i := f.laneIndex(name, "")
+	i := f.laneIndex(name, "", 0)
 	j := i
 	for j < len(f.Lanes) && f.Lanes[j].Name == name {
 		j++
@@ -167,11 +201,21 @@ func (f *Fleet) Instances(name string) []LaneState {
 	return f.Lanes[i:j]
 }
 
-func (f *Fleet) laneIndex(name, node string) int {
+func (f *Fleet) laneIndex(name, node string, port int) int {
 	return sort.Search(len(f.Lanes), func(i int) bool {
-		l := f.Lanes[i]
-		return l.Name > name || (l.Name == name && l.Node >= node)
+		return compareLane(f.Lanes[i], name, node, port) >= 0
 	})
+}
+
+// compareLane orders lane processes by lane, node and port.
+func compareLane(l LaneState, name, node string, port int) int {
+	if c := strings.Compare(l.Name, name); c != 0 {
+		return c
+	}
+	if c := strings.Compare(l.Node, node); c != 0 {
+		return c
+	}
+	return l.Port - port
 }
 
 // Route returns the route of an alias, or nil.
@@ -194,10 +238,11 @@ func (f *Fleet) IsDown(node string) bool {
 }
 
 // HasPrefetched reports whether the weights file p names (node, model and
-// path) is on its node. The fleet must be normalized.
+// path) is on its node with p's content: the same SHA256 when both are
+// known. The fleet must be normalized.
 func (f *Fleet) HasPrefetched(p Prefetch) bool {
-	_, found := slices.BinarySearchFunc(f.Prefetched, p, ComparePrefetch)
-	return found
+	i, found := slices.BinarySearchFunc(f.Prefetched, p, ComparePrefetch)
+	return found && (p.SHA256 == "" || f.Prefetched[i].SHA256 == "" || f.Prefetched[i].SHA256 == p.SHA256)
 }
 
 // Normalize sorts every list by its key and turns nil lists into empty
@@ -205,11 +250,8 @@ func (f *Fleet) HasPrefetched(p Prefetch) bool {
 func (f *Fleet) Normalize() {
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
 	sort.Slice(f.Lanes, func(i, j int) bool {
-		a, b := f.Lanes[i], f.Lanes[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Node < b.Node
+		b := f.Lanes[j]
+		return compareLane(f.Lanes[i], b.Name, b.Node, b.Port) < 0
 	})
 	sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Alias < f.Routes[j].Alias })
 	slices.SortFunc(f.Prefetched, ComparePrefetch)
@@ -265,13 +307,20 @@ func ParseState(name string, data []byte) (*State, error) {
 // without a node, routes to lanes that do not exist.
 func (s *Fleet) check() error {
 	lanes := map[[2]string]bool{}
+	type process struct {
+		name, node string
+		port       int
+	}
+	procs := map[process]bool{}
 	for _, l := range s.Lanes {
 		if l.Name == "" || l.Node == "" {
 			return fmt.Errorf("lane %q has no name or node", l.Name)
 		}
-		if lanes[[2]string{l.Name, l.Node}] {
-			return fmt.Errorf("lane %q appears twice on node %q", l.Name, l.Node)
+		key := process{l.Name, l.Node, l.Port}
+		if procs[key] {
+			return fmt.Errorf("lane %q appears twice on node %q port %d", l.Name, l.Node, l.Port)
 		}
+		procs[key] = true
 		lanes[[2]string{l.Name, l.Node}] = true
 	}
 	aliases := map[string]bool{}
@@ -280,7 +329,7 @@ func (s *Fleet) check() error {
 			return fmt.Errorf("alias %q is routed twice", r.Alias)
 		}
 		aliases[r.Alias] = true
-		if r.Lane != Cloud && !lanes[[2]string{r.Lane, r.Node}] {
+		if r.Lane != Cloud && (!lanes[[2]string{r.Lane, r.Node}] || r.Port != 0 && !procs[process{r.Lane, r.Node, r.Port}]) {
 			return fmt.Errorf("alias %q routes to lane %q on node %q, which the state does not hold", r.Alias, r.Lane, r.Node)
 		}
 	}

@@ -22,7 +22,10 @@ func observedEffect(s pools.Step, seen *pools.Fleet) (pools.Step, error) {
 	switch s.Kind {
 	case pools.StepStart, pools.StepResidency, pools.StepDrain:
 		want := *s.Lane
-		got := seen.Lane(want.Name, want.Node)
+		got := seen.Process(want.Name, want.Node, want.Port)
+		if got == nil {
+			got = seen.Lane(want.Name, want.Node) // on another port: laneDiff says so
+		}
 		if got == nil {
 			return s, fmt.Errorf("lane %s is not running on %s after the step, which was to %s it", want.Name, want.Node, s.Kind)
 		}
@@ -36,9 +39,15 @@ func observedEffect(s pools.Step, seen *pools.Fleet) (pools.Step, error) {
 		if l.Path == "" {
 			l.Path = want.Path
 		}
+		if l.SHA256 == "" {
+			l.SHA256 = want.SHA256
+		}
+		if l.Source == "" {
+			l.Source = want.Source
+		}
 		out.Lane = &l
 	case pools.StepStop:
-		if seen.Lane(s.Lane.Name, s.Lane.Node) != nil {
+		if seen.Process(s.Lane.Name, s.Lane.Node, s.Lane.Port) != nil {
 			return s, fmt.Errorf("lane %s is still running on %s after the step, which was to stop it", s.Lane.Name, s.Lane.Node)
 		}
 	case pools.StepRoute:
@@ -49,7 +58,7 @@ func observedEffect(s pools.Step, seen *pools.Fleet) (pools.Step, error) {
 		case s.Route.Lane == "":
 		case got == nil:
 			return s, fmt.Errorf("alias %s routes nowhere after the step, which was to route it to %s", s.Route.Alias, endpoint(s.Route.Lane, s.Route.Node))
-		case got.Lane != s.Route.Lane || got.Node != s.Route.Node:
+		case got.Lane != s.Route.Lane || got.Node != s.Route.Node || got.Port != 0 && s.Route.Port != 0 && got.Port != s.Route.Port:
 			return s, fmt.Errorf("alias %s routes to %s after the step, which was to route it to %s", s.Route.Alias, endpoint(got.Lane, got.Node), endpoint(s.Route.Lane, s.Route.Node))
 		}
 	case pools.StepPrefetch:
@@ -59,6 +68,9 @@ func observedEffect(s pools.Step, seen *pools.Fleet) (pools.Step, error) {
 		})
 		if i < 0 {
 			return s, fmt.Errorf("the weights of %s are not on %s after the step, which was to copy them there", want.Model, want.Node)
+		}
+		if got := seen.Prefetched[i].SHA256; got != "" && want.SHA256 != "" && got != want.SHA256 {
+			return s, fmt.Errorf("the weights of %s on %s have sha256 %s after the step, which was to copy %s", want.Model, want.Node, got, want.SHA256)
 		}
 	case pools.StepMemberEnsure, pools.StepImageSync:
 		want := *s.Member

@@ -119,9 +119,9 @@ func Place(in Input) Result {
 		}
 		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
 			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
-			Path: m.Path, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
+			Path: m.Path, SHA256: m.SHA256, Source: m.Source, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
 		})
-		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SizeGB: m.SizeGB}); !prefetched[pf] {
+		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SHA256: m.SHA256, SizeGB: m.SizeGB}); !prefetched[pf] {
 			prefetched[pf] = true
 			res.Desired.Prefetched = append(res.Desired.Prefetched, pf)
 		}

@@ -85,7 +85,7 @@ func (b *builder) freePreference(s *pools.Step) int {
 	switch {
 	case s.Kind == pools.StepResidency:
 		return 0
-	case b.makeBeforeBreak[laneID(pools.StepDrain, *s.Lane)] == "":
+	case b.makeBeforeBreak[b.laneID(pools.StepDrain, *s.Lane)] == "":
 		return 1
 	}
 	return 2
@@ -188,11 +188,15 @@ func (b *builder) finish() (*pools.Plan, error) {
 	if len(plan.Steps) != len(b.steps) {
 		return nil, fmt.Errorf("plan: steps form a cycle")
 	}
-	// The plan's fleets have the state's shape: what the refresh saw of
-	// the members' images is in the image-sync steps, not in them.
-	plan.Before = b.cur.Clone()
+	// Before is the fleet as given (routes without a port stay so); After
+	// is the fleet as the planner read it, every route naming its port,
+	// with the steps applied, so two plans' routes compare. Both have the
+	// state's shape: what the refresh saw of the members' images is in the
+	// image-sync steps, not in them.
+	plan.Before = b.in.Current.Clone()
 	plan.Before.Images = nil
-	after := plan.Before.Clone()
+	after := b.cur.Clone()
+	after.Images = nil
 	for _, s := range plan.Steps {
 		if err := after.Apply(s); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)

@@ -68,6 +68,7 @@ func Diff(in Input) (*pools.Plan, error) {
 	}
 	cur := in.Current.Clone()
 	des := in.Placement.Desired.Clone()
+	resolve(in.Pool, &cur, &des)
 	breakFirst := map[string]bool{} // lanes whose old process goes first
 	for {
 		b := newBuilder(in, cur, des, breakFirst)
@@ -94,13 +95,29 @@ type builder struct {
 	// process; they are where a cycle can be broken.
 	makeBeforeBreak map[string]string // drain step ID -> lane
 	interruptions   []pools.Interruption
-	// gone lists processes the plan stops, by lane and node.
-	gone map[[2]string]bool
+	// gone lists the processes the plan stops.
+	gone map[process]bool
+	// ports are the lanes' declared ports, spare their spare ones.
+	ports, spare map[string]int
 }
 
+// process identifies a lane process: lane, node and port.
+type process struct {
+	lane, node string
+	port       int
+}
+
+func processOf(l pools.LaneState) process { return process{l.Name, l.Node, l.Port} }
+
+func processAt(r pools.Route) process { return process{r.Lane, r.Node, r.Port} }
+
 func newBuilder(in Input, cur, des pools.Fleet, breakFirst map[string]bool) *builder {
-	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst,
-		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[[2]string]bool{}}
+	ports := map[string]int{}
+	for _, l := range in.Pool.Lanes {
+		ports[l.Name] = l.Port
+	}
+	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: in.Pool.SparePorts(),
+		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
 }
 
 func (b *builder) add(s pools.Step) *pools.Step {
@@ -124,8 +141,28 @@ func dependOn(s *pools.Step, ids ...string) {
 	}
 }
 
-func laneID(kind pools.StepKind, l pools.LaneState) string {
-	return fmt.Sprintf("%s:%s@%s", kind, l.Name, l.Node)
+// laneID is the ID of a step of a lane process: KIND:LANE@NODE, with
+// :PORT when the process listens on another port than the lane declares
+// (a lane replaced on its node runs a second process there), or, for a
+// lane the pool no longer declares, when it runs several on the node.
+func (b *builder) laneID(kind pools.StepKind, l pools.LaneState) string {
+	id := fmt.Sprintf("%s:%s@%s", kind, l.Name, l.Node)
+	declared, ok := b.ports[l.Name]
+	if ok && l.Port != declared || !ok && b.onNode(l.Name, l.Node) > 1 {
+		id += fmt.Sprintf(":%d", l.Port)
+	}
+	return id
+}
+
+// onNode counts the current processes of a lane on a node.
+func (b *builder) onNode(lane, node string) int {
+	n := 0
+	for _, c := range b.cur.Instances(lane) {
+		if c.Node == node {
+			n++
+		}
+	}
+	return n
 }
 
 func routeID(alias string) string { return "route:" + alias }
@@ -169,10 +206,14 @@ func (b *builder) prefetches() {
 			continue
 		}
 		pf := p
+		reason := fmt.Sprintf("because %s on %s", lanesText(serving[[2]string{p.Node, p.Model}]), p.Node)
+		if m := b.in.Pool.Model(p.Model); m != nil && m.Path != p.Path {
+			reason += fmt.Sprintf("; staged at %s, since a running process loads %s", p.Path, m.Path)
+		}
 		b.add(pools.Step{
 			ID: prefetchID(p.Model, p.Node), Kind: pools.StepPrefetch,
 			Target: p.Model, Node: p.Node, Prefetch: &pf,
-			Reason:   fmt.Sprintf("because %s on %s", lanesText(serving[[2]string{p.Node, p.Model}]), p.Node),
+			Reason:   reason,
 			Estimate: pools.Estimate{Seconds: p.SizeGB / PrefetchGBps, TransferGB: p.SizeGB},
 		})
 	}
@@ -186,10 +227,6 @@ func lanesText(names []string) string {
 	return "lanes " + strings.Join(names, ", ") + " need their weights"
 }
 
-func sameProcess(a, b pools.LaneState) bool {
-	return a.Model == b.Model && a.Path == b.Path && a.Port == b.Port && slices.Equal(a.Args, b.Args)
-}
-
 // lane lays out the steps of one lane: start the desired process where
 // none fits, change residency in place, and drain and stop every other.
 func (b *builder) lane(name string) {
@@ -200,7 +237,7 @@ func (b *builder) lane(name string) {
 	var start *pools.Step
 	var keep *pools.LaneState
 	for _, c := range b.cur.Instances(name) {
-		if d != nil && c.Node == d.Node && sameProcess(c, *d) {
+		if d != nil && c.Node == d.Node && c.Port == d.Port && sameRun(c, *d) {
 			c := c
 			keep = &c
 		}
@@ -211,9 +248,17 @@ func (b *builder) lane(name string) {
 		case keep == nil:
 			reason := b.startReason(*d)
 			for _, c := range b.cur.Instances(name) {
-				if c.Node == d.Node {
+				switch {
+				case c.Node != d.Node:
+				case c.Port == d.Port:
 					replaced = true
 					reason = fmt.Sprintf("because lane %s changes in place: %s", name, processChange(c, *d))
+				case !replaced:
+					how := fmt.Sprintf("the new process starts beside the old one on port %d", d.Port)
+					if b.breakFirst[name] {
+						how = fmt.Sprintf("the new process starts on port %d once the old one has stopped", d.Port)
+					}
+					reason = fmt.Sprintf("because lane %s on %s is replaced: %s; %s", name, d.Node, b.replaceText(c, *d), how)
 				}
 			}
 			start = b.startStep(*d, reason)
@@ -224,7 +269,7 @@ func (b *builder) lane(name string) {
 				up = d.MemoryGB
 			}
 			s := b.add(pools.Step{
-				ID: fmt.Sprintf("residency:%s@%s", name, d.Node), Kind: pools.StepResidency, Target: name, Node: d.Node,
+				ID: b.laneID(pools.StepResidency, *d), Kind: pools.StepResidency, Target: name, Node: d.Node,
 				Lane: cloneLane(*d), From: from, Reason: b.residencyReason(name, from, d.Residency),
 				Estimate: pools.Estimate{Seconds: 1, MemoryGB: up},
 			})
@@ -236,10 +281,10 @@ func (b *builder) lane(name string) {
 		}
 	}
 	for _, c := range b.cur.Instances(name) {
-		if keep != nil && c.Node == keep.Node {
+		if keep != nil && c.Node == keep.Node && c.Port == keep.Port {
 			continue
 		}
-		b.retire(c, d, start, replaced && c.Node == d.Node)
+		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port)
 	}
 }
 
@@ -257,7 +302,7 @@ func (b *builder) sizeOf(model string) float64 {
 
 func (b *builder) startStep(d pools.LaneState, reason string) *pools.Step {
 	s := b.add(pools.Step{
-		ID: laneID(pools.StepStart, d), Kind: pools.StepStart, Target: d.Name, Node: d.Node,
+		ID: b.laneID(pools.StepStart, d), Kind: pools.StepStart, Target: d.Name, Node: d.Node,
 		Lane: cloneLane(d), Reason: reason,
 		Estimate: pools.Estimate{Seconds: StartSeconds, MemoryGB: d.Reserved()},
 	})
@@ -275,14 +320,14 @@ func prefetchID(model, node string) string { return fmt.Sprintf("prefetch:%s@%s"
 // retire drains and stops the process c of a lane whose desired process
 // is d (nil when the lane goes away) started by start (nil when none is).
 func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Step, inPlace bool) {
-	b.gone[[2]string{c.Name, c.Node}] = true
+	b.gone[processOf(c)] = true
 	reason := b.retireReason(c, d)
 	drain := b.add(pools.Step{
-		ID: laneID(pools.StepDrain, c), Kind: pools.StepDrain, Target: c.Name, Node: c.Node,
+		ID: b.laneID(pools.StepDrain, c), Kind: pools.StepDrain, Target: c.Name, Node: c.Node,
 		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: DrainSeconds},
 	})
 	stop := b.add(pools.Step{
-		ID: laneID(pools.StepStop, c), Kind: pools.StepStop, Target: c.Name, Node: c.Node,
+		ID: b.laneID(pools.StepStop, c), Kind: pools.StepStop, Target: c.Name, Node: c.Node,
 		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: StopSeconds, MemoryGB: -c.Reserved()},
 	})
 	dependOn(stop, drain.ID)
@@ -332,14 +377,14 @@ func (b *builder) routes() {
 // route lays out the steps of one alias moving from route cr to dr (either
 // may be nil).
 func (b *builder) route(alias string, cr, dr *pools.Route) {
-	leaving := cr != nil && b.gone[[2]string{cr.Lane, cr.Node}]
+	leaving := cr != nil && b.gone[processAt(*cr)]
 	changed := cr == nil || dr == nil || *cr != *dr
 	if !changed && !leaving {
 		return
 	}
 	var start *pools.Step // the start the new route waits for, if any
 	if dr != nil && dr.Lane != pools.Cloud {
-		start = b.byID[laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node})]
+		start = b.byID[b.laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node, Port: dr.Port})]
 	}
 	var interim *pools.Step
 	if leaving && b.breakFirst[cr.Lane] && start != nil {
@@ -365,7 +410,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	if !leaving {
 		return
 	}
-	drain := b.byID[laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node})]
+	drain := b.byID[b.laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node, Port: cr.Port})]
 	switch {
 	case interim != nil:
 		dependOn(drain, interim.ID)
@@ -387,7 +432,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	stable := func(name string) *pools.LaneState {
 		for _, l := range b.cur.Instances(name) {
-			if !b.gone[[2]string{l.Name, l.Node}] && b.des.Lane(l.Name, l.Node) != nil {
+			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil {
 				l := l
 				return &l
 			}
@@ -398,7 +443,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	var why string
 	for _, l := range b.cur.Lanes {
 		if l.Name != cr.Lane && l.Model == b.modelOf(cr) && stable(l.Name) != nil {
-			to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node}, "it serves the same model"
+			to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port}, "it serves the same model"
 			break
 		}
 	}
@@ -413,7 +458,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 					break
 				}
 				if l := stable(f); l != nil {
-					to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node}, "it is a declared fallback"
+					to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port}, "it is a declared fallback"
 					break
 				}
 			}
@@ -430,7 +475,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 }
 
 func (b *builder) modelOf(r pools.Route) string {
-	if l := b.cur.Lane(r.Lane, r.Node); l != nil {
+	if l := b.cur.Serves(r); l != nil {
 		return l.Model
 	}
 	return ""
@@ -438,12 +483,18 @@ func (b *builder) modelOf(r pools.Route) string {
 
 func (b *builder) interrupt(alias string, cr, dr pools.Route) {
 	seconds := DrainSeconds + StopSeconds + StartSeconds
-	if l := b.des.Lane(dr.Lane, dr.Node); l != nil {
+	l := b.des.Serves(dr)
+	if l != nil {
 		seconds += b.sizeOf(l.Model) / LoadGBps
+	}
+	why := fmt.Sprintf("lane %s must stop on %s before %s can start", cr.Lane, cr.Node, routeText(dr))
+	if l != nil && cr.Lane == dr.Lane && cr.Node == dr.Node {
+		why = fmt.Sprintf("lane %s is replaced on %s but its old process must stop before the new one can start (%s)",
+			cr.Lane, cr.Node, b.budgetText(dr.Node, l.Reserved()))
 	}
 	b.interruptions = append(b.interruptions, pools.Interruption{
 		Alias: alias, Lane: cr.Lane, Seconds: seconds,
-		Reason: fmt.Sprintf("lane %s must stop on %s before %s can start, and no lane of the same model or declared fallback can serve %s meanwhile", cr.Lane, cr.Node, routeText(dr), alias),
+		Reason: fmt.Sprintf("%s, and no lane of the same model or declared fallback can serve %s meanwhile", why, alias),
 	})
 }
 

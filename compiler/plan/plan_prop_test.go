@@ -31,6 +31,7 @@ func genPool(t *rapid.T, label string) *pools.Pool {
 	for i := range models {
 		p.Models = append(p.Models, pools.Model{
 			Name: fmt.Sprintf("m%d", i), Path: fmt.Sprintf("/m%d.gguf", i),
+			SHA256:   weightsDigest(rapid.IntRange(0, 2).Draw(t, label+"sha")),
 			SizeGB:   float64(rapid.IntRange(1, 30).Draw(t, label+"size")),
 			MemoryGB: float64(rapid.IntRange(2, 70).Draw(t, label+"memory")),
 		})
@@ -44,7 +45,7 @@ func genPool(t *rapid.T, label string) *pools.Pool {
 			Model:     fmt.Sprintf("m%d", rapid.IntRange(0, models-1).Draw(t, label+"model")),
 			Residency: rapid.SampledFrom(residencies).Draw(t, label+"residency"),
 			Placement: perm[:rapid.IntRange(1, len(perm)).Draw(t, label+"candidates")],
-			Port:      8000 + rapid.IntRange(0, 3).Draw(t, label+"port"),
+			Port:      8000 + 10*i + rapid.IntRange(0, 3).Draw(t, label+"port"), // unique, as validation wants
 		})
 	}
 	for i, l := range p.Lanes {
@@ -88,11 +89,33 @@ func nodeNames(p *pools.Pool) []string {
 	return out
 }
 
+// digest is a made-up sha256 of weights version v ("" for v 0: a model
+// that declares none).
+func weightsDigest(v int) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%064x", v)
+}
+
 // genChange draws the config after a change: lanes moved, added or
-// dropped, residencies changed, a profile switched.
+// dropped, residencies changed, models upgraded under the same name (a
+// new sha256, path or source), a profile switched.
 func genChange(t *rapid.T, old *pools.Pool) *pools.Pool {
 	p := *old
 	p.Lanes = slices.Clone(old.Lanes)
+	p.Models = slices.Clone(old.Models)
+	for i := range p.Models {
+		m := &p.Models[i]
+		switch rapid.IntRange(0, 5).Draw(t, "upgrade") {
+		case 0:
+			m.SHA256 = weightsDigest(rapid.IntRange(0, 3).Draw(t, "newsha"))
+		case 1:
+			m.Path = fmt.Sprintf("/v2/m%d.gguf", i)
+		case 2:
+			m.Source = fmt.Sprintf("https://weights.example/m%d-v%d.gguf", i, rapid.IntRange(1, 2).Draw(t, "newsource"))
+		}
+	}
 	residencies := []pools.Residency{pools.KeepWarm, pools.Preferred, pools.OnDemand}
 	var kept []pools.Lane
 	for _, l := range p.Lanes {
@@ -105,7 +128,7 @@ func genChange(t *rapid.T, old *pools.Pool) *pools.Pool {
 		case 2:
 			l.Residency = rapid.SampledFrom(residencies).Draw(t, "newresidency")
 		case 3:
-			l.Port++
+			l.Port += 5
 		case 4:
 			l.Model = p.Models[rapid.IntRange(0, len(p.Models)-1).Draw(t, "newmodel")].Name
 		}
@@ -266,13 +289,14 @@ func TestApplyingThePlanReachesTheDesiredFleetAndReplanningIsEmpty(t *testing.T)
 			}
 		}
 		f.Nodes = sc.in.Placement.Desired.Nodes
-		want := sc.in.Placement.Desired.Clone()
+		want := settled(sc.pool, sc.in.Placement.Desired, f)
+		f.Routes = routedPorts(f)
 		if !sameLanes(f, want) || !slices.Equal(f.Routes, want.Routes) || !slices.Equal(f.Members, want.Members) {
 			t.Fatalf("after the plan:\n%+v\nwant:\n%+v\nplan:\n%s", f.Lanes, want.Lanes, dump(sc.plan))
 		}
-		for _, p := range want.Prefetched {
-			if !f.HasPrefetched(p) {
-				t.Fatalf("weights of %s not on %s after the plan", p.Model, p.Node)
+		for _, l := range f.Lanes {
+			if !f.HasPrefetched(pools.Prefetch{Node: l.Node, Model: l.Model, Path: l.Path, SHA256: l.SHA256}) {
+				t.Fatalf("weights %s of %s not on %s after the plan\nplan:\n%s", l.Path, l.Model, l.Node, dump(sc.plan))
 			}
 		}
 		in := sc.in
@@ -282,9 +306,45 @@ func TestApplyingThePlanReachesTheDesiredFleetAndReplanningIsEmpty(t *testing.T)
 			t.Fatal(err)
 		}
 		if !again.Empty() {
-			t.Fatalf("planning again gives:\n%s", dump(again))
+			t.Fatalf("planning again gives:\n%s\nfirst:\n%s\nafter: %+v\nsteps %+v", dump(again), dump(sc.plan), f.Lanes, sc.plan.Steps)
 		}
 	})
+}
+
+// settled is the desired fleet as the fleet f after a plan may run it: a
+// lane replaced on its node on its spare port, from its staged weights
+// file, and routes naming the port of the process they reach.
+func settled(pool *pools.Pool, desired, f pools.Fleet) pools.Fleet {
+	want := desired.Clone()
+	spare := pool.SparePorts()
+	for i := range want.Lanes {
+		d := &want.Lanes[i]
+		for _, l := range f.Instances(d.Name) {
+			if l.Node == d.Node && (l.Port == spare[d.Name] || l.Port == d.Port) && (l.Path == pools.StagedPath(*d) || l.Path == d.Path) {
+				d.Port, d.Path = l.Port, l.Path
+				// A digest or source one side does not know is no change.
+				if l.SHA256 == "" || d.SHA256 == "" {
+					d.SHA256 = l.SHA256
+				}
+				if l.Source == "" || d.Source == "" {
+					d.Source = l.Source
+				}
+			}
+		}
+	}
+	want.Routes = routedPorts(want)
+	return want
+}
+
+// routedPorts is f's routes, each naming the port of the process it reaches.
+func routedPorts(f pools.Fleet) []pools.Route {
+	out := slices.Clone(f.Routes)
+	for i := range out {
+		if l := f.Serves(out[i]); l != nil {
+			out[i].Port = l.Port
+		}
+	}
+	return out
 }
 
 // sameLanes compares lanes, ignoring whether on-demand lanes happen to be
@@ -298,7 +358,7 @@ func sameLanes(a, b pools.Fleet) bool {
 		if x.Residency == pools.OnDemand {
 			x.Loaded, y.Loaded = false, false
 		}
-		if x.Name != y.Name || x.Node != y.Node || x.Model != y.Model || x.Path != y.Path || x.Port != y.Port || x.Residency != y.Residency || x.Loaded != y.Loaded || !slices.Equal(x.Args, y.Args) {
+		if x.Name != y.Name || x.Node != y.Node || x.Model != y.Model || x.Path != y.Path || x.Port != y.Port || x.Residency != y.Residency || x.Loaded != y.Loaded || !slices.Equal(x.Args, y.Args) || x.SHA256 != y.SHA256 || x.Source != y.Source {
 			return false
 		}
 	}
@@ -317,7 +377,7 @@ func TestNoAliasGoesUnservedUnlessReported(t *testing.T) {
 		}
 		for _, steps := range orders(t, sc.plan) {
 			f := sc.current.Clone()
-			drained := map[[2]string]bool{}
+			drained := map[process]bool{}
 			served := func(alias string) bool {
 				r := f.Route(alias)
 				if r == nil {
@@ -326,7 +386,8 @@ func TestNoAliasGoesUnservedUnlessReported(t *testing.T) {
 				if r.Lane == pools.Cloud {
 					return true
 				}
-				return f.Lane(r.Lane, r.Node) != nil && !drained[[2]string{r.Lane, r.Node}] && !f.IsDown(r.Node)
+				l := f.Serves(*r)
+				return l != nil && !drained[processOf(*l)] && !f.IsDown(r.Node)
 			}
 			var watch []string
 			for _, r := range sc.current.Routes {
@@ -337,9 +398,9 @@ func TestNoAliasGoesUnservedUnlessReported(t *testing.T) {
 			for _, s := range steps {
 				switch s.Kind {
 				case pools.StepDrain:
-					drained[[2]string{s.Lane.Name, s.Lane.Node}] = true
-				case pools.StepStart: // a new process on the same node
-					delete(drained, [2]string{s.Lane.Name, s.Lane.Node})
+					drained[processOf(*s.Lane)] = true
+				case pools.StepStart: // a new process in place of the old
+					delete(drained, processOf(*s.Lane))
 				}
 				if err := f.Apply(s); err != nil {
 					t.Fatal(err)
@@ -348,6 +409,40 @@ func TestNoAliasGoesUnservedUnlessReported(t *testing.T) {
 					if !served(a) {
 						t.Fatalf("alias %s unserved after %s, not reported\nplan:\n%s", a, s.ID, dump(sc.plan))
 					}
+				}
+			}
+		}
+	})
+}
+
+// Property 5: in every order, no prefetch writes a weights file a running
+// process loads with other weights (llama-server maps its file: the
+// process would serve a mix), and no two processes on a node listen on
+// one port.
+func TestNoStepOverwritesLoadedWeightsOrSharesAPort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sc := genScenario(t)
+		for _, steps := range orders(t, sc.plan) {
+			f := sc.current.Clone()
+			for _, s := range steps {
+				if s.Kind == pools.StepPrefetch {
+					for _, l := range f.Lanes {
+						if l.Node == s.Prefetch.Node && l.Path == s.Prefetch.Path && !pools.SameWeights(l, pools.LaneState{SHA256: s.Prefetch.SHA256}) {
+							t.Fatalf("%s writes %s while lane %s on port %d loads it (sha256 %q, the step copies %q)\nplan:\n%s",
+								s.ID, s.Prefetch.Path, l.Name, l.Port, l.SHA256, s.Prefetch.SHA256, dump(sc.plan))
+						}
+					}
+				}
+				if err := f.Apply(s); err != nil {
+					t.Fatal(err)
+				}
+				ports := map[[2]string]string{}
+				for _, l := range f.Lanes {
+					key := [2]string{l.Node, fmt.Sprint(l.Port)}
+					if other, ok := ports[key]; ok {
+						t.Fatalf("after %s lanes %s and %s both listen on %s port %d\nplan:\n%s", s.ID, other, l.Name, l.Node, l.Port, dump(sc.plan))
+					}
+					ports[key] = l.Name
 				}
 			}
 		}

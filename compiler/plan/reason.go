@@ -51,8 +51,10 @@ func (b *builder) retireReason(c pools.LaneState, d *pools.LaneState) string {
 			}
 		}
 		return fmt.Sprintf("because lane %s is no longer in the configuration", c.Name)
-	case d.Node == c.Node:
+	case d.Node == c.Node && d.Port == c.Port:
 		return fmt.Sprintf("because lane %s changes in place: %s", c.Name, processChange(c, *d))
+	case d.Node == c.Node:
+		return fmt.Sprintf("because lane %s on %s is replaced by its new process on port %d: %s", c.Name, c.Node, d.Port, b.replaceText(c, *d))
 	}
 	return b.moveReason(c.Node, *d)
 }
@@ -73,6 +75,12 @@ func processChange(c, d pools.LaneState) string {
 	var parts []string
 	if c.Model != d.Model {
 		parts = append(parts, fmt.Sprintf("model %s → %s", c.Model, d.Model))
+	}
+	if c.SHA256 != d.SHA256 && c.SHA256 != "" && d.SHA256 != "" {
+		parts = append(parts, fmt.Sprintf("model %s sha256 %s → %s", d.Model, pools.ShortDigest(c.SHA256), pools.ShortDigest(d.SHA256)))
+	}
+	if c.Source != d.Source && c.Source != "" && d.Source != "" {
+		parts = append(parts, fmt.Sprintf("model %s source %s → %s", d.Model, c.Source, d.Source))
 	}
 	if c.Path != d.Path {
 		parts = append(parts, fmt.Sprintf("weights %s → %s", c.Path, d.Path))
@@ -110,6 +118,8 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 		return fmt.Sprintf("because alias %s is not routed yet", dr.Alias)
 	case *cr == *dr:
 		return fmt.Sprintf("because lane %s is back on %s", dr.Lane, dr.Node)
+	case cr.Lane == dr.Lane && cr.Node == dr.Node:
+		return fmt.Sprintf("because lane %s on %s is replaced: its new process listens on port %d", dr.Lane, dr.Node, dr.Port)
 	case cr.Lane == dr.Lane:
 		return fmt.Sprintf("because lane %s moves from %s to %s", dr.Lane, cr.Node, dr.Node)
 	}

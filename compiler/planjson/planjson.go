@@ -113,6 +113,8 @@ type Lane struct {
 	Port      int      `json:"port"`
 	Residency string   `json:"residency"`
 	Path      string   `json:"path,omitempty"`
+	SHA256    string   `json:"sha256,omitempty"`
+	Source    string   `json:"source,omitempty"`
 	Args      []string `json:"args,omitempty"`
 	MemoryGB  float64  `json:"memory_gb"`
 	Loaded    bool     `json:"loaded"`
@@ -124,6 +126,7 @@ type Route struct {
 	Alias string `json:"alias"`
 	Lane  string `json:"lane"`
 	Node  string `json:"node,omitempty"`
+	Port  int    `json:"port,omitempty"`
 }
 
 // Prefetch is a model's weights file on a node.
@@ -131,6 +134,7 @@ type Prefetch struct {
 	Node   string  `json:"node"`
 	Model  string  `json:"model"`
 	Path   string  `json:"path,omitempty"`
+	SHA256 string  `json:"sha256,omitempty"`
 	SizeGB float64 `json:"size_gb"`
 }
 
@@ -204,24 +208,28 @@ func (f Fleet) pools() pools.Fleet {
 
 func fromLane(l pools.LaneState) Lane {
 	return Lane{Name: l.Name, Node: l.Node, Model: l.Model, Port: l.Port, Residency: string(l.Residency),
-		Path: l.Path, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
+		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
 }
 
 func (l Lane) pools() pools.LaneState {
 	return pools.LaneState{Name: l.Name, Node: l.Node, Model: l.Model, Port: l.Port, Residency: pools.Residency(l.Residency),
-		Path: l.Path, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
+		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
 }
 
-func fromRoute(r pools.Route) Route { return Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node} }
+func fromRoute(r pools.Route) Route {
+	return Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port}
+}
 
-func (r Route) pools() pools.Route { return pools.Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node} }
+func (r Route) pools() pools.Route {
+	return pools.Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port}
+}
 
 func fromPrefetch(p pools.Prefetch) Prefetch {
-	return Prefetch{Node: p.Node, Model: p.Model, Path: p.Path, SizeGB: p.SizeGB}
+	return Prefetch{Node: p.Node, Model: p.Model, Path: p.Path, SHA256: p.SHA256, SizeGB: p.SizeGB}
 }
 
 func (p Prefetch) pools() pools.Prefetch {
-	return pools.Prefetch{Node: p.Node, Model: p.Model, Path: p.Path, SizeGB: p.SizeGB}
+	return pools.Prefetch{Node: p.Node, Model: p.Model, Path: p.Path, SHA256: p.SHA256, SizeGB: p.SizeGB}
 }
 
 func fromMember(m pools.MemberState) Member {

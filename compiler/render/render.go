@@ -18,15 +18,15 @@ func Title(p *pools.Plan, s pools.Step) string {
 	case pools.StepPrefetch:
 		t = fmt.Sprintf("prefetch %s@%s (%s)", s.Prefetch.Model, s.Prefetch.Node, pools.GB(s.Prefetch.SizeGB))
 	case pools.StepStart:
-		t = fmt.Sprintf("start %s@%s (%s, %s)", s.Lane.Name, s.Lane.Node, s.Lane.Residency, pools.GB(s.Lane.MemoryGB))
+		t = fmt.Sprintf("start %s (%s, %s)", processText(p, *s.Lane), s.Lane.Residency, pools.GB(s.Lane.MemoryGB))
 	case pools.StepResidency:
-		t = fmt.Sprintf("residency %s@%s: %s → %s", s.Lane.Name, s.Lane.Node, s.From, s.Lane.Residency)
+		t = fmt.Sprintf("residency %s: %s → %s", processText(p, *s.Lane), s.From, s.Lane.Residency)
 	case pools.StepRoute:
 		t = routeTitle(p, s)
 	case pools.StepDrain:
-		t = fmt.Sprintf("drain %s@%s", s.Lane.Name, s.Lane.Node)
+		t = "drain " + processText(p, *s.Lane)
 	case pools.StepStop:
-		t = fmt.Sprintf("stop %s@%s", s.Lane.Name, s.Lane.Node)
+		t = "stop " + processText(p, *s.Lane)
 		if r := s.Lane.Reserved(); r > 0 {
 			t += fmt.Sprintf(" (frees %s)", pools.GB(r))
 		}
@@ -59,15 +59,37 @@ func routeTitle(p *pools.Plan, s pools.Step) string {
 	if r.Lane == "" {
 		t = fmt.Sprintf("route %s removed", r.Alias)
 	} else {
-		t = fmt.Sprintf("route %s → %s", r.Alias, routeText(r))
+		t = fmt.Sprintf("route %s → %s", r.Alias, routeTo(p, r))
 	}
 	if strings.HasSuffix(s.ID, "~interim") {
 		return t + " (interim)"
 	}
 	if was := p.Before.Route(r.Alias); was != nil && *was != r {
-		t += fmt.Sprintf(" (was %s)", routeText(*was))
+		t += fmt.Sprintf(" (was %s)", routeTo(p, *was))
 	}
 	return t
+}
+
+// processText names a lane process as LANE@NODE, with :PORT when the plan
+// holds two processes of the lane on the node (one replaces the other).
+func processText(p *pools.Plan, l pools.LaneState) string {
+	t := l.Name + "@" + l.Node
+	for _, f := range []pools.Fleet{p.Before, p.After} {
+		for _, o := range f.Instances(l.Name) {
+			if o.Node == l.Node && o.Port != l.Port {
+				return fmt.Sprintf("%s:%d", t, l.Port)
+			}
+		}
+	}
+	return t
+}
+
+// routeTo names where a route goes, as processText names the process.
+func routeTo(p *pools.Plan, r pools.Route) string {
+	if r.Lane == pools.Cloud || r.Node == "" || r.Port == 0 {
+		return routeText(r)
+	}
+	return processText(p, pools.LaneState{Name: r.Lane, Node: r.Node, Port: r.Port})
 }
 
 // Unplaced describes a lane that cannot be placed and every excluded node.

@@ -30,6 +30,9 @@ func StateText(f pools.Fleet) string {
 			state = "loaded"
 		}
 		fmt.Fprintf(&b, "lane %s@%s model=%s port=%d %s %s %s", l.Name, l.Node, l.Model, l.Port, l.Residency, pools.GB(l.MemoryGB), state)
+		if l.SHA256 != "" {
+			fmt.Fprintf(&b, " sha256=%s", pools.ShortDigest(l.SHA256))
+		}
 		if len(l.Args) > 0 {
 			fmt.Fprintf(&b, " args=%q", strings.Join(l.Args, " "))
 		}
@@ -39,7 +42,11 @@ func StateText(f pools.Fleet) string {
 		fmt.Fprintf(&b, "route %s -> %s\n", r.Alias, routeText(r))
 	}
 	for _, p := range f.Prefetched {
-		fmt.Fprintf(&b, "weights %s@%s %s %s\n", p.Model, p.Node, pools.GB(p.SizeGB), p.Path)
+		fmt.Fprintf(&b, "weights %s@%s %s %s", p.Model, p.Node, pools.GB(p.SizeGB), p.Path)
+		if p.SHA256 != "" {
+			fmt.Fprintf(&b, " sha256=%s", pools.ShortDigest(p.SHA256))
+		}
+		b.WriteByte('\n')
 	}
 	for _, m := range f.Members {
 		fmt.Fprintf(&b, "member %s priority=%d capacity=%d", m.Key(), m.Priority, m.Capacity)

@@ -39,24 +39,32 @@ func Model(m *pools.Model) sdk.Model {
 }
 
 // model is the SDK's model of that name as a lane or file uses it: its
-// path (and args) as the step gives them, the rest from the pool.
-func (p Plan) model(name, path string, args []string) sdk.Model {
+// path, digest, source (and args) as the step gives them, the rest from
+// the pool. A step of a process that runs older weights than the pool
+// declares (the drain of a lane being upgraded) names the old ones.
+func (p Plan) model(name string, file pools.LaneState) sdk.Model {
 	out := sdk.Model{Name: name}
 	if m := p.Pool.Model(name); m != nil {
 		out = Model(m)
 	}
-	if path != "" {
-		out.Path = path
+	if file.Path != "" {
+		out.Path = file.Path
 	}
-	if args != nil {
-		out.Args = args
+	if file.SHA256 != "" {
+		out.SHA256 = file.SHA256
+	}
+	if file.Source != "" {
+		out.Source = file.Source
+	}
+	if file.Args != nil {
+		out.Args = file.Args
 	}
 	return out
 }
 
 // lane is the SDK's lane for a lane process.
 func (p Plan) lane(l pools.LaneState) sdk.Lane {
-	return sdk.Lane{Name: l.Name, Node: p.node(l.Node), Model: p.model(l.Model, l.Path, l.Args), Port: l.Port,
+	return sdk.Lane{Name: l.Name, Node: p.node(l.Node), Model: p.model(l.Model, l), Port: l.Port,
 		Aliases: p.aliasesOf(l.Name), Residency: string(l.Residency), Loaded: l.Loaded}
 }
 
@@ -71,9 +79,11 @@ func (p Plan) aliasesOf(lane string) []string {
 	return out
 }
 
-// endpoint is where a route to lane on node sends requests; port comes
-// from the fleet the route is read in, else from the pool.
-func (p Plan) endpoint(lane, node string, fleet *pools.Fleet) *sdk.LaneEndpoint {
+// endpoint is where a route sends requests; the port is the route's,
+// else that of the process in the fleet the route is read in, else the
+// lane's in the pool.
+func (p Plan) endpoint(r pools.Route, fleet *pools.Fleet) *sdk.LaneEndpoint {
+	lane, node := r.Lane, r.Node
 	if lane == "" {
 		return nil
 	}
@@ -82,8 +92,9 @@ func (p Plan) endpoint(lane, node string, fleet *pools.Fleet) *sdk.LaneEndpoint 
 		return e
 	}
 	e.Address = p.node(node).Address
-	if fleet != nil {
-		if l := fleet.Lane(lane, node); l != nil {
+	e.Port = r.Port
+	if fleet != nil && e.Port == 0 {
+		if l := fleet.Serves(r); l != nil {
 			e.Port = l.Port
 		}
 	}
@@ -113,15 +124,15 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 		l := p.lane(*s.Lane)
 		out.Lane, out.From = &l, string(s.From)
 	case pools.StepRoute:
-		rc := &sdk.RouteChange{Alias: s.Route.Alias, To: p.endpoint(s.Route.Lane, s.Route.Node, nil)}
+		rc := &sdk.RouteChange{Alias: s.Route.Alias, To: p.endpoint(*s.Route, nil)}
 		if p.Before != nil {
 			if r := p.Before.Route(s.Route.Alias); r != nil {
-				rc.From = p.endpoint(r.Lane, r.Node, p.Before)
+				rc.From = p.endpoint(*r, p.Before)
 			}
 		}
 		out.Route = rc
 	case pools.StepPrefetch:
-		out.Prefetch = &sdk.Prefetch{Node: p.node(s.Prefetch.Node), Model: p.model(s.Prefetch.Model, s.Prefetch.Path, nil)}
+		out.Prefetch = &sdk.Prefetch{Node: p.node(s.Prefetch.Node), Model: p.model(s.Prefetch.Model, pools.LaneState{Path: s.Prefetch.Path, SHA256: s.Prefetch.SHA256})}
 	case pools.StepMemberEnsure, pools.StepMemberRemove:
 		m := p.member(*s.Member)
 		out.Member = &m
@@ -212,10 +223,10 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 		out.Lanes = append(out.Lanes, LaneState(l))
 	}
 	for _, r := range f.Routes {
-		out.Routes = append(out.Routes, pools.Route{Alias: r.Alias, Lane: r.Lane.Lane, Node: r.Lane.Node})
+		out.Routes = append(out.Routes, pools.Route{Alias: r.Alias, Lane: r.Lane.Lane, Node: r.Lane.Node, Port: r.Lane.Port})
 	}
 	for _, pf := range f.Prefetched {
-		out.Prefetched = append(out.Prefetched, pools.Prefetch{Node: pf.Node, Model: pf.Model.Name, Path: pf.Model.Path, SizeGB: pf.Model.SizeGB})
+		out.Prefetched = append(out.Prefetched, pools.Prefetch{Node: pf.Node, Model: pf.Model.Name, Path: pf.Model.Path, SHA256: pf.Model.SHA256, SizeGB: pf.Model.SizeGB})
 	}
 	for _, m := range f.Members {
 		out.Members = append(out.Members, MemberState(m))
@@ -230,7 +241,7 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 // LaneState is poolc's lane process for the SDK's lane.
 func LaneState(l sdk.Lane) pools.LaneState {
 	return pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
-		Path: l.Model.Path, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
+		Path: l.Model.Path, SHA256: l.Model.SHA256, Source: l.Model.Source, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
 }
 
 // MemberState is poolc's member for the SDK's member.
@@ -250,11 +261,11 @@ func PoolsStep(s sdk.Step) pools.Step {
 	case s.Route != nil:
 		r := pools.Route{Alias: s.Route.Alias}
 		if s.Route.To != nil {
-			r.Lane, r.Node = s.Route.To.Lane, s.Route.To.Node
+			r.Lane, r.Node, r.Port = s.Route.To.Lane, s.Route.To.Node, s.Route.To.Port
 		}
 		out.Route, out.Node = &r, r.Node
 	case s.Prefetch != nil:
-		out.Prefetch = &pools.Prefetch{Node: s.Prefetch.Node.Name, Model: s.Prefetch.Model.Name, Path: s.Prefetch.Model.Path, SizeGB: s.Prefetch.Model.SizeGB}
+		out.Prefetch = &pools.Prefetch{Node: s.Prefetch.Node.Name, Model: s.Prefetch.Model.Name, Path: s.Prefetch.Model.Path, SHA256: s.Prefetch.Model.SHA256, SizeGB: s.Prefetch.Model.SizeGB}
 		out.Node = out.Prefetch.Node
 	case s.Member != nil:
 		m := MemberState(*s.Member)
@@ -283,17 +294,17 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 	}
 	for _, l := range f.Lanes {
 		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded,
-			Model: sdk.Model{Name: l.Model, Path: l.Path, Args: l.Args, MemoryGB: l.MemoryGB}})
+			Model: sdk.Model{Name: l.Model, Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB}})
 	}
 	for _, r := range f.Routes {
-		e := sdk.LaneEndpoint{Lane: r.Lane, Node: r.Node}
+		e := sdk.LaneEndpoint{Lane: r.Lane, Node: r.Node, Port: r.Port}
 		if r.Node != "" {
 			e.Address = node(r.Node).Address
 		}
 		out.Routes = append(out.Routes, sdk.Route{Alias: r.Alias, Lane: e})
 	}
 	for _, p := range f.Prefetched {
-		out.Prefetched = append(out.Prefetched, sdk.Prefetched{Node: p.Node, Model: sdk.Model{Name: p.Model, Path: p.Path, SizeGB: p.SizeGB}})
+		out.Prefetched = append(out.Prefetched, sdk.Prefetched{Node: p.Node, Model: sdk.Model{Name: p.Model, Path: p.Path, SHA256: p.SHA256, SizeGB: p.SizeGB}})
 	}
 	for _, m := range f.Members {
 		out.Members = append(out.Members, sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,

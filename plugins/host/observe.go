@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -138,9 +139,26 @@ func (s seen) lay(part string, f *pools.Fleet) {
 	case sdk.ObserveNodes:
 		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return o.nodes[n.Name] })
 	case sdk.ObserveLanes:
+		was := slices.Clone(f.Lanes)
 		f.Lanes = replace(f.Lanes, seen.Lanes, func(l pools.LaneState) bool { return o.nodes[l.Node] })
+		for i, l := range f.Lanes {
+			// What a plugin cannot see of a process (the digest and source
+			// of the file it loads) stays as the state recorded it.
+			if j := slices.IndexFunc(was, func(w pools.LaneState) bool {
+				return w.Name == l.Name && w.Node == l.Node && w.Port == l.Port && w.Path == l.Path
+			}); j >= 0 {
+				f.Lanes[i].SHA256 = cmp.Or(l.SHA256, was[j].SHA256)
+				f.Lanes[i].Source = cmp.Or(l.Source, was[j].Source)
+			}
+		}
 	case sdk.ObservePrefetched:
+		was := slices.Clone(f.Prefetched)
 		f.Prefetched = replace(f.Prefetched, seen.Prefetched, func(p pools.Prefetch) bool { return o.nodes[p.Node] })
+		for i, p := range f.Prefetched {
+			if j := slices.IndexFunc(was, func(w pools.Prefetch) bool { return pools.ComparePrefetch(w, p) == 0 }); j >= 0 {
+				f.Prefetched[i].SHA256 = cmp.Or(p.SHA256, was[j].SHA256)
+			}
+		}
 	case sdk.ObserveRoutes:
 		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway })
 	case sdk.ObserveMembers:

@@ -80,3 +80,28 @@ func TestRefreshLaysTheMembersImagesWithoutDrift(t *testing.T) {
 		t.Errorf("images %+v, want harness/k1 as seen (700 bytes) and jobs/k2 kept", f.Images)
 	}
 }
+
+// A runtime plugin that does not report the digest and source of the
+// weights a lane process loads leaves those the state recorded, so the
+// next plan does not lose what the lane runs; a process on another port
+// or file is another process and keeps nothing.
+func TestRefreshKeepsTheDigestsAPluginDoesNotSee(t *testing.T) {
+	recorded := pools.LaneState{Name: "chat", Node: "a", Model: "qwen", Port: 8080, Path: "/m/q.gguf", SHA256: "abc", Source: "nas:/q.gguf"}
+	blind := recorded
+	blind.SHA256, blind.Source = "", ""
+	moved := blind
+	moved.Port = 8082
+	file := pools.Prefetch{Node: "a", Model: "qwen", Path: "/m/q.gguf", SHA256: "abc"}
+	blindFile := file
+	blindFile.SHA256 = ""
+	runtime := seen{plugin: "llama", parts: []string{sdk.ObserveLanes, sdk.ObservePrefetched}, owns: owner{nodes: map[string]bool{"a": true}},
+		fleet: pools.Fleet{Lanes: []pools.LaneState{blind, moved}, Prefetched: []pools.Prefetch{blindFile}}}
+	f := pools.Fleet{Lanes: []pools.LaneState{recorded}, Prefetched: []pools.Prefetch{file}}
+	f.Normalize()
+	if drift := (Observation{seen: []seen{runtime}}).Refresh(&f); len(drift) != 1 {
+		t.Errorf("drift %v, want only the process on 8082", drift)
+	}
+	if len(f.Lanes) != 2 || f.Lanes[0].SHA256 != "abc" || f.Lanes[0].Source != "nas:/q.gguf" || f.Lanes[1].SHA256 != "" || f.Prefetched[0] != file {
+		t.Errorf("lanes %+v, weights %+v; want the recorded digest kept on 8080 only", f.Lanes, f.Prefetched)
+	}
+}

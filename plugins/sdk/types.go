@@ -110,7 +110,13 @@ const (
 
 // Lane is one lane process on one node: in a step, the lane as the step
 // leaves it (for drain and stop, as it is); in a fleet, as observed.
-// Loaded says whether the model is in memory.
+// Loaded says whether the model is in memory. A process is identified by
+// its lane's name, its node and its Port: a lane whose weights, args or
+// port change under the same name is replaced make-before-break on its
+// node, so for a while the node runs two processes of it, on different
+// ports and from different weights files (Model.Path, Model.SHA256); a
+// runtime plugin keys what it keeps per process (pidfile, unit) by name
+// and port, and its drain and stop act on the process of Port only.
 type Lane struct {
 	Name      string   `json:"name"`
 	Node      Node     `json:"node"`

@@ -261,11 +261,13 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 	return runner.Response{Observed: &seen}
 }
 
-// check refuses what hardware would: starting a running lane, routing to
-// or draining a lane that is not running (a lane on one of its own nodes:
-// another plugin's lanes are not in its world). Stopping a lane an alias still
-// routes to is allowed (a plan may interrupt with --allow-interruption)
-// but recorded. The caller holds s.mu.
+// check refuses what hardware would: starting a running lane process or
+// one on a port another process of the node listens on, copying weights
+// over a file a running process has mapped with other weights, routing
+// to or draining a lane that is not running (a lane on one of its own
+// nodes: another plugin's lanes are not in its world). Stopping a lane an
+// alias still routes to is allowed (a plan may interrupt with
+// --allow-interruption) but recorded. The caller holds s.mu.
 func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	f := &s.world.Fleet
 	violate := func(msg string) sdk.Diagnostics {
@@ -274,21 +276,35 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	}
 	switch step.Kind {
 	case pools.StepStart:
-		if f.Lane(step.Lane.Name, step.Lane.Node) != nil {
-			return violate(fmt.Sprintf("lane %s is already running on %s: a second start would run it twice", step.Lane.Name, step.Lane.Node))
+		l := step.Lane
+		if f.Process(l.Name, l.Node, l.Port) != nil {
+			return violate(fmt.Sprintf("lane %s is already running on %s port %d: a second start would run it twice", l.Name, l.Node, l.Port))
+		}
+		for _, o := range f.Lanes {
+			if o.Node == l.Node && o.Port == l.Port {
+				return violate(fmt.Sprintf("lane %s cannot start on %s port %d: lane %s listens there", l.Name, l.Node, l.Port, o.Name))
+			}
+		}
+	case pools.StepPrefetch:
+		p := step.Prefetch
+		for _, o := range f.Lanes {
+			if o.Node == p.Node && o.Path == p.Path && !pools.SameWeights(o, pools.LaneState{SHA256: p.SHA256}) {
+				return violate(fmt.Sprintf("weights %s on %s are mapped by lane %s on port %d (sha256 %s): copying %s over them would change what it serves",
+					p.Path, p.Node, o.Name, o.Port, o.SHA256, p.SHA256))
+			}
 		}
 	case pools.StepRoute:
 		r := step.Route
-		if r.Lane != "" && r.Lane != pools.Cloud && s.runsOn(r.Node) && f.Lane(r.Lane, r.Node) == nil {
+		if r.Lane != "" && r.Lane != pools.Cloud && s.runsOn(r.Node) && f.Serves(*r) == nil {
 			return violate(fmt.Sprintf("alias %s cannot route to %s@%s: it is not running", r.Alias, r.Lane, r.Node))
 		}
 	case pools.StepDrain, pools.StepResidency:
-		if f.Lane(step.Lane.Name, step.Lane.Node) == nil {
+		if f.Process(step.Lane.Name, step.Lane.Node, step.Lane.Port) == nil {
 			return violate(fmt.Sprintf("%s of %s@%s, which is not running", step.Kind, step.Lane.Name, step.Lane.Node))
 		}
 	case pools.StepStop:
 		for _, r := range f.Routes {
-			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node {
+			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node && (r.Port == 0 || r.Port == step.Lane.Port) {
 				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
 			}
 		}
@@ -318,7 +334,7 @@ func after(f *pools.Fleet, step pools.Step) pools.Fleet {
 	var out pools.Fleet
 	switch {
 	case step.Lane != nil:
-		if l := f.Lane(step.Lane.Name, step.Lane.Node); l != nil {
+		if l := f.Process(step.Lane.Name, step.Lane.Node, step.Lane.Port); l != nil {
 			out.Lanes = []pools.LaneState{*l}
 		}
 	case step.Route != nil:

@@ -107,3 +107,53 @@ func TestBadConfigurationIsReported(t *testing.T) {
 		t.Fatalf("%+v", resp)
 	}
 }
+
+// A lane replaced on its node runs a second process there on another
+// port, from other weights; the sim refuses what the hardware would not
+// survive: a second process on a taken port, and new weights copied over
+// the file a running process has mapped. After the old process stops the
+// node serves only the new one.
+func TestAReplacementOnTheSameNodeRunsBesideTheOld(t *testing.T) {
+	s, _ := configured(t, map[string]any{"world": ":memory:"})
+	old := lane
+	old.Path, old.SHA256 = "/m/chat.gguf", "1111"
+	if resp := apply(s, start(old)); resp.Diagnostics.HasErrors() {
+		t.Fatal(resp.Diagnostics)
+	}
+	over := pools.Step{ID: "prefetch:m@a", Kind: pools.StepPrefetch, Prefetch: &pools.Prefetch{Node: "a", Model: "m", Path: old.Path, SHA256: "2222", SizeGB: 1}}
+	if resp := apply(s, over); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "are mapped by lane chat on port 8080") {
+		t.Fatalf("prefetch over a mapped file: %+v", resp)
+	}
+	clash := old
+	clash.Name = "other"
+	if resp := apply(s, start(clash)); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "lane chat listens there") {
+		t.Fatalf("start on a taken port: %+v", resp)
+	}
+	staged := *over.Prefetch
+	staged.Path = "/m/chat.sha-2222.gguf"
+	if resp := apply(s, pools.Step{ID: "prefetch:m@a", Kind: pools.StepPrefetch, Prefetch: &staged}); resp.Diagnostics.HasErrors() {
+		t.Fatal(resp.Diagnostics)
+	}
+	next := old
+	next.Port, next.Path, next.SHA256 = 8082, staged.Path, staged.SHA256
+	resp := apply(s, pools.Step{ID: "start:chat@a:8082", Kind: pools.StepStart, Lane: &next})
+	if resp.Diagnostics.HasErrors() || len(resp.Observed.Lanes) != 1 || resp.Observed.Lanes[0].Port != 8082 || resp.Observed.Lanes[0].SHA256 != "2222" {
+		t.Fatalf("second process: %+v", resp)
+	}
+	route := pools.Step{ID: "route:chat", Kind: pools.StepRoute, Route: &pools.Route{Alias: "chat", Lane: "chat", Node: "a", Port: 8082}}
+	if resp := apply(s, route); resp.Diagnostics.HasErrors() || resp.Observed.Routes[0].Port != 8082 {
+		t.Fatalf("route to the new process: %+v", resp)
+	}
+	for _, k := range []pools.StepKind{pools.StepDrain, pools.StepStop} {
+		if resp := apply(s, pools.Step{ID: string(k) + ":chat@a", Kind: k, Lane: &old}); resp.Diagnostics.HasErrors() {
+			t.Fatal(resp.Diagnostics)
+		}
+	}
+	obs := s.Observe(context.Background(), sdk.ObserveRequest{})
+	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Port != 8082 || obs.Fleet.Lanes[0].Model.SHA256 != "2222" {
+		t.Fatalf("observed %+v", obs.Fleet.Lanes)
+	}
+	if len(s.world.Violations) != 2 || len(s.world.Interruptions) != 0 {
+		t.Fatalf("violations %v, interruptions %v", s.world.Violations, s.world.Interruptions)
+	}
+}
