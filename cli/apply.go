@@ -16,6 +16,7 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -183,7 +184,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	if res.OK() {
 		if !o.json {
-			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural(len(res.Steps), "step"))
+			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural.Count(len(res.Steps), "step"))
 		}
 		return ExitOK
 	}
@@ -228,7 +229,7 @@ func writeDrift(w io.Writer, drift []host.Drift) {
 	if len(drift) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Drift: the plugins see %d differences from the state:\n", len(drift))
+	fmt.Fprintf(w, "Drift: the plugins see %s from the state:\n", plural.Count(len(drift), "difference"))
 	for _, d := range drift {
 		fmt.Fprintf(w, "  ~ %s (seen by plugin %s)\n", d.What, d.Plugin)
 	}

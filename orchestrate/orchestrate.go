@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -133,7 +134,7 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 			return nil, nil, fmt.Errorf("reading the journal: %v", err)
 		}
 		if s.interrupted != nil {
-			c.notice("The last apply (%s) was interrupted with %d steps in flight; refreshing from the plugins before planning.", s.interrupted.Apply, len(s.interrupted.InFlight))
+			c.notice("The last apply (%s) was interrupted with %s in flight; refreshing from the plugins before planning.", s.interrupted.Apply, plural.Count(len(s.interrupted.InFlight), "step"))
 		}
 	}
 	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
@@ -281,7 +282,7 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 		for _, in := range plan.Interruptions {
 			which = append(which, fmt.Sprintf("%s for about %ss", in.Alias, pools.Num(in.Seconds)))
 		}
-		return nil, fmt.Errorf("refusing a plan that leaves aliases unserved (%s); pass --allow-interruption to accept it", strings.Join(which, ", "))
+		return nil, fmt.Errorf("refusing a plan that leaves %s unserved (%s); pass --allow-interruption to accept it", plural.Noun(len(which), "alias"), strings.Join(which, ", "))
 	}
 	if req.Saved == nil && req.Confirm != nil && !req.Confirm(plan) { // a saved plan was reviewed when it was made
 		return nil, ErrNotApproved

@@ -361,7 +361,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	defer cancel()
 	deadline, _ := sctx.Deadline()
 	e.resp = act.Apply(sctx, s, func(p sdk.Progress) {
-		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction})
+		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
 	})
 	e.at = time.Now()
 	effect, contradiction := s, error(nil)

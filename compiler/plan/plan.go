@@ -493,22 +493,49 @@ func (b *builder) members() {
 		switch {
 		case c == nil || *c != *d:
 			m := *d
+			image, estimate := b.image(*d)
+			held := c != nil && pools.ImageSatisfies(c.Image, image)
+			if held {
+				m.Image = c.Image // the digest the registry was synced to stays recorded
+			}
 			var ensure *pools.Step
-			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || c.Image != d.Image)
+			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || !held)
 			if c == nil || !sameExceptImage(*c, *d) || d.Registry == "" {
 				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
 					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
 			}
 			if needsSync {
-				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &m,
+				sm := *d
+				sm.Image = image
+				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &sm,
 					Reason:   fmt.Sprintf("because registry %s of %s needs image %s", d.Registry, d.Context, d.Image),
-					Estimate: pools.Estimate{Seconds: ImageSyncSeconds}})
+					Estimate: estimate})
 				if ensure != nil {
 					dependOn(sync, ensure.ID)
 				}
 			}
 		}
 	}
+}
+
+// image is the image an image-sync of member d copies and what it is
+// expected to cost. A tag the refresh resolved (the image-sync plugin saw
+// its digest at the source) is pinned to that digest, so the apply copies
+// what the plan was made from; the bytes are those the plugin found
+// missing at the member's registry, when it measured them.
+func (b *builder) image(d pools.MemberState) (string, pools.Estimate) {
+	est := pools.Estimate{Seconds: ImageSyncSeconds}
+	seen := b.cur.MemberImage(d.Key(), d.Image)
+	if seen == nil {
+		return d.Image, est
+	}
+	image := d.Image
+	if pools.ImageDigest(image) == "" && seen.Digest != "" {
+		image += "@" + seen.Digest
+	}
+	est.TransferBytes = seen.MissingBytes
+	est.TransferGB = float64(seen.MissingBytes) / 1e9
+	return image, est
 }
 
 func sameExceptImage(a, b pools.MemberState) bool {

@@ -224,6 +224,9 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 	for _, m := range f.Members {
 		out.Members = append(out.Members, MemberState(m))
 	}
+	for _, i := range f.Images {
+		out.Images = append(out.Images, pools.MemberImage(i))
+	}
 	out.Normalize()
 	return out
 }

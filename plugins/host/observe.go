@@ -157,6 +157,7 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	case sdk.ObserveImages:
+		f.Images = replace(f.Images, seen.Images, func(m pools.MemberImage) bool { return o.imageSyncs[m.PodPool] })
 		for i, m := range f.Members {
 			if !o.imageSyncs[m.PodPool] || m.Registry == "" || !o.listed[m.Key()] {
 				// A member without a registry has no image to sync; one

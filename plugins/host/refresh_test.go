@@ -61,3 +61,22 @@ func TestRefreshLeavesTheImageOfALeavingMember(t *testing.T) {
 		t.Errorf("members %+v, drift %v; want the leaving member kept as it was", f.Members, drift)
 	}
 }
+
+// What an image-sync plugin saw of its pod pools' images (digest, bytes
+// missing) replaces what an earlier refresh left, for its pod pools only,
+// and is no drift: it is an observation, not state.
+func TestRefreshLaysTheMembersImagesWithoutDrift(t *testing.T) {
+	gap := func(pool, ctx string, n int64) pools.MemberImage {
+		return pools.MemberImage{PodPool: pool, Context: ctx, Image: "h:1", Digest: "sha256:aa", MissingBytes: n}
+	}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}},
+		fleet: pools.Fleet{Images: []pools.MemberImage{gap("harness", "k1", 700), gap("other", "k9", 1)}}}
+	f := pools.Fleet{Images: []pools.MemberImage{gap("harness", "k1", 5), gap("jobs", "k2", 9)}}
+	drift := Observation{seen: []seen{images}}.Refresh(&f)
+	if len(drift) != 0 {
+		t.Errorf("drift %v, want none", drift)
+	}
+	if k1, k2 := f.MemberImage("harness/k1", "h:1"), f.MemberImage("jobs/k2", "h:1"); len(f.Images) != 2 || k1 == nil || k1.MissingBytes != 700 || k2 == nil || k2.MissingBytes != 9 {
+		t.Errorf("images %+v, want harness/k1 as seen (700 bytes) and jobs/k2 kept", f.Images)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // Node runs and observes the lanes of one machine.
@@ -175,7 +177,7 @@ type DrainTimeoutError struct {
 }
 
 func (e *DrainTimeoutError) Error() string {
-	return fmt.Sprintf("lane %s still has %d requests in flight after %s", e.Lane, e.Busy, e.Timeout)
+	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
 }
 
 // Drain waits until the lane processes no request and holds none back
@@ -205,7 +207,7 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 			return nil
 		}
 		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %d requests in flight", l.Name, busy))
+			progress(fmt.Sprintf("lane %s: %s in flight", l.Name, plural.Count(busy, "request")))
 			reported = busy
 		}
 		select {

@@ -218,6 +218,22 @@ type Fleet struct {
 	Routes     []Route      `json:"routes,omitempty"`
 	Prefetched []Prefetched `json:"prefetched,omitempty"`
 	Members    []Member     `json:"members,omitempty"`
+	// Images is, from an image-sync plugin, the pool's image as each
+	// member's registry holds or lacks it.
+	Images []MemberImage `json:"images,omitempty"`
+}
+
+// MemberImage is a pod pool's image (Image, as the inventory's member
+// gives it) as seen from the registry of member Context of PodPool:
+// Digest is what Image resolves to at its source (empty when unknown)
+// and MissingBytes what a sync would send there, the blobs and
+// manifests the registry lacks (0 when it serves the image).
+type MemberImage struct {
+	PodPool      string `json:"pod_pool"`
+	Context      string `json:"context"`
+	Image        string `json:"image"`
+	Digest       string `json:"digest,omitempty"`
+	MissingBytes int64  `json:"missing_bytes,omitempty"`
 }
 
 // Inventory is the part of the pool a plugin serves: the nodes it runs

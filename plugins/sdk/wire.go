@@ -114,6 +114,9 @@ func fleetToProto(f *Fleet) *pb.Fleet {
 	for _, m := range f.Members {
 		out.Members = append(out.Members, memberToProto(m))
 	}
+	for _, i := range f.Images {
+		out.Images = append(out.Images, &pb.MemberImage{PodPool: i.PodPool, Context: i.Context, Image: i.Image, Digest: i.Digest, MissingBytes: i.MissingBytes})
+	}
 	return out
 }
 
@@ -140,6 +143,9 @@ func fleetFromProto(f *pb.Fleet) *Fleet {
 	}
 	for _, m := range f.GetMembers() {
 		out.Members = append(out.Members, memberFromProto(m))
+	}
+	for _, i := range f.GetImages() {
+		out.Images = append(out.Images, MemberImage{PodPool: i.GetPodPool(), Context: i.GetContext(), Image: i.GetImage(), Digest: i.GetDigest(), MissingBytes: i.GetMissingBytes()})
 	}
 	return out
 }
