@@ -90,7 +90,7 @@ func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 	var ds pools.Diagnostics
 	for i, p := range s.plugins {
 		r := results[i]
-		ds = append(ds, atPlugin(p.info.Name, r.Diagnostics)...)
+		ds = append(ds, redactDiagnostics(p.redact, atPlugin(p.info.Name, r.Diagnostics))...)
 		if r.Diagnostics.HasErrors() || len(p.info.Capabilities.Observes) == 0 {
 			continue
 		}
@@ -225,4 +225,28 @@ func diffPart[T any](noun string, before, after []T, key func(T) string) []strin
 	}
 	sort.Strings(out)
 	return out
+}
+
+// StepPart is the part of a fleet a step of kind changes: what a plugin
+// must observe (sdk.Capabilities.Observes) for poolc to tell, after a
+// kill, whether such a step it had sent ran.
+func StepPart(kind pools.StepKind) string {
+	switch kind {
+	case pools.StepPrefetch:
+		return sdk.ObservePrefetched
+	case pools.StepRoute:
+		return sdk.ObserveRoutes
+	case pools.StepMemberEnsure, pools.StepMemberRemove:
+		return sdk.ObserveMembers
+	case pools.StepImageSync:
+		return sdk.ObserveImages
+	}
+	return sdk.ObserveLanes // start, residency, drain, stop
+}
+
+// Observes reports whether the running plugin of that name observes part
+// of a fleet; false when the set has no such plugin.
+func (s *Set) Observes(plugin, part string) bool {
+	p, ok := s.byName[plugin]
+	return ok && slices.Contains(p.info.Capabilities.Observes, part)
 }

@@ -131,7 +131,7 @@ func TestConfigureRoundTrip(t *testing.T) {
 		Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
 		Lanes:   []sdk.LaneSpec{{Name: "chat", Model: "m", Port: 8081, Aliases: []string{"chat", "default"}, Residency: sdk.Preferred}},
 		Gateway: true, Aliases: []sdk.AliasSpec{{Name: "chat", Lane: "chat", Fallbacks: []string{"cloud"}}},
-		Members: []sdk.Member{member},
+		Members: []sdk.Member{member}, GatewayNodes: []sdk.Node{node, {Name: "b", Address: "10.0.0.2"}},
 	}}
 	resp := act.Configure(context.Background(), req)
 	if got := <-f.configured; !reflect.DeepEqual(got, req) {

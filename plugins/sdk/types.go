@@ -238,19 +238,21 @@ type MemberImage struct {
 
 // Inventory is the part of the pool a plugin serves: the nodes it runs
 // lanes on with the models and lanes they may hold; for the gateway
-// (Gateway true) every lane and alias; the members of the pod pools whose
-// cluster or image sync it is. Leaving are the members the state holds
-// that the pool no longer lists, of the pod pools whose cluster it is: a
-// plugin observes them as it does Members (so poolc plans their
-// member-remove steps) but does not set them up.
+// (Gateway true) every lane and alias, and every node of the pool in
+// GatewayNodes (where lanes run, whoever runs them); the members of the
+// pod pools whose cluster or image sync it is. Leaving are the members the
+// state holds that the pool no longer lists, of the pod pools whose
+// cluster it is: a plugin observes them as it does Members (so poolc plans
+// their member-remove steps) but does not set them up.
 type Inventory struct {
-	Nodes   []Node      `json:"nodes,omitempty"`
-	Models  []Model     `json:"models,omitempty"`
-	Lanes   []LaneSpec  `json:"lanes,omitempty"`
-	Gateway bool        `json:"gateway,omitempty"`
-	Aliases []AliasSpec `json:"aliases,omitempty"`
-	Members []Member    `json:"members,omitempty"`
-	Leaving []Member    `json:"leaving,omitempty"`
+	Nodes        []Node      `json:"nodes,omitempty"`
+	Models       []Model     `json:"models,omitempty"`
+	Lanes        []LaneSpec  `json:"lanes,omitempty"`
+	Gateway      bool        `json:"gateway,omitempty"`
+	Aliases      []AliasSpec `json:"aliases,omitempty"`
+	Members      []Member    `json:"members,omitempty"`
+	Leaving      []Member    `json:"leaving,omitempty"`
+	GatewayNodes []Node      `json:"gateway_nodes,omitempty"`
 }
 
 // Node returns the inventory's node of that name, or nil.

@@ -170,6 +170,9 @@ func inventoryToProto(inv Inventory) *pb.Inventory {
 	for _, m := range inv.Leaving {
 		out.Leaving = append(out.Leaving, memberToProto(m))
 	}
+	for _, n := range inv.GatewayNodes {
+		out.GatewayNodes = append(out.GatewayNodes, nodeToProto(n))
+	}
 	return out
 }
 
@@ -192,6 +195,9 @@ func inventoryFromProto(inv *pb.Inventory) Inventory {
 	}
 	for _, m := range inv.GetLeaving() {
 		out.Leaving = append(out.Leaving, memberFromProto(m))
+	}
+	for _, n := range inv.GetGatewayNodes() {
+		out.GatewayNodes = append(out.GatewayNodes, nodeFromProto(n))
 	}
 	return out
 }

@@ -502,7 +502,11 @@ type Inventory struct {
 	// the pod pools whose cluster plugin this is. The plugin observes them
 	// like members, so that poolc sees what is left and plans their
 	// member-remove steps; it does not set them up.
-	Leaving       []*Member `protobuf:"bytes,7,rep,name=leaving,proto3" json:"leaving,omitempty"`
+	Leaving []*Member `protobuf:"bytes,7,rep,name=leaving,proto3" json:"leaving,omitempty"`
+	// gateway_nodes: for a gateway, every node of the pool, so it can name
+	// the node a lane address belongs to and reach the lanes' hosts. Not
+	// nodes whose lanes it runs: those are in nodes.
+	GatewayNodes  []*Node `protobuf:"bytes,8,rep,name=gateway_nodes,json=gatewayNodes,proto3" json:"gateway_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -582,6 +586,13 @@ func (x *Inventory) GetMembers() []*Member {
 func (x *Inventory) GetLeaving() []*Member {
 	if x != nil {
 		return x.Leaving
+	}
+	return nil
+}
+
+func (x *Inventory) GetGatewayNodes() []*Node {
+	if x != nil {
+		return x.GatewayNodes
 	}
 	return nil
 }
@@ -2461,7 +2472,7 @@ const file_actuator_proto_rawDesc = "" +
 	"\bwork_dir\x18\x03 \x01(\tR\aworkDir\x12:\n" +
 	"\tinventory\x18\x04 \x01(\v2\x1c.poolc.actuator.v2.InventoryR\tinventory\"T\n" +
 	"\x11ConfigureResponse\x12?\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\xdb\x02\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\x99\x03\n" +
 	"\tInventory\x12-\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x17.poolc.actuator.v2.NodeR\x05nodes\x120\n" +
 	"\x06models\x18\x02 \x03(\v2\x18.poolc.actuator.v2.ModelR\x06models\x121\n" +
@@ -2469,7 +2480,8 @@ const file_actuator_proto_rawDesc = "" +
 	"\agateway\x18\x04 \x01(\bR\agateway\x126\n" +
 	"\aaliases\x18\x05 \x03(\v2\x1c.poolc.actuator.v2.AliasSpecR\aaliases\x123\n" +
 	"\amembers\x18\x06 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\x123\n" +
-	"\aleaving\x18\a \x03(\v2\x19.poolc.actuator.v2.MemberR\aleaving\"\xbf\x02\n" +
+	"\aleaving\x18\a \x03(\v2\x19.poolc.actuator.v2.MemberR\aleaving\x12<\n" +
+	"\rgateway_nodes\x18\b \x03(\v2\x17.poolc.actuator.v2.NodeR\fgatewayNodes\"\xbf\x02\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x19\n" +
@@ -2675,49 +2687,50 @@ var file_actuator_proto_depIdxs = []int32{
 	11, // 8: poolc.actuator.v2.Inventory.aliases:type_name -> poolc.actuator.v2.AliasSpec
 	12, // 9: poolc.actuator.v2.Inventory.members:type_name -> poolc.actuator.v2.Member
 	12, // 10: poolc.actuator.v2.Inventory.leaving:type_name -> poolc.actuator.v2.Member
-	32, // 11: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
-	15, // 12: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
-	1,  // 13: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	17, // 14: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
-	18, // 15: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
-	20, // 16: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
-	21, // 17: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
-	12, // 18: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
-	16, // 19: poolc.actuator.v2.Fleet.images:type_name -> poolc.actuator.v2.MemberImage
-	8,  // 20: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
-	9,  // 21: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
-	19, // 22: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
-	9,  // 23: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
-	23, // 24: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
-	24, // 25: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
-	25, // 26: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
-	26, // 27: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
-	27, // 28: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
-	28, // 29: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
-	18, // 30: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
-	19, // 31: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
-	19, // 32: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
-	8,  // 33: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
-	9,  // 34: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
-	12, // 35: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
-	12, // 36: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
-	30, // 37: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
-	31, // 38: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
-	1,  // 39: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	15, // 40: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
-	2,  // 41: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
-	5,  // 42: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
-	13, // 43: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
-	22, // 44: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
-	3,  // 45: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
-	6,  // 46: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
-	14, // 47: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
-	29, // 48: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
-	45, // [45:49] is the sub-list for method output_type
-	41, // [41:45] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	8,  // 11: poolc.actuator.v2.Inventory.gateway_nodes:type_name -> poolc.actuator.v2.Node
+	32, // 12: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
+	15, // 13: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
+	1,  // 14: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	17, // 15: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
+	18, // 16: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
+	20, // 17: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
+	21, // 18: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
+	12, // 19: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
+	16, // 20: poolc.actuator.v2.Fleet.images:type_name -> poolc.actuator.v2.MemberImage
+	8,  // 21: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
+	9,  // 22: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
+	19, // 23: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
+	9,  // 24: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
+	23, // 25: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
+	24, // 26: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
+	25, // 27: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
+	26, // 28: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
+	27, // 29: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
+	28, // 30: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
+	18, // 31: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
+	19, // 32: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
+	19, // 33: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
+	8,  // 34: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
+	9,  // 35: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
+	12, // 36: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
+	12, // 37: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
+	30, // 38: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
+	31, // 39: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
+	1,  // 40: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	15, // 41: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
+	2,  // 42: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
+	5,  // 43: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
+	13, // 44: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
+	22, // 45: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
+	3,  // 46: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
+	6,  // 47: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
+	14, // 48: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
+	29, // 49: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
+	46, // [46:50] is the sub-list for method output_type
+	42, // [42:46] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_actuator_proto_init() }
