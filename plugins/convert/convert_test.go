@@ -14,7 +14,7 @@ func TestInventoryGivesTheGatewayEveryNode(t *testing.T) {
 	pool := &pools.Pool{
 		Name: "lab", Gateway: "haproxy", ActiveProfile: "lean",
 		Nodes: []pools.Node{
-			{Name: "a", Address: "10.0.0.1:2222", Runtime: "llama"},
+			{Name: "a", Address: "10.0.0.1", SSHPort: 2222, Runtime: "llama"},
 			{Name: "b", Address: "10.0.0.2", Runtime: "sim"},
 		},
 		Models:   []pools.Model{{Name: "m", Path: "/models/m.gguf"}},
