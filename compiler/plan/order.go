@@ -188,8 +188,11 @@ func (b *builder) finish() (*pools.Plan, error) {
 	if len(plan.Steps) != len(b.steps) {
 		return nil, fmt.Errorf("plan: steps form a cycle")
 	}
+	// The plan's fleets have the state's shape: what the refresh saw of
+	// the members' images is in the image-sync steps, not in them.
 	plan.Before = b.cur.Clone()
-	after := b.cur.Clone()
+	plan.Before.Images = nil
+	after := plan.Before.Clone()
 	for _, s := range plan.Steps {
 		if err := after.Apply(s); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
