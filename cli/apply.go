@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -47,6 +49,17 @@ is written after every step and a journal records each step as it starts
 and ends, so a killed apply loses nothing: the next one refreshes from the
 plugins and carries on without starting a lane twice.
 
+Exactly once needs a plugin that observes what its steps change (lanes for
+start, stop, residency and drain; routes; prefetched weights; members;
+images). A step that was in flight when an apply was killed, sent to a
+plugin that does not observe its part, may have run or not: the next
+apply reports it as "may have run" (a line on stderr; with --json an
+{"event": "may-have-run", "step": ..., "plugin": ...} line) and, when the
+new plan holds it again, refuses to run before any step, naming each.
+Check the step on its target; if it did not run, or running it twice is
+harmless, --retry-uncertain sends it again (each still reported). A step
+the new plan no longer holds is reported and never sent.
+
 A plan that interrupts service (an alias with no lane for a while) is
 refused unless --allow-interruption. Two applies never run at once: the
 second fails at once with the first one's lock info, or waits up to
@@ -72,6 +85,7 @@ plan, a failed or cancelled step; 130 stopped by a second Ctrl-C.`,
 			var o applyOptions
 			fs.BoolVar(&o.autoApprove, "auto-approve", false, "do not ask for confirmation (required when not on a terminal)")
 			fs.BoolVar(&o.allowInterruption, "allow-interruption", false, "carry out a plan that leaves an alias unserved for a while")
+			fs.BoolVar(&o.retryUncertain, "retry-uncertain", false, "send again the steps a killed apply left that may have run (see above)")
 			fs.BoolVar(&o.refresh, "refresh", true, "refresh the state from the plugins before planning")
 			fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "wait this long for another apply's lock (0: fail at once)")
 			fs.IntVar(&o.parallelism, "parallelism", runner.DefaultParallelism, "steps in flight at once")
@@ -89,6 +103,7 @@ plan, a failed or cancelled step; 130 stopped by a second Ctrl-C.`,
 
 type applyOptions struct {
 	autoApprove, allowInterruption, refresh, json, noColor bool
+	retryUncertain                                         bool
 	lockTimeout, stepTimeout                               time.Duration
 	parallelism, retries                                   int
 	statePath                                              string
@@ -138,6 +153,8 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		},
 		Saved:             saved,
 		AllowInterruption: o.allowInterruption,
+		RetryUncertain:    o.retryUncertain,
+		MayHaveRun:        func(steps []orchestrate.Uncertain, resent bool) { writeMayHaveRun(io, o.json, steps, resent) },
 		Planned: func(p *pools.Plan, drift []host.Drift) {
 			if !o.json {
 				writeDrift(io.Out, drift)
@@ -183,7 +200,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	if res.OK() {
 		if !o.json {
-			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural(len(res.Steps), "step"))
+			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural.Count(len(res.Steps), "step"))
 		}
 		return ExitOK
 	}
@@ -228,9 +245,30 @@ func writeDrift(w io.Writer, drift []host.Drift) {
 	if len(drift) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Drift: the plugins see %d differences from the state:\n", len(drift))
+	fmt.Fprintf(w, "Drift: the plugins see %s from the state:\n", plural.Count(len(drift), "difference"))
 	for _, d := range drift {
 		fmt.Fprintf(w, "  ~ %s (seen by plugin %s)\n", d.What, d.Plugin)
 	}
 	fmt.Fprintln(w)
+}
+
+// writeMayHaveRun reports the steps a killed apply left that may have run:
+// a line each on stderr, or a "may-have-run" event each with --json.
+func writeMayHaveRun(io Stdio, asJSON bool, steps []orchestrate.Uncertain, resent bool) {
+	enc := json.NewEncoder(io.Out)
+	for _, u := range steps {
+		what := "not in the new plan, so not sent again"
+		switch {
+		case u.Planned && resent:
+			what = "sending it again (--retry-uncertain)"
+		case u.Planned:
+			what = "not sent again"
+		}
+		msg := fmt.Sprintf("%s may have run: the last apply was killed while it was in flight, and plugin %s does not observe %s; %s", u.Step, u.Plugin, u.Part, what)
+		if asJSON {
+			enc.Encode(jsonEvent{FormatVersion: JSONFormatVersion, Time: time.Now().UTC(), Event: "may-have-run", Step: u.Step, Plugin: u.Plugin, Message: msg})
+			continue
+		}
+		fmt.Fprintf(io.Err, "warning: %s\n", msg)
+	}
 }

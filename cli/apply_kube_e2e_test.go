@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -25,6 +26,7 @@ const applyPodPoolHCL = `pool "jobs-lab" {
   pod_pool "harness" {
     image     = "harness:1"
     namespace = "harness"
+    pod_memory_gb = 2
     members   = "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052"
     cluster   = "kube"
   }
@@ -40,25 +42,16 @@ const applyPodPoolHCL = `pool "jobs-lab" {
 }
 `
 
-// TestE2EApplyBringsPodPoolMembersUp applies a pool whose pod pool's
-// cluster plugin is kube against two real API servers: the members come
-// up, the next plan is empty, a hand-edited quota is drift that one
-// member-ensure puts back, and a capacity change in the config is one
-// in-place member-ensure.
-func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Built-in plugins run as "poolc plugin-serve": run the poolc that
-	// testscript.Main put on PATH, not this test binary.
+// poolcRunner runs the poolc that testscript.Main put on PATH (built-in
+// plugins run as "poolc plugin-serve", which this test binary is not) and
+// returns its exit code and output.
+func poolcRunner(t *testing.T) func(args ...string) (int, string) {
+	t.Helper()
 	poolc, err := exec.LookPath("poolc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (int, string) {
+	return func(args ...string) (int, string) {
 		var out bytes.Buffer
 		cmd := exec.Command(poolc, args...)
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -72,23 +65,54 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 		}
 		return 0, out.String()
 	}
+}
+
+// TestE2EApplyBringsPodPoolMembersUp applies a pool whose pod pool's
+// cluster plugin is kube against two real API servers: the members come
+// up, the next plan is empty, a hand-edited quota is drift that one
+// member-ensure puts back, and a capacity change in the config is one
+// in-place member-ensure.
+func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
+	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
+	dir := t.TempDir()
+	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
+	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := poolcRunner(t)
 	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for name, c := range map[string]int64{"member-a": 2, "member-b": 3} {
-		cs := env.Cluster(name).Client
+	for _, want := range []struct {
+		name     string
+		capacity int64
+		registry string
+	}{{"member-a", 2, "k3d-reg:5051"}, {"member-b", 3, "k3d-reg:5052"}} {
+		cs := env.Cluster(want.name).Client
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, "harness", metav1.GetOptions{})
+		if err != nil || ns.Labels[kube.LabelManagedBy] != kube.ManagedBy || ns.Labels[kube.LabelPodPool] != "harness" {
+			t.Errorf("%s: namespace harness %v (%v), want it labelled as poolc's", want.name, ns.GetLabels(), err)
+		}
 		q, err := cs.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", want.name, err)
 		}
-		if h := q.Spec.Hard[kube.JobCount]; h.Value() != c {
-			t.Errorf("%s: quota %v, want %d", name, q.Spec.Hard, c)
+		if h := q.Spec.Hard[kube.JobCount]; h.Value() != want.capacity {
+			t.Errorf("%s: quota %v, want %d", want.name, q.Spec.Hard, want.capacity)
 		}
-	}
-	if _, err := env.Cluster("member-a").Client.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{}); err != nil {
-		t.Errorf("member-a registry ConfigMap: %v", err)
+		lr, err := cs.CoreV1().LimitRanges("harness").Get(ctx, kube.LimitRangeName, metav1.GetOptions{})
+		if err != nil || len(lr.Spec.Limits) != 1 || lr.Spec.Limits[0].Max.Memory().String() != "2G" {
+			t.Errorf("%s: limit range %+v (%v), want pod memory 2G", want.name, lr, err)
+		}
+		cm, err := cs.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: registry ConfigMap: %v", want.name, err)
+		}
+		if h, err := kube.ParseRegistryHosting([]byte(cm.Data[kube.RegistryKey])); err != nil || h.Registry() != want.registry {
+			t.Errorf("%s: registry ConfigMap names %q (%v), want %s", want.name, h.Registry(), err, want.registry)
+		}
 	}
 	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
 		t.Fatalf("plan after apply: exit %d, want no changes\n%s", code, out)
@@ -104,8 +128,8 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
-	if code != ExitChanges || !strings.Contains(out, "member-b") {
-		t.Fatalf("plan after a hand edit: exit %d, want changes naming member-b\n%s", code, out)
+	if code != ExitChanges || !strings.Contains(out, "member-ensure harness/member-b") || !strings.Contains(out, "capacity 7 → 3") || !strings.Contains(out, "Plan: 1 member-ensure ·") {
+		t.Fatalf("plan after a hand edit: exit %d, want one member-ensure of member-b putting capacity 7 back to 3\n%s", code, out)
 	}
 	t.Logf("plan after the hand edit:\n%s", out)
 	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
@@ -138,5 +162,95 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 	}
 	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
 		t.Fatalf("plan after the last apply: exit %d\n%s", code, out)
+	}
+}
+
+// TestE2EApplyRemovesAMemberLeavingTheConfig applies a pod pool of two
+// members against two real API servers, then drops member-b from the
+// config: the plan is one member-remove, whose apply deletes what poolc
+// made on member-b (namespace with its quota and limit range, the
+// registry ConfigMap) and nothing else there (a foreign namespace and a
+// foreign kube-public ConfigMap survive), leaves member-a as it was, and
+// the next plan is empty.
+func TestE2EApplyRemovesAMemberLeavingTheConfig(t *testing.T) {
+	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
+	dir := t.TempDir()
+	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
+	write := func() {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	run := poolcRunner(t)
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, b := env.Cluster("member-a").Client, env.Cluster("member-b").Client
+	if _, err := b.CoreV1().LimitRanges("harness").Get(ctx, kube.LimitRangeName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("member-b limit range after apply: %v", err)
+	}
+	// What is not poolc's on member-b.
+	if _, err := b.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "foreign"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CoreV1().ResourceQuotas("foreign").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: kube.QuotaName},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{kube.JobCount: resource.MustParse("1")}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CoreV1().ConfigMaps(kube.RegistryNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign"},
+		Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	quotaA, err := a.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052", "member-a:2#k3d-reg:5051", 1)
+	write()
+	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
+	if code != ExitChanges || !strings.Contains(out, "member-remove harness/member-b") || !strings.Contains(out, "Plan: 1 member-remove ·") {
+		t.Fatalf("plan after member-b left the config: exit %d, want one member-remove of member-b\n%s", code, out)
+	}
+	if strings.Contains(out, "Drift:") {
+		t.Errorf("plan after member-b left the config reports drift; nothing changed in the clusters:\n%s", out)
+	}
+	t.Logf("plan after member-b left the config:\n%s", out)
+	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
+		t.Fatalf("apply of the removal: exit %d\n%s", code, out)
+	}
+
+	gone := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("member-b %s after the removal: %v, want not found", what, err)
+		}
+	}
+	_, err = b.CoreV1().Namespaces().Get(ctx, "harness", metav1.GetOptions{})
+	gone("namespace harness", err)
+	_, err = b.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{})
+	gone("quota", err)
+	_, err = b.CoreV1().LimitRanges("harness").Get(ctx, kube.LimitRangeName, metav1.GetOptions{})
+	gone("limit range", err)
+	_, err = b.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{})
+	gone("registry ConfigMap", err)
+	if _, err := b.CoreV1().ResourceQuotas("foreign").Get(ctx, kube.QuotaName, metav1.GetOptions{}); err != nil {
+		t.Errorf("member-b's foreign quota: %v, want it kept", err)
+	}
+	if cm, err := b.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, "foreign", metav1.GetOptions{}); err != nil || cm.Data["k"] != "v" {
+		t.Errorf("member-b's foreign ConfigMap: %v %v, want it kept", cm, err)
+	}
+	if q, err := a.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{}); err != nil || q.UID != quotaA.UID || q.ResourceVersion != quotaA.ResourceVersion {
+		t.Errorf("member-a's quota after member-b's removal: %v, want it untouched", err)
+	}
+	if _, err := a.CoreV1().ConfigMaps(kube.RegistryNamespace).Get(ctx, kube.RegistryConfigMap, metav1.GetOptions{}); err != nil {
+		t.Errorf("member-a's registry ConfigMap: %v, want it kept", err)
+	}
+	if code, out := run("plan", "--detailed-exitcode", "--no-color", dir); code != ExitOK {
+		t.Fatalf("plan after the removal: exit %d, want no changes\n%s", code, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/runner"
 )
 
@@ -33,6 +34,7 @@ type liveProgress struct {
 type flight struct {
 	step, plugin, text string
 	fraction           float64
+	done, total        int64 // bytes, when the plugin counts them
 }
 
 // defaultWidth is the width assumed when the terminal does not say.
@@ -63,6 +65,9 @@ func (l *liveProgress) Event(e runner.Event) {
 			}
 			if e.Fraction > 0 {
 				f.fraction = e.Fraction
+			}
+			if e.BytesTotal > 0 {
+				f.done, f.total = e.BytesDone, e.BytesTotal
 			}
 		}
 	case runner.EventRetry:
@@ -123,12 +128,12 @@ func (l *liveProgress) draw(b *strings.Builder) {
 		if f.plugin != "" {
 			line += " (" + f.plugin + ")"
 		}
-		if text := progressText(f.text, f.fraction); text != "" {
+		if text := progressText(f.text, f.fraction, f.done, f.total); text != "" {
 			line += "  " + text
 		}
 		l.line(b, line)
 	}
-	status := fmt.Sprintf("Applying: %d of %s finished", l.finished, plural(l.total, "step"))
+	status := fmt.Sprintf("Applying: %d of %s finished", l.finished, plural.Count(l.total, "step"))
 	if n := len(l.inFlight); n > 0 {
 		status += fmt.Sprintf(", %d in flight", n)
 	}

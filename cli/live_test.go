@@ -100,12 +100,67 @@ func (s *screen) String() string {
 // and compares what the screen shows after each event with
 // testdata/golden/progress-pty.txt (-update rewrites it).
 func TestLiveProgressOnAPty(t *testing.T) {
+	ptyGolden(t, "progress-pty.txt", 60, 3, []runner.Event{
+		{Kind: runner.EventStarted, Step: "prefetch:qwen3-27b@mac-studio", Plugin: "sim"},
+		{Kind: runner.EventStarted, Step: "member-ensure:jobs/k1", Plugin: "kube"},
+		{Kind: runner.EventProgress, Step: "prefetch:qwen3-27b@mac-studio", Message: "6.1/17 GB", Fraction: 0.36},
+		{Kind: runner.EventProgress, Step: "member-ensure:jobs/k1", Message: "waiting for the API server of a cluster whose name is long enough to be cut"},
+		{Kind: runner.EventDone, Step: "member-ensure:jobs/k1", Elapsed: 1200 * time.Millisecond},
+		{Kind: runner.EventProgress, Step: "prefetch:qwen3-27b@mac-studio", Message: "17/17 GB", Fraction: 1},
+		{Kind: runner.EventDone, Step: "prefetch:qwen3-27b@mac-studio", Elapsed: 31 * time.Second},
+		{Kind: runner.EventStarted, Step: "start:cognition@mac-studio", Plugin: "sim"},
+		{Kind: runner.EventFailed, Step: "start:cognition@mac-studio", Message: "llama-server exited with status 1"},
+	})
+}
+
+// Two image-syncs in flight each show their member's bytes sent of the
+// bytes to send (testdata/golden/progress-pty-bytes.txt, 80 columns).
+func TestLiveProgressShowsBytesOnAPty(t *testing.T) {
+	ptyGolden(t, "progress-pty-bytes.txt", 80, 2, imageSyncEvents)
+}
+
+// imageSyncEvents is a run of two image-syncs that report bytes.
+var imageSyncEvents = []runner.Event{
+	{Kind: runner.EventStarted, Step: "image-sync:harness/pool-node-b", Plugin: "image-sync"},
+	{Kind: runner.EventStarted, Step: "image-sync:harness/pool-node-c", Plugin: "image-sync"},
+	{Kind: runner.EventProgress, Step: "image-sync:harness/pool-node-b", BytesDone: 0, BytesTotal: 30_100_000},
+	{Kind: runner.EventProgress, Step: "image-sync:harness/pool-node-c", Fraction: 0.25, BytesDone: 1_000_000, BytesTotal: 4_000_000},
+	{Kind: runner.EventProgress, Step: "image-sync:harness/pool-node-b", Fraction: 0.41, BytesDone: 12_400_000, BytesTotal: 30_100_000},
+	{Kind: runner.EventProgress, Step: "image-sync:harness/pool-node-c", Fraction: 1, BytesDone: 4_000_000, BytesTotal: 4_000_000},
+	{Kind: runner.EventDone, Step: "image-sync:harness/pool-node-c", Elapsed: 900 * time.Millisecond},
+	{Kind: runner.EventProgress, Step: "image-sync:harness/pool-node-b", Fraction: 1, BytesDone: 30_100_000, BytesTotal: 30_100_000},
+	{Kind: runner.EventDone, Step: "image-sync:harness/pool-node-b", Elapsed: 2 * time.Second},
+}
+
+// The CI view (one line per event) shows the bytes of each report.
+func TestLineProgressShowsBytes(t *testing.T) {
+	var b strings.Builder
+	view := newProgress(&b, false, false, 2)
+	for _, e := range imageSyncEvents[:5] {
+		view.Event(e)
+	}
+	want := `[0/2] started   image-sync:harness/pool-node-b (image-sync)
+[0/2] started   image-sync:harness/pool-node-c (image-sync)
+[0/2] progress  image-sync:harness/pool-node-b: 0 B of 30.1 MB sent
+[0/2] progress  image-sync:harness/pool-node-c: 1.0 MB of 4.0 MB sent (25%)
+[0/2] progress  image-sync:harness/pool-node-b: 12.4 MB of 30.1 MB sent (41%)
+`
+	if b.String() != want {
+		t.Errorf("line view:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// ptyGolden shows events of a run of total steps on the live display of
+// a pseudo-terminal cols wide and compares the screen after each with
+// testdata/golden/NAME.
+func ptyGolden(t *testing.T, name string, cols, total int, events []runner.Event) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("opening a pseudo-terminal: %v", err)
 	}
 	defer ptmx.Close()
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 60}); err != nil {
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: uint16(cols)}); err != nil {
 		t.Fatal(err)
 	}
 	if !isTerminal(tty) {
@@ -125,7 +180,7 @@ func TestLiveProgressOnAPty(t *testing.T) {
 			}
 		}
 	}()
-	scr := &screen{width: 60}
+	scr := &screen{width: cols}
 	// sync writes a marker (an OSC string the screen ignores) after the
 	// display's output and reads the terminal up to it.
 	mark := 0
@@ -146,20 +201,9 @@ func TestLiveProgressOnAPty(t *testing.T) {
 		scr.write(got)
 	}
 
-	view := newProgress(tty, false, isTerminal(tty), 3)
+	view := newProgress(tty, false, isTerminal(tty), total)
 	if _, ok := view.(*liveProgress); !ok {
 		t.Fatalf("on a terminal the display is %T, want the live display", view)
-	}
-	events := []runner.Event{
-		{Kind: runner.EventStarted, Step: "prefetch:qwen3-27b@mac-studio", Plugin: "sim"},
-		{Kind: runner.EventStarted, Step: "member-ensure:jobs/k1", Plugin: "kube"},
-		{Kind: runner.EventProgress, Step: "prefetch:qwen3-27b@mac-studio", Message: "6.1/17 GB", Fraction: 0.36},
-		{Kind: runner.EventProgress, Step: "member-ensure:jobs/k1", Message: "waiting for the API server of a cluster whose name is long enough to be cut"},
-		{Kind: runner.EventDone, Step: "member-ensure:jobs/k1", Elapsed: 1200 * time.Millisecond},
-		{Kind: runner.EventProgress, Step: "prefetch:qwen3-27b@mac-studio", Message: "17/17 GB", Fraction: 1},
-		{Kind: runner.EventDone, Step: "prefetch:qwen3-27b@mac-studio", Elapsed: 31 * time.Second},
-		{Kind: runner.EventStarted, Step: "start:cognition@mac-studio", Plugin: "sim"},
-		{Kind: runner.EventFailed, Step: "start:cognition@mac-studio", Message: "llama-server exited with status 1"},
 	}
 	var golden strings.Builder
 	for _, e := range events {
@@ -171,7 +215,7 @@ func TestLiveProgressOnAPty(t *testing.T) {
 	sync()
 	fmt.Fprintf(&golden, "--- after Close\n%s", scr)
 
-	path := filepath.Join("testdata", "golden", "progress-pty.txt")
+	path := filepath.Join("testdata", "golden", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(golden.String()), 0o644); err != nil {
 			t.Fatal(err)

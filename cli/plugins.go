@@ -27,17 +27,32 @@ func init() {
 step kinds it handles, the binary that runs it and that binary's sha256 (the
 value to pin it with). Then lists the built-in actuators and the plugin
 binaries found on the plugin path (.poolc/plugins beside the pool, then
-$POOLC_PLUGIN_PATH) that the pool does not declare.
+$POOLC_PLUGIN_PATH) that the pool does not declare; those are never run.
+
+Listing a checkout runs none of its code: a declared plugin that is not
+pinned by sha256 and whose binary lies inside the repository (the nearest
+directory above the pool holding .git, else the pool's directory) is not
+started. It is listed as "unpinned in the repository, not started" with
+its binary's sha256, read without running it, and a warning names it.
+Pin it with that sha256 once you trust the binary, or pass
+--allow-unpinned to run it anyway (it is then listed "declared, unpinned,
+ran"). Built-in plugins and binaries outside the repository (on
+$POOLC_PLUGIN_PATH) are started as plan and apply start them.
 
 Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose unpinned binaries lie inside the repository")
 			return func(args []string, io Stdio) int {
 				cfg, diags := compiler.Load(args)
 				if diags.HasErrors() {
 					writeDiagnostics(io, diags)
 					return ExitError
 				}
-				set, pdiags := host.Start(context.Background(), cfg.Pool, host.Options{WorkDir: cfg.Dir(), Stderr: io.Err})
+				opts := host.Options{WorkDir: cfg.Dir(), Stderr: io.Err}
+				if !*allowUnpinned {
+					opts.UnpinnedInside = repositoryOf(cfg.Dir())
+				}
+				set, pdiags := host.Start(context.Background(), cfg.Pool, opts)
 				cfg.Sources.Attach(pdiags)
 				writeDiagnostics(io, pdiags)
 				if set == nil {
@@ -51,10 +66,15 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 					declared[info.Name] = true
 					status := "declared"
 					switch d := declaration(cfg.Pool, info.Name); {
+					case info.NotStarted != "":
+						status = "unpinned in the repository, not started"
+						fmt.Fprintf(io.Err, "warning: plugin %s not started: %s; pin it with sha256 = %q once you trust it, or pass --allow-unpinned to run it\n", info.Name, info.NotStarted, info.SHA256)
 					case info.Implicit:
 						status = "built-in default"
 					case d != nil && d.SHA256 != "":
 						status = "declared, pinned"
+					case d != nil && !d.Builtin:
+						status = "declared, unpinned, ran"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", info.Name, status, orDash(info.Version), kindList(info.Kinds),
 						orDash(strings.Join(info.Targets, ", ")), orDash(info.Path), orDash(info.SHA256))
@@ -86,7 +106,10 @@ func declaration(p *pools.Pool, name string) *pools.Plugin {
 }
 
 func kindList(kinds []sdk.StepKind) string {
-	if len(kinds) == len(sdk.AllStepKinds()) {
+	switch len(kinds) {
+	case 0:
+		return "-"
+	case len(sdk.AllStepKinds()):
 		return "all"
 	}
 	s := make([]string, len(kinds))
@@ -117,4 +140,21 @@ func onPluginPath(workDir string) []foundPlugin {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
+}
+
+// repositoryOf is the repository a pool's directory lies in: the nearest
+// directory at or above dir that holds .git, else dir itself.
+func repositoryOf(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return abs
+		}
+	}
 }

@@ -17,8 +17,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/kube/launch"
+	"poolc.dev/poolc/plugins/kube/synced"
 	"poolc.dev/poolc/pools"
 )
 
@@ -40,6 +42,11 @@ in the pod pool's image. It gets the pool's labels, a generated name
 (POOL-xxxxx) unless the manifest names it, and ttlSecondsAfterFinished=0
 unless the manifest sets one: the quota counts a Job until it is
 deleted, so a finished Job is deleted at once to free its slot.
+
+On a member whose registry the state records as holding the pod pool's
+image (poolc apply synced it), containers of the pool's image run the
+registry's copy, k3d-NAME:PORT/REPOSITORY@sha256:..., the digest that was
+synced and verified, whatever the image's tag names now.
 
 Each Job placed is one line on standard output:
 
@@ -154,7 +161,10 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	members := kube.Members(pp)
+	members, err := synced.Members(paths, pp)
+	if err != nil {
+		return err
+	}
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -180,7 +190,7 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return fmt.Errorf("%d of %d Jobs not placed: %w", len(errs), o.count, errors.Join(errs...))
+		return fmt.Errorf("%d of %s not placed: %w", len(errs), plural.Count(o.count, "Job"), errors.Join(errs...))
 	}
 	return nil
 }

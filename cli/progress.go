@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
 )
 
@@ -39,6 +40,8 @@ type jsonEvent struct {
 	Plugin          string           `json:"plugin,omitempty"`
 	Message         string           `json:"message,omitempty"`
 	Fraction        float64          `json:"fraction,omitempty"`
+	BytesDone       int64            `json:"bytes_done,omitempty"`
+	BytesTotal      int64            `json:"bytes_total,omitempty"`
 	Attempt         int              `json:"attempt,omitempty"`
 	EstimateSeconds float64          `json:"estimate_seconds,omitempty"`
 	ElapsedSeconds  float64          `json:"elapsed_seconds,omitempty"`
@@ -89,7 +92,7 @@ func (p *jsonProgress) Event(e runner.Event) {
 	}
 	p.enc.Encode(jsonEvent{
 		FormatVersion: JSONFormatVersion, Time: e.Time, Event: e.Kind, Step: e.Step, Plugin: e.Plugin,
-		Message: e.Message, Fraction: e.Fraction, Attempt: e.Attempt,
+		Message: e.Message, Fraction: e.Fraction, BytesDone: e.BytesDone, BytesTotal: e.BytesTotal, Attempt: e.Attempt,
 		EstimateSeconds: e.Estimate, ElapsedSeconds: e.Elapsed.Seconds(),
 	})
 }
@@ -110,7 +113,7 @@ func eventLine(e runner.Event, finished, total int) string {
 	case runner.EventStarted:
 		return fmt.Sprintf("%s started   %s (%s)", counter, e.Step, e.Plugin)
 	case runner.EventProgress:
-		if text := progressText(e.Message, e.Fraction); text != "" {
+		if text := progressText(e.Message, e.Fraction, e.BytesDone, e.BytesTotal); text != "" {
 			return fmt.Sprintf("%s progress  %s: %s", counter, e.Step, text)
 		}
 	case runner.EventDone:
@@ -127,9 +130,19 @@ func eventLine(e runner.Event, finished, total int) string {
 	return ""
 }
 
-// progressText is a plugin's progress report as shown: its text, and the
-// fraction done as a percentage when the plugin gave one.
-func progressText(message string, fraction float64) string {
+// progressText is a plugin's progress report as shown: its text, the
+// bytes sent of the bytes to send when the plugin counts them ("12.4 MB
+// of 30.1 MB sent"), and the fraction done as a percentage when the
+// plugin gave one.
+func progressText(message string, fraction float64, done, total int64) string {
+	if total > 0 {
+		sent := fmt.Sprintf("%s of %s sent", pools.Bytes(done), pools.Bytes(total))
+		if message == "" {
+			message = sent
+		} else {
+			message += ": " + sent
+		}
+	}
 	switch {
 	case fraction > 0 && message != "":
 		return fmt.Sprintf("%s (%.0f%%)", message, 100*fraction)
@@ -159,7 +172,7 @@ func (p *lineProgress) Event(e runner.Event) {
 	}
 	if e.Kind == runner.EventProgress {
 		// A plugin that repeats itself gets one line.
-		text := progressText(e.Message, e.Fraction)
+		text := progressText(e.Message, e.Fraction, e.BytesDone, e.BytesTotal)
 		if p.last == nil {
 			p.last = map[string]string{}
 		}

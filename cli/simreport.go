@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/sim"
 )
@@ -230,7 +231,7 @@ func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, r
 			if len(r.Result.Timeline) == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %d entries)</summary>\n\n```\n", columnName(r, compare), len(r.Result.Timeline))
+			fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %s)</summary>\n\n```\n", columnName(r, compare), plural.Count(len(r.Result.Timeline), "entry"))
 			writeTimeline(w, r.Result.Timeline)
 			fmt.Fprint(w, "```\n\n</details>\n")
 		}

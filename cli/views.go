@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
 
@@ -109,22 +110,12 @@ func count(diags pools.Diagnostics) (errs, warns int) {
 func countText(errs, warns int) string {
 	var parts []string
 	if errs > 0 {
-		parts = append(parts, plural(errs, "error"))
+		parts = append(parts, plural.Count(errs, "error"))
 	}
 	if warns > 0 {
-		parts = append(parts, plural(warns, "warning"))
+		parts = append(parts, plural.Count(warns, "warning"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, word string) string {
-	switch {
-	case n == 1:
-		return "1 " + word
-	case strings.HasSuffix(word, "s"):
-		return fmt.Sprintf("%d %ses", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // describePool is the one-line summary of a valid pool.
@@ -135,16 +126,16 @@ func describePool(cfg *compiler.Config) string {
 		members += len(pp.Members)
 	}
 	parts := []string{
-		plural(len(p.Nodes), "node"),
-		plural(len(p.Models), "model"),
-		plural(len(p.Lanes), "lane"),
-		plural(len(p.Aliases), "alias"),
+		plural.Count(len(p.Nodes), "node"),
+		plural.Count(len(p.Models), "model"),
+		plural.Count(len(p.Lanes), "lane"),
+		plural.Count(len(p.Aliases), "alias"),
 	}
 	if len(p.Profiles) > 0 {
-		parts = append(parts, fmt.Sprintf("%s (active: %s)", plural(len(p.Profiles), "profile"), p.ActiveProfile))
+		parts = append(parts, fmt.Sprintf("%s (active: %s)", plural.Count(len(p.Profiles), "profile"), p.ActiveProfile))
 	}
 	if len(p.PodPools) > 0 {
-		parts = append(parts, fmt.Sprintf("%s with %s", plural(len(p.PodPools), "pod pool"), plural(members, "member")))
+		parts = append(parts, fmt.Sprintf("%s with %s", plural.Count(len(p.PodPools), "pod pool"), plural.Count(members, "member")))
 	}
 	return fmt.Sprintf("pool %s is valid: %s", p.Name, strings.Join(parts, ", "))
 }

@@ -63,3 +63,10 @@ func Desired(cfg *Config) *pools.State {
 	st.Fleet = place.Place(place.Input{Pool: cfg.Pool}).Desired
 	return st
 }
+
+// Leaving lists the members the current state holds that the
+// configuration no longer lists: the plan removes them, so their cluster
+// plugins must observe them.
+func Leaving(cfg *Config, current *pools.State) []pools.MemberState {
+	return plan.Leaving(Desired(cfg).Fleet, current.Fleet)
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -133,10 +134,11 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 			return nil, nil, fmt.Errorf("reading the journal: %v", err)
 		}
 		if s.interrupted != nil {
-			c.notice("The last apply (%s) was interrupted with %d steps in flight; refreshing from the plugins before planning.", s.interrupted.Apply, len(s.interrupted.InFlight))
+			c.notice("The last apply (%s) was interrupted with %s in flight; refreshing from the plugins before planning.", s.interrupted.Apply, plural.Count(len(s.interrupted.InFlight), "step"))
 		}
 	}
-	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput})
+	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
+		Leaving: compiler.Leaving(c.Config, s.state)})
 	c.Config.Sources.Attach(diags)
 	if diags.HasErrors() {
 		return nil, diags, &Error{Diagnostics: diags}
@@ -214,6 +216,72 @@ type ApplyRequest struct {
 	Confirm func(p *pools.Plan) bool
 	// Run shapes the run.
 	Run runner.Options
+	// RetryUncertain sends again the steps that may have run (see
+	// Uncertain); without it Apply refuses a plan that holds one.
+	RetryUncertain bool
+	// MayHaveRun sees the steps that may have run, before Apply refuses
+	// the plan or, with RetryUncertain, sends them again; nil drops them.
+	MayHaveRun func(steps []Uncertain, resent bool)
+}
+
+// Uncertain is a step that may have run: an interrupted apply had sent it
+// to a plugin and was killed before the answer, and the plugin does not
+// observe the part of a fleet the step changes (host.StepPart), so the
+// refresh cannot tell whether it did. A plugin that observes that part
+// settles it by the refresh instead, and its step is never uncertain.
+type Uncertain struct {
+	// Step is the step's ID, as the journal recorded it.
+	Step string
+	// Plugin is the plugin the interrupted apply sent it to.
+	Plugin string
+	// Part is what the plugin would have to observe (sdk.Observe*).
+	Part string
+	// Planned says the new plan holds the step again, so applying would
+	// send it a second time; a step the new plan no longer holds is only
+	// reported.
+	Planned bool
+}
+
+// UncertainError refuses a plan that would send again a step that may
+// have run.
+type UncertainError struct {
+	// Apply is the interrupted apply's ID.
+	Apply string
+	// Steps are the uncertain steps the plan holds again.
+	Steps []Uncertain
+}
+
+func (e *UncertainError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refusing to send again %d steps that may have run: the last apply (%s) was killed while they were in flight, and their plugins do not observe whether they ran:", len(e.Steps), e.Apply)
+	for _, u := range e.Steps {
+		fmt.Fprintf(&b, "\n  %s (plugin %s does not observe %s)", u.Step, u.Plugin, u.Part)
+	}
+	b.WriteString("\nCheck each on its target: if it did not run, or running it twice is harmless, apply again with --retry-uncertain to send it again.")
+	return b.String()
+}
+
+// uncertain lists the steps the interrupted apply had in flight that the
+// refresh could not settle, in the order they started, each marked with
+// whether plan holds it again.
+func (s *session) uncertain(plan *pools.Plan) []Uncertain {
+	if s.interrupted == nil {
+		return nil
+	}
+	planned := map[string]bool{}
+	for _, st := range plan.Steps {
+		planned[st.ID] = true
+	}
+	var out []Uncertain
+	for _, id := range s.interrupted.InFlight {
+		kind, _, _ := strings.Cut(id, ":")
+		part, plugin := host.StepPart(pools.StepKind(kind)), s.interrupted.Plugin[id]
+		if s.plugins.Observes(plugin, part) {
+			continue
+		}
+		out = append(out, Uncertain{Step: id, Plugin: plugin, Part: part, Planned: planned[id]})
+	}
+	return out
 }
 
 // ApplyResponse is what an apply did.
@@ -266,6 +334,20 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 	if req.Planned != nil {
 		req.Planned(plan, s.drift)
 	}
+	if uncertain := s.uncertain(plan); len(uncertain) > 0 {
+		if req.MayHaveRun != nil {
+			req.MayHaveRun(uncertain, req.RetryUncertain)
+		}
+		var again []Uncertain
+		for _, u := range uncertain {
+			if u.Planned {
+				again = append(again, u)
+			}
+		}
+		if len(again) > 0 && !req.RetryUncertain {
+			return nil, &UncertainError{Apply: s.interrupted.Apply, Steps: again}
+		}
+	}
 	if plan.Empty() {
 		if s.interrupted != nil {
 			// The refresh settled what the interrupted apply left: close it.
@@ -280,7 +362,7 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 		for _, in := range plan.Interruptions {
 			which = append(which, fmt.Sprintf("%s for about %ss", in.Alias, pools.Num(in.Seconds)))
 		}
-		return nil, fmt.Errorf("refusing a plan that leaves aliases unserved (%s); pass --allow-interruption to accept it", strings.Join(which, ", "))
+		return nil, fmt.Errorf("refusing a plan that leaves %s unserved (%s); pass --allow-interruption to accept it", plural.Noun(len(which), "alias"), strings.Join(which, ", "))
 	}
 	if req.Saved == nil && req.Confirm != nil && !req.Confirm(plan) { // a saved plan was reviewed when it was made
 		return nil, ErrNotApproved

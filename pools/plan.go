@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // PlanFormatVersion is the version of the plan document (JSON output and
@@ -84,10 +86,13 @@ type Step struct {
 
 // Estimate is what a step is expected to cost: seconds of work, GB moved
 // over the network, and the change in reserved memory on its node.
+// TransferBytes is the exact count behind TransferGB when a plugin
+// measured it (an image-sync's missing blobs and manifests), 0 otherwise.
 type Estimate struct {
-	Seconds    float64 `json:"seconds"`
-	TransferGB float64 `json:"transfer_gb,omitempty"`
-	MemoryGB   float64 `json:"memory_gb,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	TransferGB    float64 `json:"transfer_gb,omitempty"`
+	TransferBytes int64   `json:"transfer_bytes,omitempty"`
+	MemoryGB      float64 `json:"memory_gb,omitempty"`
 }
 
 // Interruption is a time an alias cannot be served during the plan: its
@@ -175,7 +180,7 @@ func (p *Plan) Summary() string {
 	}
 	if p.Empty() {
 		if unserved != "" {
-			return "No changes, but aliases are unserved: " + unserved + "."
+			return fmt.Sprintf("No changes, but %s %s unserved: %s.", plural.Count(len(p.Unserved), "alias"), plural.Agree(len(p.Unserved), "is", "are"), unserved)
 		}
 		return "No changes. The fleet matches the configuration."
 	}

@@ -35,6 +35,37 @@ type Fleet struct {
 	Routes     []Route       `json:"routes"`
 	Prefetched []Prefetch    `json:"prefetched"`
 	Members    []MemberState `json:"members"`
+	// Images is what the image-sync plugins saw at the last refresh: the
+	// pool's image as each member's registry holds or lacks it. It is an
+	// observation for the plan at hand and never stored (a stored count
+	// of bytes would be stale by the next plan).
+	Images []MemberImage `json:"-"`
+}
+
+// MemberImage is a pod pool's image (Image, as the config gives it) as
+// seen from the registry of member Context of PodPool: Digest is what Image resolves to
+// at its source (empty when unknown), MissingBytes what a sync would send
+// there (0 when the registry serves it).
+type MemberImage struct {
+	PodPool      string
+	Context      string
+	Image        string
+	Digest       string
+	MissingBytes int64
+}
+
+// Key identifies the member, as MemberState.Key does.
+func (m MemberImage) Key() string { return MemberState{PodPool: m.PodPool, Context: m.Context}.Key() }
+
+// MemberImage returns what the last refresh saw of image at the member
+// with key, or nil.
+func (f *Fleet) MemberImage(key, image string) *MemberImage {
+	for i := range f.Images {
+		if f.Images[i].Key() == key && f.Images[i].Image == image {
+			return &f.Images[i]
+		}
+	}
+	return nil
 }
 
 // NodeState is a node as last observed. Down nodes hold no lanes that
@@ -353,13 +384,4 @@ func (s *State) MarshalCompact() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// ImageDigest is the digest an image reference pins (NAME@sha256:...), or
-// "" when it pins none.
-func ImageDigest(image string) string {
-	if i := strings.LastIndex(image, "@"); i >= 0 {
-		return image[i+1:]
-	}
-	return ""
 }

@@ -34,5 +34,13 @@ func (r *StoreRecorder) WriteState(st *pools.State, finished int) error {
 	return nil
 }
 
-// Journal appends a record to the journal.
-func (r *StoreRecorder) Journal(rec store.Record) error { return r.journal.Append(rec) }
+// Journal queues a record in the journal when the backend can queue
+// (store.JournalQueue), so that records of parallel steps share writes;
+// otherwise it appends the record before it returns.
+func (r *StoreRecorder) Journal(rec store.Record) (wait func() error) {
+	if q, ok := r.journal.(store.JournalQueue); ok {
+		return q.Queue(rec)
+	}
+	err := r.journal.Append(rec)
+	return func() error { return err }
+}

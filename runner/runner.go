@@ -55,14 +55,18 @@ type Response struct {
 
 // Recorder keeps what the runner learns: a journal of step events, each
 // finished step with its effect (the step as the state records it), and
-// now and then a snapshot of the state. Journal must have written the
-// record (to the OS, at least) when it returns, since a snapshot is taken
+// now and then a snapshot of the state. Journal queues the record after
+// those of earlier calls, and the wait it returns must return only once
+// the record is written (to the OS, at least), since a snapshot is taken
 // only now and then and the journal holds what a kill would lose; an
-// error from it stops the run. WriteState writes a snapshot holding the
-// effects of the first finished records journaled; it may be slow, and
-// runs beside the steps.
+// error from the wait stops the run. The runner waits before it reports
+// the event or lets the schedule go on, and queues finished records under
+// the lock that applies their effects, so the journal has them in the
+// state's order; records queued by parallel steps may share one write.
+// WriteState writes a snapshot holding the effects of the first finished
+// records journaled; it may be slow, and runs beside the steps.
 type Recorder interface {
-	Journal(r store.Record) error
+	Journal(r store.Record) (wait func() error)
 	WriteState(st *pools.State, finished int) error
 }
 
@@ -233,6 +237,8 @@ func (r *run) loop(ctx context.Context) {
 		return
 	}
 	finished := make(chan ended, r.opt.Parallelism)
+	work := r.workers(ctx, finished)
+	defer close(work)
 	stop := ctx.Done()
 	cancel := func() schedule.Decision {
 		stop = nil
@@ -245,7 +251,7 @@ func (r *run) loop(ctx context.Context) {
 		d = m.Tick(time.Now())
 	}
 	for {
-		r.carryOut(ctx, d, finished)
+		r.carryOut(d, work)
 		if d.Over {
 			return
 		}
@@ -258,7 +264,7 @@ func (r *run) loop(ctx context.Context) {
 			if stop != nil && ctx.Err() != nil {
 				// Cancelled meanwhile: decide that first, so that
 				// nothing more starts.
-				r.carryOut(ctx, cancel(), finished)
+				r.carryOut(cancel(), work)
 			}
 			d = m.Report(e.at, r.ended(e))
 			r.settled(m, e.step)
@@ -270,9 +276,27 @@ func (r *run) loop(ctx context.Context) {
 	}
 }
 
+// workers starts the goroutines that carry out attempts, as many as the
+// steps that may be in flight, and returns the channel that hands them
+// attempts; closing it stops them. Reusing a few goroutines, rather than
+// starting one per attempt, keeps the stacks a plugin call has grown.
+// The schedule never has more attempts in flight than workers, so a send
+// on the channel (buffered as deep) never blocks the loop.
+func (r *run) workers(ctx context.Context, finished chan<- ended) chan<- schedule.Attempt {
+	work := make(chan schedule.Attempt, r.opt.Parallelism)
+	for range r.opt.Parallelism {
+		go func() {
+			for a := range work {
+				finished <- r.attempt(ctx, a)
+			}
+		}()
+	}
+	return work
+}
+
 // carryOut starts the attempts a decision starts and records the
 // outcomes it gives.
-func (r *run) carryOut(ctx context.Context, d schedule.Decision, finished chan<- ended) {
+func (r *run) carryOut(d schedule.Decision, work chan<- schedule.Attempt) {
 	for _, t := range d.Retry {
 		res := &r.results[t.Step]
 		r.emit(Event{Kind: EventRetry, Step: res.ID, Plugin: res.Plugin, Attempt: t.Attempt, Message: summary(res.Diagnostics)})
@@ -299,7 +323,7 @@ func (r *run) carryOut(ctx context.Context, d schedule.Decision, finished chan<-
 		if a.Attempt == 1 {
 			r.began[a.Step] = time.Now()
 		}
-		go func() { finished <- r.attempt(ctx, a) }()
+		work <- a
 	}
 }
 
@@ -361,7 +385,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	defer cancel()
 	deadline, _ := sctx.Deadline()
 	e.resp = act.Apply(sctx, s, func(p sdk.Progress) {
-		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction})
+		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
 	})
 	e.at = time.Now()
 	effect, contradiction := s, error(nil)

@@ -71,17 +71,17 @@ func (m *memRecorder) WriteState(st *pools.State, finished int) error {
 	return nil
 }
 
-func (m *memRecorder) Journal(r store.Record) error {
+func (m *memRecorder) Journal(r store.Record) func() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failAt > 0 && len(m.journal)+1 >= m.failAt {
-		return errors.New("disk full")
+		return func() error { return errors.New("disk full") }
 	}
 	m.journal = append(m.journal, string(r.Event)+" "+r.Step)
 	if r.Effect != nil {
 		m.effects++
 	}
-	return nil
+	return func() error { return nil }
 }
 
 // routes builds a plan of route steps; deps maps a step index to the

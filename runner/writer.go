@@ -48,8 +48,11 @@ func (w *recording) Journal(ev store.JournalEvent, step, message string) {
 	w.journal(store.Record{Event: ev, Step: step, Message: message})
 }
 
-func (w *recording) journal(r store.Record) {
-	if err := w.rec.Journal(r); err != nil {
+func (w *recording) journal(r store.Record) { w.check(w.rec.Journal(r)()) }
+
+// check stops the run when a journal write failed.
+func (w *recording) check(err error) {
+	if err != nil {
 		w.errMu.Lock()
 		if w.journalErr == nil {
 			w.journalErr = err
@@ -70,8 +73,9 @@ func (w *recording) finished(s pools.Step) error {
 		r.Effect = &s
 		w.effects++
 	}
-	w.journal(r)
+	wait := w.rec.Journal(r)
 	w.mu.Unlock()
+	w.check(wait())
 	if err == nil {
 		select {
 		case w.kick <- struct{}{}:

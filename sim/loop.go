@@ -7,6 +7,7 @@ import (
 
 	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/compiler/plan"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/schedule"
 	"poolc.dev/poolc/sim/controller"
@@ -197,13 +198,13 @@ func (l *loop) finished(x *execution) {
 	}
 	switch {
 	case x.preempted:
-		w.note(w.now, "apply-done", fmt.Sprintf("%d of %d steps done before it was preempted", done, len(x.steps)))
+		w.note(w.now, "apply-done", fmt.Sprintf("%d of %s done before it was preempted", done, plural.Count(len(x.steps), "step")))
 		return
 	case len(x.failed) == 0:
 		l.mem = l.mem.Succeeded()
-		w.note(w.now, "apply-done", fmt.Sprintf("%d steps done", done))
+		w.note(w.now, "apply-done", plural.Count(done, "step")+" done")
 		return
 	}
 	l.mem = l.mem.Failed(x.failed, w.now, l.settings)
-	w.note(w.now, "backoff", fmt.Sprintf("%d of %d steps failed; no apply retries them before %s", len(x.failed), len(x.steps), l.mem.BackoffUntil))
+	w.note(w.now, "backoff", fmt.Sprintf("%d of %s failed; no apply retries %s before %s", len(x.failed), plural.Count(len(x.steps), "step"), plural.Agree(len(x.failed), "it", "them"), l.mem.BackoffUntil))
 }

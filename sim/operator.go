@@ -95,6 +95,10 @@ func (w *world) changeConfig(e Event) error {
 // startLane is an operator starting a lane by hand: it clears the guard's
 // latch of the lane's processes (on Node, when given) and loads them.
 func (w *world) startLane(e Event) error {
+	if w.opt.AllowAbsent && w.cfg.Lane(e.Lane) == nil {
+		w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no lane %q", e.Kind, w.cfg.Name, e.Lane))
+		return nil
+	}
 	started := 0
 	for _, i := range w.byLane[e.Lane] {
 		in := &w.insts[i]

@@ -34,12 +34,12 @@ type Options struct {
 	Progress func(done, total time.Duration)
 	// LoadConfig loads the configuration a ChangeConfig event names.
 	LoadConfig func(path string) (*pools.Pool, error)
-	// AllowAbsent lets the scenario name aliases, nodes and profiles the
-	// pool lacks, as when one scenario compares two configurations and
-	// only one of them has the name: demand for an absent alias arrives
-	// and fails (Metrics.AbsentAlias, and an "absent" timeline entry);
-	// an event naming an absent node or profile is noted as "absent" and
-	// changes nothing.
+	// AllowAbsent lets the scenario name aliases, nodes, lanes and
+	// profiles the pool lacks, as when one scenario compares two
+	// configurations and only one of them has the name: demand for an
+	// absent alias arrives and fails (Metrics.AbsentAlias, and an
+	// "absent" timeline entry); an event naming an absent node, lane or
+	// profile is noted as "absent" and changes nothing.
 	AllowAbsent bool
 }
 

@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"poolc.dev/poolc/internal/poolgen"
+	"poolc.dev/poolc/internal/proctree"
 	"poolc.dev/poolc/runner/store"
 )
 
@@ -23,22 +24,8 @@ import (
 func pluginOf(t *testing.T, parent int) int {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid ...: comm may hold spaces, not ")".
-			fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-			if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
-				continue
-			}
-			if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.Contains(cmdline, []byte("plugin-serve")) {
+		for _, pid := range proctree.Children(parent) {
+			if slices.Contains(proctree.Cmdline(pid), "plugin-serve") {
 				return pid
 			}
 		}

@@ -190,9 +190,13 @@ func (b *builder) finish() (*pools.Plan, error) {
 	}
 	// Before is the fleet as given (routes without a port stay so); After
 	// is the fleet as the planner read it, every route naming its port,
-	// with the steps applied, so two plans' routes compare.
+	// with the steps applied, so two plans' routes compare. Both have the
+	// state's shape: what the refresh saw of the members' images is in the
+	// image-sync steps, not in them.
 	plan.Before = b.in.Current.Clone()
+	plan.Before.Images = nil
 	after := b.cur.Clone()
+	after.Images = nil
 	for _, s := range plan.Steps {
 		if err := after.Apply(s); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)

@@ -505,52 +505,88 @@ func routeText(r pools.Route) string {
 	return r.Lane + "@" + r.Node
 }
 
-func (b *builder) members() {
-	keys := map[string]bool{}
-	for _, f := range []pools.Fleet{b.cur, b.des} {
-		for _, m := range f.Members {
-			keys[m.Key()] = true
+// Leaving lists the members current holds that desired does not, in key
+// order: each is planned as a member-remove, and each must be observed
+// (by its pod pool's cluster plugin) for the plan to see it at all.
+func Leaving(desired, current pools.Fleet) []pools.MemberState {
+	var out []pools.MemberState
+	for _, m := range current.Members {
+		if findMember(desired, m.Key()) == nil {
+			out = append(out, m)
 		}
 	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+func findMember(f pools.Fleet, key string) *pools.MemberState {
+	for i := range f.Members {
+		if f.Members[i].Key() == key {
+			return &f.Members[i]
+		}
+	}
+	return nil
+}
+
+func (b *builder) members() {
+	for _, c := range Leaving(b.des, b.cur) {
+		b.add(pools.Step{ID: "member-remove:" + c.Key(), Kind: pools.StepMemberRemove, Target: c.Key(), Member: &c,
+			Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
+			Estimate: pools.Estimate{Seconds: MemberSeconds}})
+	}
+	names := make([]string, 0, len(b.des.Members))
+	for _, m := range b.des.Members {
+		names = append(names, m.Key())
 	}
 	sort.Strings(names)
-	find := func(f pools.Fleet, key string) *pools.MemberState {
-		for i := range f.Members {
-			if f.Members[i].Key() == key {
-				return &f.Members[i]
-			}
-		}
-		return nil
-	}
 	for _, key := range names {
-		c, d := find(b.cur, key), find(b.des, key)
+		c, d := findMember(b.cur, key), findMember(b.des, key)
 		switch {
-		case d == nil:
-			m := *c
-			b.add(pools.Step{ID: "member-remove:" + key, Kind: pools.StepMemberRemove, Target: key, Member: &m,
-				Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
-				Estimate: pools.Estimate{Seconds: MemberSeconds}})
 		case c == nil || *c != *d:
 			m := *d
+			image, estimate := b.image(*d)
+			held := c != nil && pools.ImageSatisfies(c.Image, image)
+			if held {
+				m.Image = c.Image // the digest the registry was synced to stays recorded
+			}
 			var ensure *pools.Step
-			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || c.Image != d.Image)
+			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || !held)
 			if c == nil || !sameExceptImage(*c, *d) || d.Registry == "" {
 				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
 					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
 			}
 			if needsSync {
-				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &m,
+				sm := *d
+				sm.Image = image
+				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &sm,
 					Reason:   fmt.Sprintf("because registry %s of %s needs image %s", d.Registry, d.Context, d.Image),
-					Estimate: pools.Estimate{Seconds: ImageSyncSeconds}})
+					Estimate: estimate})
 				if ensure != nil {
 					dependOn(sync, ensure.ID)
 				}
 			}
 		}
 	}
+}
+
+// image is the image an image-sync of member d copies and what it is
+// expected to cost. A tag the refresh resolved (the image-sync plugin saw
+// its digest at the source) is pinned to that digest, so the apply copies
+// what the plan was made from; the bytes are those the plugin found
+// missing at the member's registry, when it measured them.
+func (b *builder) image(d pools.MemberState) (string, pools.Estimate) {
+	est := pools.Estimate{Seconds: ImageSyncSeconds}
+	seen := b.cur.MemberImage(d.Key(), d.Image)
+	if seen == nil {
+		return d.Image, est
+	}
+	image := d.Image
+	if pools.ImageDigest(image) == "" && seen.Digest != "" {
+		image += "@" + seen.Digest
+	}
+	est.TransferBytes = seen.MissingBytes
+	est.TransferGB = float64(seen.MissingBytes) / 1e9
+	return image, est
 }
 
 func sameExceptImage(a, b pools.MemberState) bool {

@@ -31,7 +31,7 @@ func genPool(t *rapid.T, label string) *pools.Pool {
 	for i := range models {
 		p.Models = append(p.Models, pools.Model{
 			Name: fmt.Sprintf("m%d", i), Path: fmt.Sprintf("/m%d.gguf", i),
-			SHA256:   digest(rapid.IntRange(0, 2).Draw(t, label+"sha")),
+			SHA256:   weightsDigest(rapid.IntRange(0, 2).Draw(t, label+"sha")),
 			SizeGB:   float64(rapid.IntRange(1, 30).Draw(t, label+"size")),
 			MemoryGB: float64(rapid.IntRange(2, 70).Draw(t, label+"memory")),
 		})
@@ -89,9 +89,9 @@ func nodeNames(p *pools.Pool) []string {
 	return out
 }
 
-// digest is a made-up sha256 of weights version v ("" for v 0: a model
+// weightsDigest is a made-up sha256 of weights version v ("" for v 0: a model
 // that declares none).
-func digest(v int) string {
+func weightsDigest(v int) string {
 	if v == 0 {
 		return ""
 	}
@@ -109,7 +109,7 @@ func genChange(t *rapid.T, old *pools.Pool) *pools.Pool {
 		m := &p.Models[i]
 		switch rapid.IntRange(0, 5).Draw(t, "upgrade") {
 		case 0:
-			m.SHA256 = digest(rapid.IntRange(0, 3).Draw(t, "newsha"))
+			m.SHA256 = weightsDigest(rapid.IntRange(0, 3).Draw(t, "newsha"))
 		case 1:
 			m.Path = fmt.Sprintf("/v2/m%d.gguf", i)
 		case 2:

@@ -50,11 +50,15 @@ type Step struct {
 }
 
 // Estimate is a step's expected cost: seconds, GB over the network, and
-// the change in reserved memory on its node in GB.
+// the change in reserved memory on its node in GB. TransferBytes is the
+// exact count behind TransferGB when a plugin measured it: for an
+// image-sync, the bytes of blobs and manifests the member's registry
+// lacks.
 type Estimate struct {
-	Seconds    float64 `json:"seconds"`
-	TransferGB float64 `json:"transfer_gb,omitempty"`
-	MemoryGB   float64 `json:"memory_gb,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	TransferGB    float64 `json:"transfer_gb,omitempty"`
+	TransferBytes int64   `json:"transfer_bytes,omitempty"`
+	MemoryGB      float64 `json:"memory_gb,omitempty"`
 }
 
 // Interruption is a time an alias has no lane during the plan.
@@ -177,14 +181,14 @@ func (p Plan) Pools() *pools.Plan {
 
 func fromStep(s pools.Step) Step {
 	return Step{ID: s.ID, Kind: string(s.Kind), Target: s.Target, Node: s.Node, DependsOn: s.DependsOn, Reason: s.Reason,
-		Estimate: Estimate{Seconds: s.Estimate.Seconds, TransferGB: s.Estimate.TransferGB, MemoryGB: s.Estimate.MemoryGB},
+		Estimate: Estimate(s.Estimate),
 		Lane:     ptr(s.Lane, fromLane), From: string(s.From), Route: ptr(s.Route, fromRoute),
 		Prefetch: ptr(s.Prefetch, fromPrefetch), Member: ptr(s.Member, fromMember)}
 }
 
 func (s Step) pools() pools.Step {
 	return pools.Step{ID: s.ID, Kind: pools.StepKind(s.Kind), Target: s.Target, Node: s.Node, DependsOn: s.DependsOn, Reason: s.Reason,
-		Estimate: pools.Estimate{Seconds: s.Estimate.Seconds, TransferGB: s.Estimate.TransferGB, MemoryGB: s.Estimate.MemoryGB},
+		Estimate: pools.Estimate(s.Estimate),
 		Lane:     ptr(s.Lane, Lane.pools), From: pools.Residency(s.From), Route: ptr(s.Route, Route.pools),
 		Prefetch: ptr(s.Prefetch, Prefetch.pools), Member: ptr(s.Member, Member.pools)}
 }

@@ -16,7 +16,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sparkLab is the example pool's bring-up plan, saved against no state.
+// sparkLab is the example pool's bring-up plan, saved against no state,
+// refreshed: the image-sync plugin saw the pod pool's image (a tag) name
+// a digest and found the bytes each member's registry lacks.
 func sparkLab(t testing.TB) *pools.SavedPlan {
 	t.Helper()
 	cfg, diags := compiler.Load([]string{"../../examples/spark-lab"})
@@ -24,6 +26,11 @@ func sparkLab(t testing.TB) *pools.SavedPlan {
 		t.Fatal(diags.Err())
 	}
 	empty := &pools.State{}
+	const digest = "sha256:5e0c7f3fd1b4a6b2c9d8e7f60a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d"
+	empty.Images = []pools.MemberImage{
+		{PodPool: "harness", Context: "pool-node-b", Image: "elanous-harness", Digest: digest, MissingBytes: 12_400_000},
+		{PodPool: "harness", Context: "pool-node-c", Image: "elanous-harness", Digest: digest, MissingBytes: 3_200},
+	}
 	empty.Normalize()
 	p, err := compiler.Plan(cfg, empty, compiler.PlanOptions{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {

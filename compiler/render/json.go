@@ -18,7 +18,7 @@ import (
 //	planned_at      RFC 3339 time the plan was made
 //	summary         {text, changes, counts{kind: n}, transfer_gb, interruptions}
 //	steps[]         {id, kind, target, node, depends_on[], reason,
-//	                 estimate{seconds, transfer_gb, memory_gb}, and the detail of
+//	                 estimate{seconds, transfer_gb, transfer_bytes, memory_gb}, and the detail of
 //	                 its kind: lane, from, route, prefetch or member}
 //	interruptions[] {alias, lane, seconds, reason}
 //	unplaced[]      {lane, residency, memory_gb, excluded[{node, why}]}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
 
@@ -70,7 +71,7 @@ func Markdown(w io.Writer, p *pools.Plan) {
 			b.WriteString(r)
 		}
 		if cut > 0 {
-			fmt.Fprintf(&b, "\n_%d more steps cut to fit a comment; run `poolc plan` or `poolc show` on the saved plan to see them all._\n", cut)
+			fmt.Fprintf(&b, "\n_%d more %s cut to fit a comment; run `poolc plan` or `poolc show` on the saved plan to see them all._\n", cut, plural.Noun(cut, "step"))
 		}
 		b.WriteString("\n</details>\n")
 		return b.String()
@@ -87,7 +88,7 @@ func Markdown(w io.Writer, p *pools.Plan) {
 		}
 		b.WriteString("```\n")
 		if cut > 0 {
-			fmt.Fprintf(&b, "\n_%d more lines of the state diff cut to fit a comment._\n", cut)
+			fmt.Fprintf(&b, "\n_%d more %s of the state diff cut to fit a comment._\n", cut, plural.Noun(cut, "line"))
 		}
 		b.WriteString("\n</details>\n")
 		return b.String()

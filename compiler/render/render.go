@@ -37,7 +37,11 @@ func Title(p *pools.Plan, s pools.Step) string {
 		}
 		t += ")"
 	case pools.StepImageSync:
-		t = fmt.Sprintf("image-sync %s to %s (%s)", s.Member.Image, s.Member.Key(), s.Member.Registry)
+		t = fmt.Sprintf("image-sync %s to %s (%s", s.Member.Image, s.Member.Key(), s.Member.Registry)
+		if n := s.Estimate.TransferBytes; n > 0 {
+			t += fmt.Sprintf(", %s to send", pools.Bytes(n))
+		}
+		t += ")"
 	case pools.StepMemberRemove:
 		t = "member-remove " + s.Member.Key()
 	default:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"poolc.dev/poolc/compiler/place"
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
 
@@ -71,7 +72,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 					sev = pools.Error
 				}
 				out = append(out, pools.Diagnostic{Severity: sev, Code: "no-node", Path: path,
-					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), isAre(len(cordoned)))})
+					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), plural.Agree(len(cordoned), "is", "are"))})
 			}
 			continue
 		}
@@ -131,16 +132,24 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 }
 
 // unplaceable reports the lanes the placer cannot place under a profile
-// with every node up. It stays quiet when the rules above found a problem:
-// theirs is the sharper explanation, and placement follows from it.
+// with every node up. It stays quiet when the rules above found a problem,
+// and on a lane they found one for (a warning such as "its nodes are
+// cordoned"): theirs is the sharper explanation, and placement follows
+// from it.
 func (v *validator) unplaceable(profile string, explained pools.Diagnostics) pools.Diagnostics {
 	if explained.HasErrors() {
 		return nil
 	}
+	said := map[string]bool{}
+	for _, d := range explained {
+		if len(d.Path) >= 2 && d.Path[0] == "lane" {
+			said[d.Path[1]] = true
+		}
+	}
 	var out pools.Diagnostics
 	for _, u := range place.Place(place.Input{Pool: v.p, Profile: profile}).Unplaced {
-		if len(u.Excluded) == 0 {
-			continue // no candidate at all: a placement finding says so
+		if len(u.Excluded) == 0 || said[u.Lane] {
+			continue // no candidate at all, or a finding above: it says why
 		}
 		sev := pools.Warning
 		if u.Residency == pools.KeepWarm {
@@ -190,11 +199,4 @@ func (v *validator) laneList(lanes []pools.Lane) string {
 		parts[i] = fmt.Sprintf("%s (%s)", l.Name, pools.GB(v.p.Model(l.Model).MemoryGB))
 	}
 	return names(parts)
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }

@@ -17,6 +17,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"poolc.dev/poolc/internal/etcdlocal"
 )
 
 // Cluster is a set of embedded etcd members.
@@ -97,26 +99,9 @@ func freePort() (string, error) {
 
 func (c *Cluster) startMember(i int) error {
 	m := c.members[i]
-	cfg := embed.NewConfig()
-	cfg.Name = m.name
-	cfg.Dir = m.dir
-	cfg.ListenClientUrls = []url.URL{m.client}
-	cfg.AdvertiseClientUrls = []url.URL{m.client}
-	cfg.ListenPeerUrls = []url.URL{m.peer}
-	cfg.AdvertisePeerUrls = []url.URL{m.peer}
-	cfg.InitialCluster = m.initial
-	cfg.InitialClusterToken = m.token
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.LogLevel = "error"
-	e, err := embed.StartEtcd(cfg)
+	e, err := etcdlocal.Member{Name: m.name, Dir: m.dir, Client: m.client, Peer: m.peer, InitialCluster: m.initial, Token: m.token}.Start(30 * time.Second)
 	if err != nil {
-		return fmt.Errorf("etcd member %s: %w", m.name, err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return fmt.Errorf("etcd member %s not ready after 30s", m.name)
+		return err
 	}
 	c.mu.Lock()
 	m.etcd = e

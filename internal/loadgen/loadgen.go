@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // Chat sends one streaming chat completion for model to base (e.g.
@@ -73,7 +75,7 @@ func Chat(ctx context.Context, client *http.Client, base, model string, tokens i
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("truncated after %d tokens: %v", got, err)
+		return fmt.Errorf("truncated after %s: %v", plural.Count(got, "token"), err)
 	}
 	if !finished || !done || got != tokens {
 		return fmt.Errorf("truncated: %d of %d tokens, final event %v, [DONE] %v", got, tokens, finished, done)

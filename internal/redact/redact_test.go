@@ -52,3 +52,19 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Values at the paths a schema marks sensitive are secrets whatever their
+// key, numbers too, in nested structs and list elements.
+func TestMarkedPaths(t *testing.T) {
+	r := ForConfig(map[string]any{
+		"url":   "https://hooks.example/poolc",
+		"pin":   float64(918273),
+		"login": map[string]any{"user": "ops", "word": "open-sesame"},
+		"hooks": []any{map[string]any{"name": "a", "key": "k-0001"}, map[string]any{"name": "b", "key": "k-0002"}},
+	}, []string{"pin"}, []string{"login", "word"}, []string{"hooks", "*", "key"})
+	in := "pin 918273, word open-sesame, keys k-0001 k-0002, user ops at https://hooks.example/poolc"
+	want := "pin [redacted], word [redacted], keys [redacted] [redacted], user ops at https://hooks.example/poolc"
+	if got := r.String(in); got != want {
+		t.Errorf("String(%q) = %q, want %q", in, got, want)
+	}
+}

@@ -57,6 +57,10 @@ type Options struct {
 	// RunFor is how long a Job's pod runs under kwok before it succeeds;
 	// zero means two seconds.
 	RunFor time.Duration
+	// BareAPIServer starts no kube-controller-manager, to show what the
+	// API server does alone: it neither counts nor enforces a quota, and
+	// deletes no namespace's contents. It excludes Kwok.
+	BareAPIServer bool
 }
 
 // Env is a running set of clusters.
@@ -121,6 +125,9 @@ func Start(t testing.TB, o Options) *Env {
 	}
 	if o.RunFor <= 0 {
 		o.RunFor = 2 * time.Second
+	}
+	if o.BareAPIServer && o.Kwok {
+		t.Fatal("testkube: Kwok needs the controller manager that BareAPIServer leaves out")
 	}
 	bin := BinDir()
 	need := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
@@ -222,6 +229,9 @@ func startCluster(ctx context.Context, t testing.TB, root, bin, name, etcdURL st
 	one.CurrentContext = name
 	if err := clientcmd.WriteToFile(*one, kc); err != nil {
 		t.Fatal(err)
+	}
+	if o.BareAPIServer {
+		return c
 	}
 	// The node lifecycle controller would mark the kwok node NotReady
 	// for want of kubelet heartbeats; nothing here needs it.

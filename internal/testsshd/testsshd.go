@@ -8,7 +8,6 @@
 package testsshd
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -23,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/internal/proctree"
 	"poolc.dev/poolc/internal/syncbuf"
 
 	"golang.org/x/crypto/ssh"
@@ -218,7 +218,7 @@ func (s *Server) Log() string { return s.log.String() }
 // how many processes it killed.
 func (s *Server) KillSessions(t testing.TB) int {
 	t.Helper()
-	pids := descendants(s.cmd.Process.Pid)
+	pids := proctree.Descendants(s.cmd.Process.Pid)
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -230,47 +230,11 @@ func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
-	for _, pid := range descendants(s.cmd.Process.Pid) {
+	for _, pid := range proctree.Descendants(s.cmd.Process.Pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	s.cmd.Process.Kill()
 	<-s.stopped
-}
-
-// descendants lists the processes below pid, read from /proc.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces; the
-		// parent pid is the second field after it.
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], p)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
 }
 
 func findSSHD() string {

@@ -6,9 +6,6 @@
 package convert
 
 import (
-	"net"
-	"strconv"
-
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -20,16 +17,10 @@ type Plan struct {
 	Before *pools.Fleet
 }
 
-// Node is the SDK's node for a pool node: the address split from an
-// embedded port, which then is the SSH port.
+// Node is the SDK's node for a pool node. Its address never holds a port
+// (the schema's #Host refuses one); the SSH port is SSHPort.
 func Node(n *pools.Node) sdk.Node {
-	host, port := n.Address, n.SSHPort
-	if h, p, err := net.SplitHostPort(n.Address); err == nil {
-		if v, err := strconv.Atoi(p); err == nil {
-			host, port = h, v
-		}
-	}
-	return sdk.Node{Name: n.Name, Address: host, SSHUser: n.SSHUser, SSHPort: port, KubeContext: n.KubeContext,
+	return sdk.Node{Name: n.Name, Address: n.Address, SSHUser: n.SSHUser, SSHPort: n.SSHPort, KubeContext: n.KubeContext,
 		MemoryGB: n.MemoryGB, BudgetGB: n.Budget(), Labels: n.Labels}
 }
 
@@ -151,20 +142,27 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 	return out
 }
 
-// Inventory is the part of the pool the plugin serves, by target.
-func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
+// Inventory is the part of the pool the plugin serves, by target. Lanes
+// carry their residency under the pool's active profile. The gateway gets
+// every node of the pool in GatewayNodes. Of the leaving members (those
+// the state holds and the pool no longer lists, see plan.Leaving), it gets
+// the ones of pod pools whose cluster it is.
+func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState) sdk.Inventory {
 	p := Plan{Pool: pool}
 	var inv sdk.Inventory
 	models := map[string]bool{}
+	inv.Gateway = pool.Gateway == plugin
 	for i := range pool.Nodes {
 		n := &pool.Nodes[i]
+		if inv.Gateway {
+			inv.GatewayNodes = append(inv.GatewayNodes, Node(n))
+		}
 		if n.Runtime != plugin {
 			continue
 		}
 		inv.Nodes = append(inv.Nodes, Node(n))
 	}
-	inv.Gateway = pool.Gateway == plugin
-	for _, l := range pool.Lanes {
+	for _, l := range pool.Under(pool.ActiveProfile).Lanes {
 		if !inv.Gateway && !p.mayRunOn(l, inv) {
 			continue
 		}
@@ -188,6 +186,11 @@ func Inventory(pool *pools.Pool, plugin string) sdk.Inventory {
 		for i, m := range pp.Members {
 			inv.Members = append(inv.Members, p.member(pools.MemberState{PodPool: pp.Name, Context: m.Context, Priority: i,
 				SSHHost: m.SSHHost, SSHPort: m.SSHPort, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
+		}
+	}
+	for _, m := range leaving {
+		if pp := pool.PodPool(m.PodPool); pp != nil && pp.Cluster == plugin {
+			inv.Leaving = append(inv.Leaving, p.member(m))
 		}
 	}
 	return inv
@@ -227,6 +230,9 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 	}
 	for _, m := range f.Members {
 		out.Members = append(out.Members, MemberState(m))
+	}
+	for _, i := range f.Images {
+		out.Images = append(out.Images, pools.MemberImage(i))
 	}
 	out.Normalize()
 	return out

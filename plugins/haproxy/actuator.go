@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/internal/sshx"
+	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 )
 
@@ -18,10 +19,11 @@ import (
 type Actuator struct {
 	version string
 
-	mu   sync.Mutex
-	inv  sdk.Inventory
-	gw   *Gateway
-	pool *sshx.Pool
+	mu         sync.Mutex
+	inv        sdk.Inventory
+	gw         *Gateway
+	pool       *sshx.Pool
+	routerPort int
 }
 
 var _ sdk.Actuator = (*Actuator)(nil)
@@ -40,6 +42,11 @@ type PluginConfig struct {
 	SSHHost             string  `json:"ssh_host"`
 	SSHPort             int     `json:"ssh_port"`
 	DrainTimeoutSeconds float64 `json:"drain_timeout_seconds"`
+	// RouterPort is where the llama plugin's node routers listen: an
+	// on-demand lane is reached there, not at its own port. It must match
+	// the llama block's router_port (both default to
+	// llama.DefaultRouterPort).
+	RouterPort int `json:"router_port"`
 }
 
 // ConfigSchema is the CUE schema of the config block.
@@ -51,6 +58,7 @@ const ConfigSchema = `{
 	ssh_host?:    string
 	ssh_port?:    int & >=1 & <=65535
 	drain_timeout_seconds?: number & >0
+	router_port?:           int & >=1 & <=65535
 }`
 
 // Describe implements sdk.Actuator.
@@ -99,7 +107,10 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"map_file"}, err.Error())}
 	}
-	a.gw, a.inv = gw, req.Inventory
+	a.gw, a.inv, a.routerPort = gw, req.Inventory, cfg.RouterPort
+	if a.routerPort == 0 {
+		a.routerPort = llama.DefaultRouterPort
+	}
 	return sdk.ConfigureResponse{}
 }
 
@@ -110,6 +121,39 @@ func (a *Actuator) gateway() (*Gateway, sdk.Inventory, error) {
 		return nil, sdk.Inventory{}, errors.New("haproxy: not configured")
 	}
 	return a.gw, a.inv, nil
+}
+
+// lanePort inverts servedPort for a route observed at port: an
+// on-demand lane's route, at its router's port, is reported at the
+// lane's own port, as poolc plans routes.
+func (a *Actuator) lanePort(inv sdk.Inventory, lane string, port int) int {
+	for _, l := range inv.Lanes {
+		if l.Name == lane && l.Residency == sdk.OnDemand && port == a.routerPort && l.Port > 0 {
+			return l.Port
+		}
+	}
+	return port
+}
+
+// servedPort is the port a lane that a route or HAProxy puts at port is
+// reached at: its node's router's when the pool makes it on-demand (the
+// llama plugin serves those from the router); else port, unless that is
+// the router's or 0, then the lane's own. (A lane replaced on its node
+// runs at a spare port for a while: any port but the router's is its.)
+func (a *Actuator) servedPort(inv sdk.Inventory, lane string, port int) int {
+	for _, l := range inv.Lanes {
+		if l.Name != lane {
+			continue
+		}
+		if l.Residency == sdk.OnDemand {
+			return a.routerPort
+		}
+		if port == 0 || port == a.routerPort {
+			return l.Port
+		}
+		return port
+	}
+	return port
 }
 
 // resolveEndpoint is where a route goes; a lane's address is resolved to an IP,
@@ -138,13 +182,16 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	if st.Kind != sdk.KindRoute || st.Route == nil {
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, fmt.Sprintf("haproxy carries out route steps only, not %s", st.Kind))}
 	}
-	gw, _, err := a.gateway()
+	gw, inv, err := a.gateway()
 	if err != nil {
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
 	}
 	to, err := resolveEndpoint(ctx, st.Route.To)
 	if err != nil {
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
+	}
+	if to != nil && to.Lane != Cloud {
+		to.Port = a.servedPort(inv, to.Lane, to.Port)
 	}
 	err = gw.Route(ctx, st.Route.Alias, to, func(s string) {
 		if progress != nil {
@@ -199,24 +246,34 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			continue
 		}
 		e := o.Endpoints[0]
+		if want := a.servedPort(inv, o.Lane, e.Port); want != e.Port {
+			// The lane moved between its own port and its node's router
+			// (a residency change in place): the route is stale, and is
+			// reported on no node so the next apply routes it again.
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
+				Summary: fmt.Sprintf("alias %s: lane %s is routed to port %d but served at %d; the next apply routes it there", o.Alias, o.Lane, e.Port, want)})
+			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: o.Lane}})
+			continue
+		}
 		if e.Node == "" {
 			e.Node = nodeAt(ctx, inv, e.Addr)
 		}
+		e.Port = a.lanePort(inv, o.Lane, e.Port)
 		resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias,
 			Lane: sdk.LaneEndpoint{Lane: o.Lane, Node: e.Node, Address: e.Addr, Port: e.Port}})
 	}
 	return resp
 }
 
-// nodeAt names the inventory node whose address is addr (or resolves to
-// it), "" when none does: for routes poolc did not set.
+// nodeAt names the pool node whose address is addr (or resolves to it),
+// "" when none does: for routes poolc did not set.
 func nodeAt(ctx context.Context, inv sdk.Inventory, addr string) string {
-	for _, n := range inv.Nodes {
+	for _, n := range inv.GatewayNodes {
 		if n.Address == addr {
 			return n.Name
 		}
 	}
-	for _, n := range inv.Nodes {
+	for _, n := range inv.GatewayNodes {
 		if ips, err := net.DefaultResolver.LookupIP(ctx, "ip", n.Address); err == nil {
 			for _, ip := range ips {
 				if ip.String() == addr {

@@ -23,7 +23,7 @@ func TestE2ETheActuatorFlipsARouteStep(t *testing.T) {
 	p := startProxy(t, spec)
 	cfg, _ := json.Marshal(map[string]any{"admin_socket": spec.AdminSocket, "map_file": spec.MapFile, "state_file": spec.StateFile})
 	act := NewActuator("test")
-	inv := sdk.Inventory{Gateway: true, Nodes: []sdk.Node{{Name: "node-b", Address: "127.0.0.1"}}}
+	inv := sdk.Inventory{Gateway: true, GatewayNodes: []sdk.Node{{Name: "node-b", Address: "127.0.0.1"}}}
 	if r := act.Configure(ctx, sdk.ConfigureRequest{ConfigJSON: cfg, Inventory: inv}); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}

@@ -43,10 +43,23 @@ type fleet struct {
 	known    string
 	stub     string
 	src, sum string
+	// residency is each lane's, keep-warm when not set; routerPort is
+	// where every node's router listens.
+	residency  map[string]string
+	routerPort int
+}
+
+// residencyOf is the lane's residency in the pool the fleet writes.
+func (f *fleet) residencyOf(lane string) string {
+	if r := f.residency[lane]; r != "" {
+		return r
+	}
+	return "keep-warm"
 }
 
 func newFleet(t *testing.T) *fleet {
-	f := &fleet{t: t, dir: t.TempDir()}
+	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}}
+	f.routerPort = freePort(t)
 	f.poolc = filepath.Join(f.dir, "poolc")
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
 		t.Fatalf("building poolc: %v\n%s", err, out)
@@ -130,13 +143,13 @@ func (f *fleet) writePool(placement string) {
   }
   lane "cognition" {
     model     = "q"
-    residency = "keep-warm"
+    residency = %q
     placement = [%s]
     port      = %d
   }
   lane "scribe" {
     model     = "q-notes"
-    residency = "keep-warm"
+    residency = %q
     placement = ["n3"]
     port      = %d
   }
@@ -159,6 +172,7 @@ func (f *fleet) writePool(placement string) {
       state_dir    = %q
       env          = { LLAMASTUB_LOAD_BYTES_PER_SEC = "8000000", LLAMASTUB_TOKEN_INTERVAL = "10ms" }
       stop_grace_seconds = 5
+      router_port  = %d
     }
   }
   plugin "haproxy" {
@@ -167,12 +181,14 @@ func (f *fleet) writePool(placement string) {
       admin_socket = %q
       map_file     = %q
       state_file   = %q
+      router_port  = %d
     }
   }
 }
 `, nodes.String(), filepath.Join(f.dir, "models", "q.gguf"), f.src, f.sum,
-		filepath.Join(f.dir, "models", "q-notes.gguf"), f.src, f.sum, placement, f.port("cognition"), f.port("scribe"),
-		f.known, f.keyFile, f.stub, filepath.Join(f.dir, "lanes"), spec.AdminSocket, spec.MapFile, spec.StateFile)
+		filepath.Join(f.dir, "models", "q-notes.gguf"), f.src, f.sum, f.residencyOf("cognition"), placement, f.port("cognition"),
+		f.residencyOf("scribe"), f.port("scribe"), f.known, f.keyFile, f.stub, filepath.Join(f.dir, "lanes"), f.routerPort,
+		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort)
 	if err := os.WriteFile(filepath.Join(f.dir, "pool.hcl"), []byte(pool), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
@@ -224,15 +240,16 @@ func (f *fleet) planIsEmpty(when string) {
 }
 
 // lanePIDs lists the live lane processes under the fleet's state
-// directory, by node and lane.
+// directory, by node and lane (a pidfile is named LANE@PORT.pid).
 func (f *fleet) lanePIDs() map[string]int {
 	pids := map[string]int{}
 	files, _ := filepath.Glob(filepath.Join(f.dir, "lanes", "*", "*.pid"))
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		lane, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(p), ".pid"), "@")
 		if err == nil && processLives(pid) {
-			pids[filepath.Base(filepath.Dir(p))+"/"+strings.TrimSuffix(filepath.Base(p), ".pid")] = pid
+			pids[filepath.Base(filepath.Dir(p))+"/"+lane] = pid
 		}
 	}
 	return pids

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/internal/plural"
 )
 
 // Files reads and writes the gateway host's files: the map and the server
@@ -201,7 +202,7 @@ func (g *Gateway) readyAt(ctx context.Context, be string, to *Endpoint, say func
 			}
 		}
 		if target == nil {
-			return nil, fmt.Errorf("haproxy: backend %s has no free server for %s: every one of its %d servers is live (still draining?)", be, to, len(srvs))
+			return nil, fmt.Errorf("haproxy: backend %s has no free server for %s: every one of its %s is live (still draining?)", be, to, plural.Count(len(srvs), "server"))
 		}
 		if _, err := g.rt.Exec(ctx, "set", "server", be+"/"+target.Name, "addr", to.Addr, "port", strconv.Itoa(to.Port)); err != nil {
 			return nil, err
@@ -241,10 +242,10 @@ func (g *Gateway) retire(ctx context.Context, s Server, say func(string, ...any)
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("haproxy: server %s (%s) still has %d sessions after %s", id, joinHostPort(s.Addr, s.Port), n, g.drain)
+			return fmt.Errorf("haproxy: server %s (%s) still has %s after %s", id, joinHostPort(s.Addr, s.Port), plural.Count(n, "session"), g.drain)
 		}
 		if n != reported {
-			say("server %s draining: %d sessions", id, n)
+			say("server %s draining: %s", id, plural.Count(n, "session"))
 			reported = n
 		}
 		select {

@@ -29,7 +29,9 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +59,16 @@ type Options struct {
 	// line, each prefixed "NAME: ". Nil discards it. go-plugin's own
 	// logging never reaches it, except its errors.
 	Stderr io.Writer
+	// Leaving are the members the state holds that the pool no longer
+	// lists (plan.Leaving); each goes in the inventory of its pod pool's
+	// cluster plugin, which observes it so its member-remove is planned.
+	Leaving []pools.MemberState
+	// UnpinnedInside, when set, is a directory (a repository) whose
+	// unpinned binaries are not run: an external plugin without a sha256
+	// whose binary lies inside it is not started, and Set.Plugins lists
+	// it with NotStarted saying so. Commands that only inspect a pool set
+	// it, so that reading a checkout runs none of its code.
+	UnpinnedInside string
 }
 
 // Info describes a running plugin, for listings.
@@ -79,6 +91,10 @@ type Info struct {
 	// Implicit says that the pool does not declare the plugin: it is the
 	// built-in default, started for the targets that name no plugin.
 	Implicit bool
+	// NotStarted, when set, says why the plugin was not started (see
+	// Options.UnpinnedInside); Version, Kinds and Capabilities are then
+	// unknown.
+	NotStarted string
 }
 
 // Set is the started plugins of a pool, ready for Observe and Apply. Close
@@ -87,6 +103,7 @@ type Set struct {
 	pool    *pools.Pool
 	plugins []*running // in declaration order, the implicit default last
 	byName  map[string]*running
+	skipped []Info // the plugins not started (Options.UnpinnedInside)
 	out     *output
 	close   sync.Once
 }
@@ -123,6 +140,10 @@ func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Dia
 	reattach, ds := reattachFromEnv(decls)
 	var ok []bool
 	for _, d := range decls {
+		if info, ok := unpinnedInside(d, opts, reattach[d.Name]); ok {
+			s.skipped = append(s.skipped, info)
+			continue
+		}
 		p, pds := start(ctx, pool, d, opts, reattach[d.Name], s.out)
 		ds = append(ds, pds...)
 		ok = append(ok, p != nil)
@@ -135,6 +156,9 @@ func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Dia
 	}
 	for _, t := range pool.Targets() {
 		p := s.byName[t.Plugin]
+		if i := slices.IndexFunc(s.skipped, func(info Info) bool { return info.Name == t.Plugin }); i >= 0 {
+			s.skipped[i].Targets = append(s.skipped[i].Targets, t.What)
+		}
 		if p == nil {
 			if !slices.ContainsFunc(decls, func(d pools.Plugin) bool { return d.Name == t.Plugin }) {
 				ds.Errorf("plugin-undeclared", t.Path, "%s names plugin %q, which the pool does not declare; add plugin %q { ... } or leave it unset for the built-in %q",
@@ -194,7 +218,7 @@ func (s *Set) Plugin(name string) (sdk.Actuator, bool) {
 }
 
 // Plugins describes the running plugins, in declaration order, the
-// implicit default last.
+// implicit default last, then those not started (Info.NotStarted).
 func (s *Set) Plugins() []Info {
 	out := make([]Info, len(s.plugins))
 	for i, p := range s.plugins {
@@ -202,7 +226,35 @@ func (s *Set) Plugins() []Info {
 		out[i].Kinds = slices.Clone(p.info.Kinds)
 		out[i].Targets = slices.Clone(p.info.Targets)
 	}
-	return out
+	return append(out, slices.Clone(s.skipped)...)
+}
+
+// unpinnedInside reports whether plugin d is not to be started because
+// its binary is unpinned and lies inside opts.UnpinnedInside, and if so
+// describes it, with the sha256 to pin it with.
+func unpinnedInside(d pools.Plugin, opts Options, rc *sdk.ReattachConfig) (Info, bool) {
+	if opts.UnpinnedInside == "" || d.Builtin || d.SHA256 != "" || rc != nil {
+		return Info{}, false
+	}
+	cmd, err := command(d, opts)
+	if err != nil || !within(cmd.Path, opts.UnpinnedInside) {
+		return Info{}, false // not found is reported by start
+	}
+	sum, _ := fileSHA256(cmd.Path)
+	return Info{Name: d.Name, Path: cmd.Path, SHA256: sum,
+		NotStarted: fmt.Sprintf("its binary %s lies inside %s and is not pinned by sha256", cmd.Path, opts.UnpinnedInside)}, true
+}
+
+// within reports whether path lies inside dir, symbolic links resolved.
+func within(path, dir string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Close stops every plugin process (a reattached plugin is left running)

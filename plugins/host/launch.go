@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -54,6 +55,9 @@ type running struct {
 	client *plugin.Client
 	cmd    *exec.Cmd // nil when reattached
 	act    sdk.Actuator
+	// redact masks the plugin's credentials in its text; set by start,
+	// then by setup once Describe gave the config schema.
+	redact *redact.Redactor
 
 	pool *pools.Pool
 	decl pools.Plugin
@@ -66,8 +70,8 @@ type running struct {
 func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, rc *sdk.ReattachConfig, out *output) (*running, pools.Diagnostics) {
 	at := pools.Path{"plugin", d.Name}
 	var ds pools.Diagnostics
-	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out}
-	out.redactLines(d)
+	p := &running{info: Info{Name: d.Name}, pool: pool, decl: d, opts: opts, out: out, redact: redactor(d, "")}
+	out.redactLines(d.Name, p.redact)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{CallFailed: p.callFailed}},
@@ -129,7 +133,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 	}
 
 	p.client = plugin.NewClient(cfg)
-	pds := p.setup(ctx, d)
+	pds := redactDiagnostics(p.redact, p.setup(ctx, d))
 	ds = append(ds, pds...)
 	if pds.HasErrors() {
 		p.client.Kill()
@@ -188,6 +192,8 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 	p.info.Version = desc.Version
 	p.info.Kinds = desc.StepKinds
 	p.info.Capabilities = desc.Capabilities
+	p.redact = redactor(d, desc.ConfigSchema)
+	p.out.redactLines(d.Name, p.redact)
 
 	config := []byte("{}")
 	if d.Config != nil {
@@ -205,7 +211,7 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 		config = checked
 	}
 	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: p.pool.Name, ConfigJSON: config, WorkDir: p.opts.WorkDir,
-		Inventory: convert.Inventory(p.pool, d.Name)})
+		Inventory: convert.Inventory(p.pool, d.Name, p.opts.Leaving)})
 	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
 }
 

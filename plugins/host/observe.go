@@ -36,11 +36,17 @@ type owner struct {
 	gateway    bool
 	clusters   map[string]bool // pod pools whose cluster plugin it is
 	imageSyncs map[string]bool // pod pools whose image sync it is
+	listed     map[string]bool // keys of the members the pool lists
 }
 
 // ownerOf is what the plugin serves in the pool.
 func ownerOf(pool *pools.Pool, plugin string) owner {
-	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}}
+	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}, listed: map[string]bool{}}
+	for _, pp := range pool.PodPools {
+		for _, m := range pp.Members {
+			o.listed[pools.MemberState{PodPool: pp.Name, Context: m.Context}.Key()] = true
+		}
+	}
 	for _, t := range pool.Targets() {
 		if t.Plugin != plugin {
 			continue
@@ -85,7 +91,7 @@ func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 	var ds pools.Diagnostics
 	for i, p := range s.plugins {
 		r := results[i]
-		ds = append(ds, atPlugin(p.info.Name, r.Diagnostics)...)
+		ds = append(ds, redactDiagnostics(p.redact, atPlugin(p.info.Name, r.Diagnostics))...)
 		if r.Diagnostics.HasErrors() || len(p.info.Capabilities.Observes) == 0 {
 			continue
 		}
@@ -169,9 +175,12 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	case sdk.ObserveImages:
+		f.Images = replace(f.Images, seen.Images, func(m pools.MemberImage) bool { return o.imageSyncs[m.PodPool] })
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] || m.Registry == "" {
-				continue // a member without a registry has no image to sync
+			if !o.imageSyncs[m.PodPool] || m.Registry == "" || !o.listed[m.Key()] {
+				// A member without a registry has no image to sync; one
+				// leaving the pool is not in the image sync's inventory.
+				continue
 			}
 			f.Members[i].Image = ""
 			if j := slices.IndexFunc(seen.Members, func(x pools.MemberState) bool { return x.Key() == m.Key() }); j >= 0 {
@@ -234,4 +243,28 @@ func diffPart[T any](noun string, before, after []T, key func(T) string) []strin
 	}
 	sort.Strings(out)
 	return out
+}
+
+// StepPart is the part of a fleet a step of kind changes: what a plugin
+// must observe (sdk.Capabilities.Observes) for poolc to tell, after a
+// kill, whether such a step it had sent ran.
+func StepPart(kind pools.StepKind) string {
+	switch kind {
+	case pools.StepPrefetch:
+		return sdk.ObservePrefetched
+	case pools.StepRoute:
+		return sdk.ObserveRoutes
+	case pools.StepMemberEnsure, pools.StepMemberRemove:
+		return sdk.ObserveMembers
+	case pools.StepImageSync:
+		return sdk.ObserveImages
+	}
+	return sdk.ObserveLanes // start, residency, drain, stop
+}
+
+// Observes reports whether the running plugin of that name observes part
+// of a fleet; false when the set has no such plugin.
+func (s *Set) Observes(plugin, part string) bool {
+	p, ok := s.byName[plugin]
+	return ok && slices.Contains(p.info.Capabilities.Observes, part)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/internal/proctree"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -73,12 +74,11 @@ func startAsParent(dir, mode string) (int, error) {
 // gone reports whether the process has ended (a zombie counts: nobody may
 // be left to reap it).
 func gone(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := proctree.Read(pid)
 	if err != nil {
 		return syscall.Kill(pid, 0) != nil
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
+	return p.Ended()
 }
 
 // TestPluginDiesWithPoolc kills a poolc stand-in with SIGKILL, so it cleans

@@ -17,7 +17,7 @@ func TestPluginTextIsRedacted(t *testing.T) {
 	d := pools.Plugin{Name: "webhook", Config: map[string]any{"headers": map[string]any{"Authorization": "Bearer tok-123456"}}}
 	var buf bytes.Buffer
 	out := &output{w: &buf}
-	out.redactLines(d)
+	out.redactLines(d.Name, redactor(d, ""))
 	w := out.writer(d.Name, false)
 	if _, err := w.Write([]byte("posting with tok-123456 to https://bot:pw@hooks.lan/x\n")); err != nil {
 		t.Fatal(err)

@@ -14,9 +14,10 @@ func TestRefreshKeepsTheImagePluginsImage(t *testing.T) {
 	member := func(image string) pools.MemberState {
 		return pools.MemberState{PodPool: "harness", Context: "k1", Capacity: 2, Registry: "k3d-r:5000", Image: image}
 	}
+	listed := map[string]bool{"harness/k1": true}
 	cluster := seen{plugin: "sim", parts: []string{sdk.ObserveMembers}, owns: owner{clusters: map[string]bool{"harness": true}},
 		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:old")}}}
-	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}},
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}, listed: listed},
 		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}}
 	for _, order := range [][]seen{{cluster, images}, {images, cluster}} {
 		f := pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}
@@ -27,7 +28,7 @@ func TestRefreshKeepsTheImagePluginsImage(t *testing.T) {
 	}
 	// One plugin serving both keeps the last word on the image.
 	both := seen{plugin: "sim", parts: []string{sdk.ObserveMembers, sdk.ObserveImages},
-		owns:  owner{clusters: map[string]bool{"harness": true}, imageSyncs: map[string]bool{"harness": true}},
+		owns:  owner{clusters: map[string]bool{"harness": true}, imageSyncs: map[string]bool{"harness": true}, listed: listed},
 		fleet: pools.Fleet{Members: []pools.MemberState{member("h@sha256:old")}}}
 	f := pools.Fleet{Members: []pools.MemberState{member("h@sha256:new")}}
 	Observation{seen: []seen{both}}.Refresh(&f)
@@ -68,5 +69,39 @@ func TestRefreshKeepsTheDigestsAPluginDoesNotSee(t *testing.T) {
 	}
 	if len(f.Lanes) != 2 || f.Lanes[0].SHA256 != "abc" || f.Lanes[0].Source != "nas:/q.gguf" || f.Lanes[1].SHA256 != "" || f.Prefetched[0] != file {
 		t.Errorf("lanes %+v, weights %+v; want the recorded digest kept on 8080 only", f.Lanes, f.Prefetched)
+	}
+}
+
+// A member leaving the pool is observed by its cluster plugin alone: the
+// image-sync plugin, which does not have it, leaves its image as the
+// state records it, so the refresh reports no drift for it.
+func TestRefreshLeavesTheImageOfALeavingMember(t *testing.T) {
+	pool := &pools.Pool{PodPools: []pools.PodPool{{Name: "harness", Cluster: "kube", ImageSync: "image-sync", Members: []pools.Member{{Context: "k1"}}}}}
+	leaving := pools.MemberState{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001", Image: "h:1"}
+	cluster := seen{plugin: "kube", parts: []string{sdk.ObserveMembers}, owns: ownerOf(pool, "kube"),
+		fleet: pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001"}}}}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: ownerOf(pool, "image-sync")}
+	f := pools.Fleet{Members: []pools.MemberState{leaving}}
+	if drift := (Observation{seen: []seen{cluster, images}}).Refresh(&f); len(drift) != 0 || len(f.Members) != 1 || f.Members[0] != leaving {
+		t.Errorf("members %+v, drift %v; want the leaving member kept as it was", f.Members, drift)
+	}
+}
+
+// What an image-sync plugin saw of its pod pools' images (digest, bytes
+// missing) replaces what an earlier refresh left, for its pod pools only,
+// and is no drift: it is an observation, not state.
+func TestRefreshLaysTheMembersImagesWithoutDrift(t *testing.T) {
+	gap := func(pool, ctx string, n int64) pools.MemberImage {
+		return pools.MemberImage{PodPool: pool, Context: ctx, Image: "h:1", Digest: "sha256:aa", MissingBytes: n}
+	}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: owner{imageSyncs: map[string]bool{"harness": true}},
+		fleet: pools.Fleet{Images: []pools.MemberImage{gap("harness", "k1", 700), gap("other", "k9", 1)}}}
+	f := pools.Fleet{Images: []pools.MemberImage{gap("harness", "k1", 5), gap("jobs", "k2", 9)}}
+	drift := Observation{seen: []seen{images}}.Refresh(&f)
+	if len(drift) != 0 {
+		t.Errorf("drift %v, want none", drift)
+	}
+	if k1, k2 := f.MemberImage("harness/k1", "h:1"), f.MemberImage("jobs/k2", "h:1"); len(f.Images) != 2 || k1 == nil || k1.MissingBytes != 700 || k2 == nil || k2.MissingBytes != 9 {
+		t.Errorf("images %+v, want harness/k1 as seen (700 bytes) and jobs/k2 kept", f.Images)
 	}
 }

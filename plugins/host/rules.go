@@ -44,16 +44,34 @@ func reattachConfig(rc *sdk.ReattachConfig, addr net.Addr) *plugin.ReattachConfi
 	return &plugin.ReattachConfig{Protocol: protocol, ProtocolVersion: rc.ProtocolVersion, Addr: addr, Pid: rc.Pid, Test: true}
 }
 
-// redactLines makes the output of plugin d mask the credentials of its
-// config, and any URL userinfo, Authorization value or bearer token, in
-// every line it writes.
-func (o *output) redactLines(d pools.Plugin) {
+// redactLines makes the output of plugin name mask what r masks (the
+// credentials of its config, and any URL userinfo, Authorization value or
+// bearer token) in every line it writes.
+func (o *output) redactLines(name string, r *redact.Redactor) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.redactors == nil {
 		o.redactors = map[string]*redact.Redactor{}
 	}
-	o.redactors[d.Name] = redact.ForConfig(d.Config)
+	o.redactors[name] = r
+}
+
+// redactor is the redactor of plugin d, whose config schema (from
+// Describe, "" before) marks the fields in it that are sensitive.
+func redactor(d pools.Plugin, schema string) *redact.Redactor {
+	return redact.ForConfig(d.Config, sdk.SensitivePaths(schema)...)
+}
+
+// redactDiagnostics masks credentials in diagnostics that hold a plugin's
+// text (from Describe, the config check, Configure, Observe), which poolc
+// prints.
+func redactDiagnostics(r *redact.Redactor, ds pools.Diagnostics) pools.Diagnostics {
+	out := make(pools.Diagnostics, len(ds))
+	for i, d := range ds {
+		d.Message = r.String(d.Message)
+		out[i] = d
+	}
+	return out
 }
 
 // redactResponse masks credentials in what a step's Apply sent back: its

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 
-	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -43,7 +42,7 @@ type stepActuator struct {
 // Apply sends the step to the plugin, restarting its process first when
 // it has died.
 func (a stepActuator) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) runner.Response {
-	r := redact.ForConfig(a.p.decl.Config)
+	r := a.p.redact
 	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, redactProgress(r, progress))
 	out := runner.Response{Retryable: resp.Retryable, Diagnostics: redactResponse(r, resp.Diagnostics)}
 	if resp.Observed != nil && a.p.info.Capabilities.ApplyObserves {

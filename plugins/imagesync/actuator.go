@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
 )
 
 // PluginName is the name the image-sync actuator is built in under.
@@ -119,7 +119,9 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 // Observe reports, for each member with a registry, the pool's image as
 // NAME@DIGEST when the member's registry serves it (the digest the pool
 // pins, or that of the configured source), and the member without an
-// image otherwise, with a warning giving the bytes a sync would send. A
+// image otherwise. Beside each member it reports the image as the
+// member's registry sees it (Fleet.Images): the digest it resolves to
+// and, when the source could be read, the bytes a sync would send. A
 // member whose registry cannot be asked is reported without an image,
 // with a warning saying why, so poolc plans a sync that will say the same.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
@@ -128,8 +130,7 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	a.mu.Unlock()
 	type seen struct {
 		member sdk.Member
-		st     Status
-		want   v1.Hash
+		obs    observation
 		err    error
 	}
 	var all []*seen
@@ -143,7 +144,7 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			s.st, s.want, s.err = a.observe(ctx, m)
+			s.obs, s.err = a.observe(ctx, m)
 		})
 	}
 	wg.Wait()
@@ -156,44 +157,56 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		}
 		obs := m
 		obs.Image = ""
-		switch {
-		case s.st.Holding(s.want):
-			obs.Image = imageName(m.Image) + "@" + s.want.String()
-		case s.st.BlobsToMove > 0 || s.st.BytesToMove > 0:
-			// The fleet has no field for it: the bytes a sync would move
-			// reach the plan's reader as a warning.
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
-				Summary: fmt.Sprintf("pod_pool %q member %s: registry %s lacks %s@%s; a sync sends %d bytes (%d blobs)",
-					m.PodPool, m.Context, m.Registry, imageName(m.Image), s.want, s.st.BytesToMove, s.st.BlobsToMove)})
+		held := s.obs.st.Holding(s.obs.want)
+		if held {
+			obs.Image = pools.ImageName(m.Image) + "@" + s.obs.want.String()
 		}
 		resp.Fleet.Members = append(resp.Fleet.Members, obs)
+		img := sdk.MemberImage{PodPool: m.PodPool, Context: m.Context, Image: m.Image, Digest: s.obs.want.String()}
+		switch {
+		case held:
+		case s.obs.inspected:
+			img.MissingBytes = s.obs.st.BytesToMove
+		default:
+			continue // what a sync would send is not known
+		}
+		resp.Fleet.Images = append(resp.Fleet.Images, img)
 	}
 	return resp
 }
 
+// observation is what observe finds at one member: the registry's
+// status, the digest the pool's image should have there and whether the
+// source was compared with the registry (st's bytes to move are known).
+type observation struct {
+	st        Status
+	want      v1.Hash
+	inspected bool
+}
+
 // observe asks m's registry about the pool's image: the digest wanted
 // (pinned, or the source's) and whether it is served.
-func (a *Actuator) observe(ctx context.Context, m sdk.Member) (Status, v1.Hash, error) {
+func (a *Actuator) observe(ctx context.Context, m sdk.Member) (observation, error) {
 	t, err := memberTarget(m, m.Image)
 	if err != nil {
-		return Status{}, v1.Hash{}, err
+		return observation{}, err
 	}
 	d, err := a.destination(t)
 	if err != nil {
-		return Status{}, v1.Hash{}, err
+		return observation{}, err
 	}
 	art, err := a.artifact(ctx, m.Image)
-	pin := digestOf(m.Image)
+	pin := pools.ImageDigest(m.Image)
 	if pin == "" {
 		if err != nil {
-			return Status{}, v1.Hash{}, err
+			return observation{}, err
 		}
 		st, err := Observe(ctx, art, d, nil)
-		return st, art.Digest, err
+		return observation{st: st, want: art.Digest, inspected: true}, err
 	}
 	want, perr := v1.NewHash(pin)
 	if perr != nil {
-		return Status{}, v1.Hash{}, perr
+		return observation{}, perr
 	}
 	if err != nil || art.Digest != want {
 		// The source is not (yet) the pinned image: what the registry
@@ -201,7 +214,7 @@ func (a *Actuator) observe(ctx context.Context, m sdk.Member) (Status, v1.Hash, 
 		art = nil
 	}
 	st, err := Observe(ctx, art, d, []v1.Hash{want})
-	return st, want, err
+	return observation{st: st, want: want, inspected: art != nil}, err
 }
 
 // Apply syncs the step's image to its member's registry and returns the
@@ -244,7 +257,8 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		if p.Total > 0 {
 			frac = float64(p.Sent) / float64(p.Total)
 		}
-		progress(sdk.Progress{Message: fmt.Sprintf("%s: %d of %d bytes sent", p.Member, p.Sent, p.Total), Fraction: frac})
+		// The bytes say it all: poolc shows "12.4 MB of 30.1 MB sent".
+		progress(sdk.Progress{Fraction: frac, BytesDone: p.Sent, BytesTotal: p.Total})
 	}
 	res := Sync(ctx, art, d, opts)
 	if res.Err != nil {
@@ -255,7 +269,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, art.TotalBlobBytes(), res.BlobsMounted, res.BlobsPresent)})
 	}
 	obs := s.Member
-	obs.Image = imageName(s.Image) + "@" + res.Digest.String()
+	obs.Image = pools.ImageName(s.Image) + "@" + res.Digest.String()
 	return sdk.ApplyResponse{Observed: &sdk.Fleet{Members: []sdk.Member{obs}}}
 }
 
@@ -290,7 +304,7 @@ func (a *Actuator) artifact(ctx context.Context, image string) (*Artifact, error
 
 // memberTarget is the MemberTarget of m for image.
 func memberTarget(m sdk.Member, image string) (MemberTarget, error) {
-	repo, err := repositoryOf(image)
+	repo, err := pools.ImageRepository(image)
 	if err != nil {
 		return MemberTarget{}, fmt.Errorf("member %s: %w", m.Context, err)
 	}
@@ -299,12 +313,4 @@ func memberTarget(m sdk.Member, image string) (MemberTarget, error) {
 		host = net.JoinHostPort(host, strconv.Itoa(m.SSHPort))
 	}
 	return MemberTarget{Name: m.Context, SSHHost: host, Registry: m.Registry, Repository: repo}, nil
-}
-
-// digestOf returns the digest image is pinned by, or "".
-func digestOf(image string) string {
-	if i := strings.LastIndex(image, "@"); i >= 0 {
-		return image[i+1:]
-	}
-	return ""
 }

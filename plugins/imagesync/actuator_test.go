@@ -44,8 +44,13 @@ func TestActuatorSyncsObservesAndRecordsTheServedDigest(t *testing.T) {
 	if obs.Diagnostics.HasErrors() || len(obs.Fleet.Members) != 2 || obs.Fleet.Members[0].Image != "" {
 		t.Fatalf("observe before: %+v", obs)
 	}
-	if len(obs.Diagnostics) != 2 || !strings.Contains(obs.Diagnostics[0].Summary, fmt.Sprintf("sends %d bytes (4 blobs)", art.TotalBlobBytes()+art.Size)) {
-		t.Errorf("observe before: the bytes to move are not reported: %+v", obs.Diagnostics)
+	for i, img := range obs.Fleet.Images {
+		if img.Context != members[i].Context || img.Image != "elanous-harness" || img.Digest != art.Digest.String() || img.MissingBytes != art.TotalBlobBytes()+art.Size {
+			t.Errorf("observe before: image at %s is %+v, want %s missing %d bytes", members[i].Context, img, art.Digest, art.TotalBlobBytes()+art.Size)
+		}
+	}
+	if len(obs.Fleet.Images) != 2 || len(obs.Diagnostics) != 0 {
+		t.Errorf("observe before: images %+v, diagnostics %+v", obs.Fleet.Images, obs.Diagnostics)
 	}
 	want := "elanous-harness@" + art.Digest.String()
 	for i, m := range members {
@@ -60,6 +65,10 @@ func TestActuatorSyncsObservesAndRecordsTheServedDigest(t *testing.T) {
 		if regs[i].blobUploads.Load() != 4 {
 			t.Errorf("member %s: %d blob uploads, want 4", m.Context, regs[i].blobUploads.Load())
 		}
+		sent := prog[len(prog)-2]
+		if sent.BytesTotal != art.TotalBlobBytes()+art.Size || sent.BytesDone != sent.BytesTotal {
+			t.Errorf("byte progress %+v, want %d of %d bytes", sent, art.TotalBlobBytes()+art.Size, art.TotalBlobBytes()+art.Size)
+		}
 		last := prog[len(prog)-1]
 		if last.Fraction != 1 || !strings.Contains(last.Message, "k3d-lab-registry") || !strings.Contains(last.Message, "ci-7-"+art.Digest.Hex[:12]) {
 			t.Errorf("last progress %+v", last)
@@ -72,6 +81,11 @@ func TestActuatorSyncsObservesAndRecordsTheServedDigest(t *testing.T) {
 	for _, m := range obs.Fleet.Members {
 		if m.Image != want {
 			t.Errorf("observe after: %s holds %q, want %q", m.Context, m.Image, want)
+		}
+	}
+	for _, img := range obs.Fleet.Images {
+		if img.MissingBytes != 0 || img.Digest != art.Digest.String() {
+			t.Errorf("observe after: image at %s is %+v, want nothing missing", img.Context, img)
 		}
 	}
 
@@ -166,7 +180,8 @@ func TestActuatorObservesThePinnedDigest(t *testing.T) {
 		t.Fatal(ds)
 	}
 	obs := a.Observe(ctx, sdk.ObserveRequest{})
-	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || len(obs.Diagnostics) != 1 || !strings.Contains(obs.Diagnostics[0].Summary, "lacks "+pinned) {
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || len(obs.Diagnostics) != 0 ||
+		len(obs.Fleet.Images) != 1 || obs.Fleet.Images[0].Image != pinned || obs.Fleet.Images[0].MissingBytes != art.TotalBlobBytes()+art.Size {
 		t.Fatalf("before: %+v", obs)
 	}
 	step := sdk.Step{ID: "image-sync:harness/pool-node-b", Kind: sdk.KindImageSync, ImageSync: &sdk.ImageSync{Member: m, Image: pinned, Digest: art.Digest.String()}}
@@ -183,7 +198,7 @@ func TestActuatorObservesThePinnedDigest(t *testing.T) {
 	if ds := configure(t, a, map[string]any{"source": "oci:" + dir}, m); ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	if obs = a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || obs.Diagnostics.HasErrors() {
+	if obs = a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || obs.Diagnostics.HasErrors() || len(obs.Fleet.Images) != 0 {
 		t.Fatalf("other pin: %+v", obs)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"poolc.dev/poolc/internal/sshx"
+	"poolc.dev/poolc/pools"
 )
 
 // DefaultRegistryHost is the address a member's registry listens on, as
@@ -191,13 +191,13 @@ func resolve(dir, p string) string {
 // SourceFor returns the source of a pod pool's image (its name, with or
 // without a digest), resolving a relative layout or archive path from dir.
 func (c Config) SourceFor(image, dir string) (Source, error) {
-	name := imageName(image)
+	name := pools.ImageName(image)
 	s := c.Sources[name]
 	if s == "" {
 		s = c.Source
 	}
 	if s == "" {
-		if _, ok := registryHost(name); !ok {
+		if _, ok := pools.StripImageRegistry(name); !ok {
 			return Source{}, fmt.Errorf("no source for image %q: set source (or sources.%q) in the image-sync plugin's config, e.g. \"oci:build/oci\" or \"docker-archive:build/image.tar\"", name, name)
 		}
 		s = string(SourceRegistry) + ":" + name
@@ -210,43 +210,4 @@ func (c Config) SourceFor(image, dir string) (Source, error) {
 		src.Path = resolve(dir, src.Path)
 	}
 	return src, nil
-}
-
-// imageName returns image without its digest.
-func imageName(image string) string {
-	if i := strings.LastIndex(image, "@"); i >= 0 {
-		return image[:i]
-	}
-	return image
-}
-
-// repositoryPattern is the grammar of a repository path: lower-case
-// components separated by '/', each joined by '.', '_', '__' or dashes.
-var repositoryPattern = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
-
-// repositoryOf returns the repository a pool's image goes to in a
-// member's registry: its path without a registry host, tag or digest
-// ("elanous-harness", "org/harness" for "ghcr.example/org/harness:1").
-func repositoryOf(image string) (string, error) {
-	s := imageName(image)
-	if i := strings.LastIndex(s, ":"); i > strings.LastIndex(s, "/") {
-		s = s[:i]
-	}
-	if rest, ok := registryHost(s); ok {
-		s = rest
-	}
-	if !repositoryPattern.MatchString(s) {
-		return "", fmt.Errorf("image %q does not name a repository", image)
-	}
-	return s, nil
-}
-
-// registryHost reports whether image's first component is a registry host
-// (it has a '.' or a ':', or is localhost) and returns the rest.
-func registryHost(image string) (rest string, ok bool) {
-	first, rest, ok := strings.Cut(image, "/")
-	if !ok || !(strings.ContainsAny(first, ".:") || first == "localhost") {
-		return "", false
-	}
-	return rest, true
 }

@@ -106,22 +106,3 @@ func TestSourceFor(t *testing.T) {
 		}
 	}
 }
-
-func TestRepositoryOf(t *testing.T) {
-	for in, want := range map[string]string{
-		"elanous-harness":   "elanous-harness",
-		"elanous-harness:7": "elanous-harness",
-		"org/harness@sha256:" + strings.Repeat("a", 64): "org/harness",
-		"registry.example:5000/org/harness:1":           "org/harness",
-		"localhost/h":                                   "h",
-	} {
-		if got, err := repositoryOf(in); err != nil || got != want {
-			t.Errorf("repositoryOf(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "UPPER", "a//b"} {
-		if got, err := repositoryOf(bad); err == nil {
-			t.Errorf("repositoryOf(%q) = %q", bad, got)
-		}
-	}
-}

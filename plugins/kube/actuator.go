@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,10 +35,12 @@ type actuatorConfig struct {
 type Actuator struct {
 	version string
 
-	mu      sync.Mutex
-	cfg     actuatorConfig
-	k       *Kubeconfig
-	members []sdk.Member
+	mu  sync.Mutex
+	cfg actuatorConfig
+	k   *Kubeconfig
+	// observed are the members Observe reports: the inventory's, then
+	// those leaving the pool (until their member-remove has run).
+	observed []sdk.Member
 }
 
 var _ sdk.Actuator = (*Actuator)(nil)
@@ -75,7 +78,8 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.cfg, a.k, a.members = cfg, k, req.Inventory.Members
+	a.cfg, a.k = cfg, k
+	a.observed = append(slices.Clone(req.Inventory.Members), req.Inventory.Leaving...)
 	return sdk.ConfigureResponse{}
 }
 
@@ -83,14 +87,15 @@ func fromSDK(m sdk.Member) Member {
 	return Member{Pool: m.PodPool, Context: m.Context, Namespace: m.Namespace, Capacity: m.Capacity, Registry: m.Registry, PodMemoryGB: m.PodMemoryGB}
 }
 
-// Observe reports each member whose namespace exists, as its cluster
-// holds it: the quota's Job limit as the capacity (a hand-edited quota
+// Observe reports each member whose namespace exists, the inventory's
+// and those leaving the pool (so a member dropped from the config is
+// still seen, and removed), as its cluster holds it: the quota's Job limit as the capacity (a hand-edited quota
 // therefore shows as a change), the LimitRange's memory and the published
 // registry. A member whose cluster cannot be reached is left out, with a
 // warning, so the plan ensures it and says why it fails.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
-	k, members := a.k, a.members
+	k, members := a.k, a.observed
 	a.mu.Unlock()
 	var resp sdk.ObserveResponse
 	if k == nil {

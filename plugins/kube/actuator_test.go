@@ -2,8 +2,11 @@ package kube
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +21,7 @@ func sdkMember() sdk.Member {
 func TestActuatorEnsureObserveRemove(t *testing.T) {
 	k, cs := withFake()
 	a := NewActuator("test")
-	a.k, a.members = k, []sdk.Member{sdkMember()}
+	a.k, a.observed = k, []sdk.Member{sdkMember()}
 	ctx := context.Background()
 	if got := a.Observe(ctx, sdk.ObserveRequest{}); len(got.Fleet.Members) != 0 || len(got.Diagnostics) != 0 {
 		t.Fatalf("before ensure: %+v", got)
@@ -60,6 +63,40 @@ func TestActuatorConfigureChecksMembers(t *testing.T) {
 		Inventory: sdk.Inventory{Members: []sdk.Member{bad}}})
 	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "capacity 0, want at least 1") {
 		t.Fatalf("configure: %+v", resp.Diagnostics)
+	}
+}
+
+// TestActuatorObservesLeavingMembers: a member the pool no longer lists
+// but the inventory gives as leaving is observed like the others, so the
+// plan can remove it; once its namespace is gone it is not reported.
+func TestActuatorObservesLeavingMembers(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	staying, leaving := sdkMember(), sdkMember()
+	staying.Namespace = "stays"
+	a := NewActuator("test")
+	resp := a.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"kubeconfig": "` + kubeconfig + `"}`),
+		Inventory: sdk.Inventory{Members: []sdk.Member{staying}, Leaving: []sdk.Member{leaving}}})
+	if resp.Diagnostics.HasErrors() {
+		t.Fatalf("configure: %+v", resp.Diagnostics)
+	}
+	k, _ := withFake()
+	a.k = k
+	ctx := context.Background()
+	if _, err := k.Ensure(ctx, fromSDK(leaving)); err != nil {
+		t.Fatal(err)
+	}
+	obs := a.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0] != leaving {
+		t.Fatalf("observed %+v, want the leaving member", obs.Fleet.Members)
+	}
+	if _, err := k.Remove(ctx, fromSDK(leaving), RemoveOptions{Poll: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if obs := a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 0 {
+		t.Fatalf("observed %+v after the removal, want none", obs.Fleet.Members)
 	}
 }
 

@@ -19,6 +19,14 @@ const K3dPrefix = "k3d-"
 // k3d-NAME context the kubeconfig does not have yet, when the k3d binary
 // is on PATH; without k3d it says so plainly. Other contexts, and k3d
 // contexts that exist, are left to Client.
+//
+// k3d is told not to touch the default kubeconfig (which may not be the
+// file poolc reads, and whose current context is the user's): the new
+// context is merged into the file poolc reads, without switching to it:
+//
+//	k3d registry get k3d-REG || k3d registry create REG --port PORT
+//	k3d cluster create NAME --wait --kubeconfig-update-default=false --kubeconfig-switch-context=false [--registry-use k3d-REG:PORT]
+//	k3d kubeconfig merge NAME --output FILE --kubeconfig-switch-context=false
 func (k *Kubeconfig) ensureK3dCluster(ctx context.Context, m Member, r *Result) error {
 	name, isK3d := strings.CutPrefix(m.Context, K3dPrefix)
 	if !isK3d || k.HasContext(m.Context) {
@@ -32,7 +40,7 @@ func (k *Kubeconfig) ensureK3dCluster(ctx context.Context, m Member, r *Result) 
 		return fmt.Errorf("kube context %q is not in the kubeconfig (%s), and k3d is not installed here (no k3d on PATH), so poolc cannot create k3d cluster %s: install k3d (it needs Docker) or create the cluster yourself",
 			m.Context, k.Sources(), name)
 	}
-	args := []string{"cluster", "create", name, "--wait"}
+	args := []string{"cluster", "create", name, "--wait", "--kubeconfig-update-default=false", "--kubeconfig-switch-context=false"}
 	if m.Registry != "" {
 		reg, port, _ := net.SplitHostPort(m.Registry)
 		regName, ok := strings.CutPrefix(reg, K3dPrefix)
@@ -53,7 +61,17 @@ func (k *Kubeconfig) ensureK3dCluster(ctx context.Context, m Member, r *Result) 
 		return fmt.Errorf("member %s: %w", m.Context, err)
 	}
 	r.changed("k3d cluster %s created", name)
-	return k.reload()
+	file := k.writeFile()
+	if _, err := k3d(ctx, bin, "kubeconfig", "merge", name, "--output", file, "--kubeconfig-switch-context=false"); err != nil {
+		return fmt.Errorf("member %s: %w", m.Context, err)
+	}
+	if err := k.reload(); err != nil {
+		return err
+	}
+	if !k.HasContext(m.Context) {
+		return fmt.Errorf("member %s: k3d created cluster %s and merged its kubeconfig into %s, but poolc reads %s and finds no context %s there", m.Context, name, file, k.Sources(), m.Context)
+	}
+	return nil
 }
 
 func k3d(ctx context.Context, bin string, args ...string) ([]byte, error) {

@@ -56,6 +56,16 @@ func (k *Kubeconfig) Sources() string {
 	return strings.Join(k.rules.Precedence, ":")
 }
 
+// writeFile is the file a new context goes in, as kubectl picks it: the
+// explicit path, else the first existing file of $KUBECONFIG (the last
+// when none exists), else ~/.kube/config.
+func (k *Kubeconfig) writeFile() string {
+	if k.rules.ExplicitPath != "" {
+		return k.rules.ExplicitPath
+	}
+	return k.rules.GetDefaultFilename()
+}
+
 // reload reads the kubeconfig files again, after k3d added a context.
 func (k *Kubeconfig) reload() error {
 	raw, err := k.rules.Load()

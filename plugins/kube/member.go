@@ -54,6 +54,16 @@ type Member struct {
 	// PodMemoryGB is the memory limit each container gets by default and
 	// may not exceed, in GB (10^9 bytes); 0 sets none.
 	PodMemoryGB float64
+	// Image, when its To is set, is the pod pool's image as the member's
+	// registry serves it: a Job placed on the member runs each container
+	// whose image is From from To instead (see package synced).
+	Image ImageCopy
+}
+
+// ImageCopy is an image (From, as the pod pool gives it) and the copy of
+// it a member's registry serves (To: REGISTRY/REPOSITORY@DIGEST).
+type ImageCopy struct {
+	From, To string
 }
 
 var registryRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?:[0-9]{1,5}$`)

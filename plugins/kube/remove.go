@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // JobsRunningError is the refusal to remove a member while Jobs run in its
@@ -31,8 +33,9 @@ func (e *JobsRunningError) Error() string {
 		more = fmt.Sprintf(" and %d more", n)
 	}
 	// Remove names the member (Context) in front of this.
-	return fmt.Sprintf("%d Jobs still run in namespace %s (%s%s); let them finish, or remove the member with drain",
-		len(e.Jobs), e.Namespace, strings.Join(shown, ", "), more)
+	n := len(e.Jobs)
+	return fmt.Sprintf("%s still %s in namespace %s (%s%s); let %s finish, or remove the member with drain",
+		plural.Count(n, "Job"), plural.Agree(n, "runs", "run"), e.Namespace, strings.Join(shown, ", "), more, plural.Agree(n, "it", "them"))
 }
 
 // RemoveOptions says how to remove a member.

@@ -46,6 +46,9 @@ type PluginConfig struct {
 	LoadMiBPerSecond    float64 `json:"load_mib_per_second"`
 	DrainTimeoutSeconds float64 `json:"drain_timeout_seconds"`
 	StopGraceSeconds    float64 `json:"stop_grace_seconds"`
+	// RouterPort is the port of each node's router, which serves the
+	// node's on-demand lanes (0: DefaultRouterPort).
+	RouterPort int `json:"router_port"`
 }
 
 // ConfigSchema is the CUE schema of the config block.
@@ -60,6 +63,7 @@ const ConfigSchema = `{
 	load_mib_per_second?:   number & >0
 	drain_timeout_seconds?: number & >0
 	stop_grace_seconds?:    number & >0
+	router_port?:           int & >=1 & <=65535
 }`
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -82,6 +86,12 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	if ds := sdk.DecodeConfig(ConfigSchema, req.ConfigJSON, &cfg); ds.HasErrors() {
 		return sdk.ConfigureResponse{Diagnostics: ds}
 	}
+	for _, l := range req.Inventory.Lanes {
+		if l.Port == cfg.routerPort() {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"router_port"},
+				fmt.Sprintf("lane %s has port %d, where each node's router listens for the on-demand lanes: set router_port (here and in the gateway's block) to a port no lane uses", l.Name, l.Port))}
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pool != nil {
@@ -98,6 +108,13 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.cfg, a.inv, a.nodes = cfg, req.Inventory, map[string]*Node{}
 	return sdk.ConfigureResponse{}
+}
+
+// inventory is the inventory Configure gave.
+func (a *Actuator) inventory() sdk.Inventory {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inv
 }
 
 // node returns the lanes of n, reached as configured.
@@ -135,7 +152,7 @@ func (a *Actuator) lane(l *sdk.Lane) Lane {
 		host = l.Node.Address
 	}
 	return Lane{Name: l.Name, Host: host, Port: l.Port, Model: l.Model.Path, Aliases: l.Aliases,
-		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9)}
+		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9), SHA256: l.Model.SHA256, Source: l.Model.Source}
 }
 
 // Apply implements sdk.Actuator.
@@ -181,30 +198,33 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			break
 		}
 		l := a.lane(st.Lane)
-		switch st.Kind {
-		case sdk.KindStart:
+		// An on-demand lane is a model of the node's router; the others
+		// run as their own process. A step's lane says which one it is
+		// about, so a make-before-break change of residency (start the
+		// lane as it will be, route, drain and stop it as it was) works
+		// on both at once.
+		switch {
+		case st.Kind == sdk.KindStart && onDemand(st.Lane):
+			err = a.changeRouter(ctx, n, st.Lane, true, say)
+		case st.Kind == sdk.KindStart:
 			err = n.Start(ctx, l, say)
-		case sdk.KindResidency:
-			// Every lane runs as its own process (see the package doc), so
-			// a residency change leaves the process as it is.
-			if st.From == sdk.OnDemand || st.Lane.Residency == sdk.OnDemand {
-				warnings = append(warnings, sdk.Diagnostic{Severity: sdk.Warning,
-					Summary: fmt.Sprintf("lane %s: %s to %s keeps its own llama-server process; the node router is not used for on-demand lanes yet", l.Name, st.From, st.Lane.Residency)})
-			}
-			var obs Observation
-			if obs, err = n.Observe(ctx, nil); err == nil && !running(obs, l.Name) {
-				err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
-			}
-		case sdk.KindDrain:
+		case st.Kind == sdk.KindResidency:
+			warnings, err = a.residency(ctx, n, st, l, say)
+		case st.Kind == sdk.KindDrain && onDemand(st.Lane):
+			err = a.drainOnDemand(ctx, n, st.Lane, say)
+		case st.Kind == sdk.KindDrain:
 			err = n.Drain(ctx, l, say)
-		case sdk.KindStop:
+		case st.Kind == sdk.KindStop && onDemand(st.Lane):
+			err = a.changeRouter(ctx, n, st.Lane, false, say)
+		case st.Kind == sdk.KindStop:
 			err = n.Stop(ctx, l, say)
 		}
 		if err == nil {
 			observed = &sdk.Fleet{}
 			if st.Kind != sdk.KindStop {
 				lane := *st.Lane
-				lane.Loaded = true
+				// An on-demand lane loads on its first request.
+				lane.Loaded = !onDemand(st.Lane)
 				observed.Lanes = []sdk.Lane{lane}
 			}
 		}
@@ -233,6 +253,62 @@ func running(o Observation, name string) bool {
 		}
 	}
 	return false
+}
+
+// residency changes a lane's residency in place. Between keep-warm and
+// preferred the process stays as it is. Into on-demand the lane becomes a
+// model of the router and its own process is drained and stopped; out of
+// it, the lane starts as its own process and leaves the router. Either
+// way the lane is then reached on another port, which a residency step
+// does not tell the gateway: the warning says so (the gateway observes
+// the route as stale, so the next apply routes it again). A plan that
+// starts the lane as it will be, routes, then drains and stops it as it
+// was moves it without an interruption.
+func (a *Actuator) residency(ctx context.Context, n *Node, st sdk.Step, l Lane, say Progress) (sdk.Diagnostics, error) {
+	from, to := st.From == sdk.OnDemand, onDemand(st.Lane)
+	if from == to {
+		if to {
+			return nil, nil // the router serves it either way
+		}
+		obs, err := n.Observe(ctx, nil)
+		if err == nil && !running(obs, l.Name) {
+			err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
+		}
+		return nil, err
+	}
+	warn := sdk.Diagnostics{{Severity: sdk.Warning, Summary: fmt.Sprintf(
+		"lane %s: %s to %s in place moves it between its own port %d and the router's port %d; the gateway is routed there by the next apply",
+		l.Name, st.From, st.Lane.Residency, l.Port, a.cfg.routerPort())}}
+	if to {
+		if err := a.changeRouter(ctx, n, st.Lane, true, say); err != nil {
+			return nil, err
+		}
+		return warn, n.Stop(ctx, l, say)
+	}
+	if err := n.Start(ctx, l, say); err != nil {
+		return nil, err
+	}
+	was := *st.Lane
+	was.Residency = sdk.OnDemand
+	return warn, a.changeRouter(ctx, n, &was, false, say)
+}
+
+// modelOf is the model a lane loading path serves: the inventory's model
+// of that path, else that of the lane's spec (new weights staged at
+// another path), with path; only the path when neither is known.
+func (a *Actuator) modelOf(lane, path string, specs map[string]sdk.LaneSpec, byPath map[string]sdk.Model) sdk.Model {
+	if m, ok := byPath[path]; ok {
+		return m
+	}
+	if spec, ok := specs[lane]; ok {
+		for _, m := range a.inventory().Models {
+			if m.Name == spec.Model {
+				m.Path = path
+				return m
+			}
+		}
+	}
+	return sdk.Model{Path: path}
 }
 
 // fail is a failed step: retryable when the SSH connection failed or a
@@ -278,16 +354,40 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("node %s: %s", node.Name, d)})
 		}
 		for _, l := range obs.Lanes {
-			m, ok := byPath[l.Model]
-			if !ok {
-				m = sdk.Model{Path: l.Model}
+			m := a.modelOf(l.Name, l.Model, specs, byPath)
+			// The weights the lane started with, as recorded then (none
+			// recorded: not known, which the planner takes as unchanged).
+			m.SHA256, m.Source = l.SHA256, l.Source
+			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded}
+			switch {
+			case l.OnDemand:
+				// A model of the router: on-demand whatever the pool says
+				// now, at the lane's own port as the pool declares it
+				// (the gateway knows it is reached at the router's).
+				lane.Residency = sdk.OnDemand
+				if p := specs[l.Name].Port; p > 0 {
+					lane.Port = p
+				}
+			case lane.Residency == sdk.OnDemand:
+				// Its own process, which an on-demand lane is not: the
+				// plan changes its residency to bring it to the router.
+				lane.Residency = sdk.Preferred
 			}
-			resp.Fleet.Lanes = append(resp.Fleet.Lanes, sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port,
-				Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded})
+			resp.Fleet.Lanes = append(resp.Fleet.Lanes, lane)
 		}
 		for _, pm := range obs.Models {
-			m := byPath[pm.Path]
-			if pm.SHA256 != "" && (m.SHA256 == "" || pm.SHA256 == m.SHA256) {
+			m, ok := byPath[pm.Path]
+			if !ok {
+				// A staged file (new weights beside a path a process
+				// holds): the model of the lane that loads it.
+				for _, l := range obs.Lanes {
+					if l.Model == pm.Path {
+						m = a.modelOf(l.Name, l.Model, specs, byPath)
+					}
+				}
+			}
+			if m.Name != "" && pm.SHA256 != "" && (m.SHA256 == "" || pm.SHA256 == m.SHA256) {
+				m.SHA256 = pm.SHA256
 				resp.Fleet.Prefetched = append(resp.Fleet.Prefetched, sdk.Prefetched{Node: node.Name, Model: m})
 			}
 		}

@@ -28,14 +28,22 @@
 //
 // On a node, a lane is a process started with setsid (nohup where there is
 // none) with its log, pidfile and metadata under Settings.StateDir
-// (".poolc/lanes" in the login's home by default). A lock directory
-// serialises two starts of one lane, so a node never runs two processes of
-// it; a start finding its lane live succeeds without starting another.
+// (".poolc/lanes" in the login's home by default), named by the lane and
+// its port (LANE@PORT), so a lane replaced on its node runs its new
+// process on a spare port beside the old one. A lock directory serialises
+// two starts of one lane on one port, so a node never runs two processes
+// of it there; a start finding it live succeeds without starting another.
+// The metadata records the sha256 and source of the weights the process
+// started with, which observe reports.
 //
 // Keep-warm and preferred lanes run as their own processes. On-demand
 // lanes are served by the node's router (RouterLane): one llama-server in
-// router mode whose preset poolc writes (EnsureRouter), so a lane really
-// loads on its first request. The router evicts the least recently used
+// router mode on the configured router port, whose preset poolc writes
+// (EnsureRouter), so a lane really loads on its first request. A step's
+// lane residency says which process it is about, so a residency change
+// across on-demand runs make-before-break as start (as it will be),
+// route, drain and stop (as it was); a residency step does the switch in
+// place. The gateway reaches an on-demand lane at the router's port. The router evicts the least recently used
 // idle model when --models-max are loaded: by count, blind to memory. poolc
 // therefore sets --models-max with ModelsMax to the largest k such that
 // the k largest on-demand models fit together in the room the node's

@@ -21,6 +21,11 @@ type Lane struct {
 	Aliases   []string
 	Args      []string
 	SizeBytes int64
+	// SHA256 and Source say which weights Model held when the lane
+	// started (recorded, never checked: prefetch checks them), so observe
+	// can tell a process running older weights under the same path.
+	SHA256 string
+	Source string
 }
 
 // Settings say how a node runs lanes. The zero value of each field means
@@ -149,6 +154,18 @@ func (l Lane) Validate() error {
 		}
 	}
 	return nil
+}
+
+// key names the lane's files in the state directory (pidfile, metadata,
+// log, start lock): its name and port, so a lane replaced on its node (new
+// weights under the same name) runs its second process on another port
+// beside the first, each with its own files. The router, one per node,
+// is its name alone. '@' is in no lane name, so keys never collide.
+func (l Lane) key() string {
+	if l.Name == RouterLane {
+		return l.Name
+	}
+	return l.Name + "@" + strconv.Itoa(l.Port)
 }
 
 // listenHost is the lane's --host.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // Node runs and observes the lanes of one machine.
@@ -33,10 +35,16 @@ type laneMeta struct {
 	Port    int      `json:"port"`
 	Model   string   `json:"model"`
 	Aliases []string `json:"aliases"`
+	SHA256  string   `json:"sha256,omitempty"`
+	Source  string   `json:"source,omitempty"`
+	// Models and ModelsMax are a router's: the on-demand lanes its preset
+	// holds and its --models-max.
+	Models    []RouterModel `json:"models,omitempty"`
+	ModelsMax int           `json:"models_max,omitempty"`
 }
 
 func (m laneMeta) lane() Lane {
-	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases}
+	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source}
 }
 
 func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
@@ -78,8 +86,15 @@ func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
 
 // launch starts argv as lane l unless l runs, and waits until it serves.
 func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progress) error {
-	meta, _ := json.Marshal(laneMeta{Name: l.Name, Host: l.listenHost(), Port: l.Port, Model: l.Model, Aliases: sortedSet(l.Aliases)})
-	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.Name), argv...), strings.NewReader(string(meta)+"\n"))
+	return n.launchMeta(ctx, l, laneMeta{}, argv, progress)
+}
+
+// launchMeta is launch with the metadata's router fields from meta.
+func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
+	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
+	meta.SHA256, meta.Source = l.SHA256, l.Source
+	line, _ := json.Marshal(meta)
+	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.key()), argv...), strings.NewReader(string(line)+"\n"))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
@@ -121,12 +136,12 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 			last = err.Error()
 		}
 		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.Name)}
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
 		}
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.Name)}
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.key())}
 			}
 			return ctx.Err()
 		case <-time.After(n.set.Poll):
@@ -158,12 +173,12 @@ func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
 	return nil
 }
 
-func (n *Node) logTail(name string) string {
+func (n *Node) logTail(key string) string {
 	// The lane failed already; the log is best effort, so it gets its own
 	// short deadline instead of the step's, which may have passed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, name)
+	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, key)
 	return out
 }
 
@@ -175,7 +190,7 @@ type DrainTimeoutError struct {
 }
 
 func (e *DrainTimeoutError) Error() string {
-	return fmt.Sprintf("lane %s still has %d requests in flight after %s", e.Lane, e.Busy, e.Timeout)
+	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
 }
 
 // Drain waits until the lane processes no request and holds none back
@@ -187,9 +202,14 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
+	return n.drainProbe(ctx, l.Name, newProber(n.host, l), progress)
+}
+
+// drainProbe waits until p reports nothing busy, p stops answering, or
+// DrainTimeout passes.
+func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress Progress) error {
 	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
 	defer cancel()
-	p := newProber(n.host, l)
 	reported := -1
 	for {
 		busy, err := p.busy(ctx2)
@@ -205,14 +225,14 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 			return nil
 		}
 		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %d requests in flight", l.Name, busy))
+			progress(fmt.Sprintf("lane %s: %s in flight", name, plural.Count(busy, "request")))
 			reported = busy
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ctx2.Done():
-			return &DrainTimeoutError{Lane: l.Name, Busy: busy, Timeout: n.set.DrainTimeout}
+			return &DrainTimeoutError{Lane: name, Busy: busy, Timeout: n.set.DrainTimeout}
 		case <-time.After(n.set.Poll):
 		}
 	}
@@ -232,12 +252,16 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	rec, ok := st.records[l.Name]
+	rec, ok := st.lane(l)
+	key := l.key()
+	if ok {
+		key = rec.name
+	}
 	if !ok || !rec.alive || !rec.isLane(l) {
 		if ok && progress != nil {
 			progress(fmt.Sprintf("lane %s is not running (%s); forgetting its pidfile", l.Name, rec.describe()))
 		}
-		_, err := n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+		_, err := n.run(ctx, scriptForget, n.set.StateDir, key)
 		return err
 	}
 	if err := n.Drain(ctx, l, progress); err != nil {
@@ -267,7 +291,7 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	_, err = n.run(ctx, scriptForget, n.set.StateDir, l.Name)
+	_, err = n.run(ctx, scriptForget, n.set.StateDir, key)
 	return err
 }
 

@@ -22,6 +22,13 @@ const maxProbeBody = 1 << 20
 type prober struct {
 	client *http.Client
 	addr   string
+	query  string // added to every request: a router's "model=NAME"
+}
+
+// withQuery is p asking every path with query q.
+func (p prober) withQuery(q string) prober {
+	p.query = q
+	return p
 }
 
 func newProber(h Host, l Lane) prober {
@@ -35,6 +42,9 @@ func newProber(h Host, l Lane) prober {
 
 // get returns the status and body of GET path.
 func (p prober) get(ctx context.Context, path string) (int, []byte, error) {
+	if p.query != "" {
+		path += "?" + p.query
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+path, nil)
 	if err != nil {
 		return 0, nil, err

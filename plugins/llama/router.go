@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path"
 	"sort"
 	"strconv"
@@ -25,11 +26,16 @@ type RouterSpec struct {
 	Models    []RouterModel
 }
 
-// RouterModel is one on-demand lane of a router.
+// RouterModel is one on-demand lane of a router: its name (the preset
+// section), model file, aliases, and memory when loaded, which bounds
+// --models-max.
 type RouterModel struct {
-	Name    string
-	Path    string
-	Aliases []string
+	Name     string   `json:"name"`
+	Path     string   `json:"path"`
+	Aliases  []string `json:"aliases,omitempty"`
+	MemoryGB float64  `json:"memory_gb,omitempty"`
+	SHA256   string   `json:"sha256,omitempty"`
+	Source   string   `json:"source,omitempty"`
 }
 
 // presetPath is where the router's preset lives on the node.
@@ -137,7 +143,26 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err != nil {
 		return err
 	}
-	return n.launch(ctx, routerReady(rl, r), argv, progress)
+	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, argv, progress)
+}
+
+// RouterServes returns the on-demand lanes the node's router was last
+// started with (its record, kept while its pidfile is), nil when none.
+func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
+	st, err := n.status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.records[RouterLane].meta.Models, nil
+}
+
+// DrainRouterModel waits until the router's model name processes and
+// holds back no request (its /metrics?model=), or DrainTimeout passes.
+// The gateway must already send the lane's aliases elsewhere. A router
+// that does not answer has nothing in flight.
+func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
+	rl := n.routerLane(r)
+	return n.drainProbe(ctx, name, newProber(n.host, rl).withQuery("model="+url.QueryEscape(name)), progress)
 }
 
 // routerReady is the lane whose readiness EnsureRouter waits for: the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,6 +39,21 @@ type nodeStatus struct {
 	order    []string
 	memTotal int64 // bytes, 0 when unknown
 	memFree  int64
+}
+
+// lane is the record of lane l's process: by its key, else (files an
+// older poolc wrote, named by the lane alone) by the name and port its
+// metadata holds.
+func (st nodeStatus) lane(l Lane) (record, bool) {
+	if r, ok := st.records[l.key()]; ok {
+		return r, true
+	}
+	for _, name := range st.order {
+		if r := st.records[name]; r.meta.Name == l.Name && r.meta.Port == l.Port && name != RouterLane {
+			return r, true
+		}
+	}
+	return record{}, false
 }
 
 func (n *Node) status(ctx context.Context) (nodeStatus, error) {
@@ -141,8 +157,13 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 				continue
 			}
 			for _, m := range models {
-				obs.Lanes = append(obs.Lanes, RunningLane{Lane: Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases},
-					PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
+				lane := Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases}
+				for _, started := range r.meta.Models {
+					if started.Name == m.Name && started.Path == m.Path {
+						lane.SHA256, lane.Source = started.SHA256, started.Source
+					}
+				}
+				obs.Lanes = append(obs.Lanes, RunningLane{Lane: lane, PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
 			}
 			continue
 		}
@@ -169,6 +190,14 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 		}
 		l.Aliases = aliases
 		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true})
+	}
+	// The files running lanes load are asked about too: a lane replaced
+	// on its node may load its new weights from a staged path.
+	models = slices.Clone(models)
+	for _, l := range obs.Lanes {
+		if !slices.Contains(models, l.Model) {
+			models = append(models, l.Model)
+		}
 	}
 	for _, path := range models {
 		m, err := n.probeModel(ctx, path)

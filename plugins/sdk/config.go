@@ -10,6 +10,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+
+	"poolc.dev/poolc/internal/redact"
 )
 
 // CheckConfig checks a config block (JSON, as Configure receives it)
@@ -18,8 +20,23 @@ import (
 // of range, a required attribute left out. It returns the block with the
 // schema's defaults filled in, as JSON, and one error diagnostic per
 // problem, whose Path names the attribute (poolc shows the file:line:col
-// where it was written). An empty schema accepts any JSON object.
+// where it was written). An empty schema accepts any JSON object. The
+// values of fields the schema marks sensitive (SensitiveAttr), and of
+// keys that name credentials, never appear in its diagnostics.
 func CheckConfig(schema string, configJSON []byte) ([]byte, Diagnostics) {
+	out, ds := checkConfig(schema, configJSON)
+	if len(ds) > 0 {
+		var config map[string]any
+		json.Unmarshal(configJSON, &config)
+		r := redact.ForConfig(config, SensitivePaths(schema)...)
+		for i := range ds {
+			ds[i].Summary, ds[i].Detail = r.String(ds[i].Summary), r.String(ds[i].Detail)
+		}
+	}
+	return out, ds
+}
+
+func checkConfig(schema string, configJSON []byte) ([]byte, Diagnostics) {
 	if len(bytes.TrimSpace(configJSON)) == 0 {
 		configJSON = []byte("{}")
 	}

@@ -153,7 +153,7 @@ func TestDocListsEveryJSONField(t *testing.T) {
 	doc := readDoc(t, docPath)
 	for _, v := range []any{sdk.Step{}, sdk.Node{}, sdk.Model{}, sdk.Lane{}, sdk.LaneSpec{}, sdk.AliasSpec{}, sdk.LaneEndpoint{},
 		sdk.RouteChange{}, sdk.Route{}, sdk.Prefetch{}, sdk.Prefetched{}, sdk.Member{}, sdk.ImageSync{}, sdk.NodeStatus{},
-		sdk.Fleet{}, sdk.Inventory{}} {
+		sdk.Fleet{}, sdk.MemberImage{}, sdk.Inventory{}} {
 		typ := reflect.TypeOf(v)
 		var want []string
 		for i := range typ.NumField() {
@@ -267,12 +267,12 @@ func TestDocExamplePool(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the example pool's targets are %q, want %q", got, want)
 	}
-	llama, sim := convert.Inventory(cfg.Pool, "llama"), convert.Inventory(cfg.Pool, pools.DefaultPlugin)
+	llama, sim := convert.Inventory(cfg.Pool, "llama", nil), convert.Inventory(cfg.Pool, pools.DefaultPlugin, nil)
 	if len(llama.Nodes) != 1 || llama.Nodes[0].Name != "a" || len(llama.Lanes) != 1 || len(llama.Models) != 1 || llama.Gateway || len(llama.Members) != 0 {
 		t.Errorf("llama's inventory is %+v; the guide says node a, lane chat, model qwen3-27b", llama)
 	}
-	if len(sim.Nodes) != 1 || sim.Nodes[0].Name != "b" || len(sim.Lanes) != 1 || !sim.Gateway || len(sim.Aliases) != 1 || len(sim.Members) != 1 {
-		t.Errorf("sim's inventory is %+v; the guide says node b, lane chat, the gateway with alias chat, the member of harness", sim)
+	if len(sim.Nodes) != 1 || sim.Nodes[0].Name != "b" || len(sim.Lanes) != 1 || !sim.Gateway || len(sim.Aliases) != 1 || len(sim.Members) != 1 || len(sim.GatewayNodes) != 2 {
+		t.Errorf("sim's inventory is %+v; the guide says node b, lane chat, the gateway with alias chat and both nodes, the member of harness", sim)
 	}
 }
 
@@ -307,5 +307,34 @@ func TestDocWireProtocol(t *testing.T) {
 	}
 	if _, ods := set.Observe(context.Background()); ods.HasErrors() {
 		t.Errorf("Observe: %v", ods)
+	}
+}
+
+// TestDocSensitiveExample checks the guide's sensitive-field example: the
+// schema compiles as a config schema and its marked paths are the ones the
+// text lists.
+func TestDocSensitiveExample(t *testing.T) {
+	doc := readDoc(t, docPath)
+	_, section, ok := strings.Cut(doc, "### Sensitive fields\n")
+	if !ok {
+		t.Fatal("docs/PLUGINS.md has no section \"Sensitive fields\"")
+	}
+	block := regexp.MustCompile("(?s)```cue\n(.*?)```").FindStringSubmatch(section)
+	if block == nil {
+		t.Fatal("the section has no cue block")
+	}
+	if _, ds := sdk.CheckConfig(block[1], []byte(`{"url": "https://h"}`)); ds.HasErrors() {
+		t.Fatalf("the example schema does not check a block: %v", ds)
+	}
+	var listed []string
+	for _, p := range sdk.SensitivePaths(block[1]) {
+		listed = append(listed, "`"+strings.Join(p, ".")+"`")
+	}
+	want := strings.Join(listed[:len(listed)-1], ", ") + " and " + listed[len(listed)-1]
+	if !strings.Contains(strings.Join(strings.Fields(section), " "), "The marked paths of this schema are "+want+" ") {
+		t.Errorf("the section should say: The marked paths of this schema are %s", want)
+	}
+	if !strings.Contains(section, "`@"+sdk.SensitiveAttr+"(sensitive)`") {
+		t.Errorf("the section does not name the attribute @%s(sensitive)", sdk.SensitiveAttr)
 	}
 }

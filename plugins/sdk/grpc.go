@@ -111,7 +111,7 @@ func (s *server) Apply(req *actuatorv2.ApplyRequest, stream actuatorv2.Actuator_
 	ctx := stream.Context()
 	resp := s.apply(ctx, stepFromProto(req.GetStep()), func(p Progress) error {
 		return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Progress{
-			Progress: &actuatorv2.Progress{Message: p.Message, Fraction: p.Fraction},
+			Progress: &actuatorv2.Progress{Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal},
 		}})
 	})
 	return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Result{
@@ -220,7 +220,7 @@ func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressF
 		switch e := ev.GetEvent().(type) {
 		case *actuatorv2.ApplyEvent_Progress:
 			if progress != nil {
-				progress(Progress{Message: e.Progress.GetMessage(), Fraction: e.Progress.GetFraction()})
+				progress(Progress{Message: e.Progress.GetMessage(), Fraction: e.Progress.GetFraction(), BytesDone: e.Progress.GetBytesDone(), BytesTotal: e.Progress.GetBytesTotal()})
 			}
 		case *actuatorv2.ApplyEvent_Result:
 			return ApplyResponse{Retryable: e.Result.GetRetryable(), Diagnostics: fromProto(e.Result.GetDiagnostics()), Observed: fleetFromProto(e.Result.GetObserved())}

@@ -68,6 +68,7 @@ func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse 
 			Routes:     []sdk.Route{{Alias: "chat", Lane: sdk.LaneEndpoint{Lane: "chat", Node: "n1", Address: "n1.lan", Port: 8081}}},
 			Prefetched: []sdk.Prefetched{{Node: "n1", Model: model}},
 			Members:    []sdk.Member{member},
+			Images:     []sdk.MemberImage{{PodPool: "jobs", Context: "k3d-a", Image: "img:1", Digest: "sha256:" + strings.Repeat("cd", 32), MissingBytes: 12_400_000}},
 		},
 	}
 }
@@ -85,7 +86,7 @@ func (f *fake) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Pro
 		panic("target is broken")
 	}
 	for i := range 5 {
-		progress(sdk.Progress{Message: fmt.Sprintf("part %d", i), Fraction: float64(i) / 5})
+		progress(sdk.Progress{Message: fmt.Sprintf("part %d", i), Fraction: float64(i) / 5, BytesDone: int64(i) << 20, BytesTotal: 5 << 20})
 	}
 	f.progress <- progress
 	return sdk.ApplyResponse{Retryable: true, Diagnostics: sdk.Diagnostics{{Severity: sdk.Error, Summary: "busy", Path: []string{"url"}}},
@@ -130,7 +131,7 @@ func TestConfigureRoundTrip(t *testing.T) {
 		Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
 		Lanes:   []sdk.LaneSpec{{Name: "chat", Model: "m", Port: 8081, Aliases: []string{"chat", "default"}, Residency: sdk.Preferred}},
 		Gateway: true, Aliases: []sdk.AliasSpec{{Name: "chat", Lane: "chat", Fallbacks: []string{"cloud"}}},
-		Members: []sdk.Member{member},
+		Members: []sdk.Member{member}, GatewayNodes: []sdk.Node{node, {Name: "b", Address: "10.0.0.2"}},
 	}}
 	resp := act.Configure(context.Background(), req)
 	if got := <-f.configured; !reflect.DeepEqual(got, req) {
@@ -164,14 +165,14 @@ func TestApplyStreamsProgressInOrder(t *testing.T) {
 	}
 	var got []string
 	resp := act.Apply(context.Background(), sdk.ApplyRequest{Step: step}, func(p sdk.Progress) {
-		got = append(got, fmt.Sprintf("%s %.1f", p.Message, p.Fraction))
+		got = append(got, fmt.Sprintf("%s %.1f %d/%d", p.Message, p.Fraction, p.BytesDone, p.BytesTotal))
 	})
 	if sent := <-f.applied; !reflect.DeepEqual(sent, step) {
 		t.Errorf("plugin got step %+v\nwant %+v", sent, step)
 	}
 	// A report made after Apply returned is dropped, not sent.
 	(<-f.progress)(sdk.Progress{Message: "too late"})
-	want := []string{"part 0 0.0", "part 1 0.2", "part 2 0.4", "part 3 0.6", "part 4 0.8"}
+	want := []string{"part 0 0.0 0/5242880", "part 1 0.2 1048576/5242880", "part 2 0.4 2097152/5242880", "part 3 0.6 3145728/5242880", "part 4 0.8 4194304/5242880"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("progress = %q, want %q", got, want)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
 
 // Serve serves impl to the poolc that started this process and returns
@@ -29,9 +30,21 @@ func Serve(impl Actuator) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer:      grpcServer,
 		Logger:          serverLogger(os.Stderr),
 	})
+}
+
+// streamWorkers is how many goroutines of a plugin's gRPC server serve
+// calls, each keeping the stack it has grown; a call that finds them all
+// busy gets a goroutine of its own, as every call would without them. It
+// covers poolc's default of ten steps in flight.
+const streamWorkers = 16
+
+// grpcServer is the plugin's gRPC server, with go-plugin's options (its
+// TLS credentials) and stream workers.
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return grpc.NewServer(append(opts, grpc.NumStreamWorkers(streamWorkers))...)
 }
 
 // serverLogger is go-plugin's logger on the plugin side: errors only, as
@@ -95,7 +108,7 @@ func ServeDebug(ctx context.Context, name string, impl Actuator, out io.Writer) 
 	go plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer:      grpcServer,
 		Logger:          serverLogger(out),
 		Test:            &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed},
 	})

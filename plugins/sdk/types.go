@@ -224,19 +224,41 @@ type Fleet struct {
 	Routes     []Route      `json:"routes,omitempty"`
 	Prefetched []Prefetched `json:"prefetched,omitempty"`
 	Members    []Member     `json:"members,omitempty"`
+	// Images is, from an image-sync plugin, the pool's image as each
+	// member's registry holds or lacks it.
+	Images []MemberImage `json:"images,omitempty"`
+}
+
+// MemberImage is a pod pool's image (Image, as the inventory's member
+// gives it) as seen from the registry of member Context of PodPool:
+// Digest is what Image resolves to at its source (empty when unknown)
+// and MissingBytes what a sync would send there, the blobs and
+// manifests the registry lacks (0 when it serves the image).
+type MemberImage struct {
+	PodPool      string `json:"pod_pool"`
+	Context      string `json:"context"`
+	Image        string `json:"image"`
+	Digest       string `json:"digest,omitempty"`
+	MissingBytes int64  `json:"missing_bytes,omitempty"`
 }
 
 // Inventory is the part of the pool a plugin serves: the nodes it runs
 // lanes on with the models and lanes they may hold; for the gateway
-// (Gateway true) every lane and alias; the members of the pod pools whose
-// cluster or image sync it is.
+// (Gateway true) every lane and alias, and every node of the pool in
+// GatewayNodes (where lanes run, whoever runs them); the members of the
+// pod pools whose cluster or image sync it is. Leaving are the members the
+// state holds that the pool no longer lists, of the pod pools whose
+// cluster it is: a plugin observes them as it does Members (so poolc plans
+// their member-remove steps) but does not set them up.
 type Inventory struct {
-	Nodes   []Node      `json:"nodes,omitempty"`
-	Models  []Model     `json:"models,omitempty"`
-	Lanes   []LaneSpec  `json:"lanes,omitempty"`
-	Gateway bool        `json:"gateway,omitempty"`
-	Aliases []AliasSpec `json:"aliases,omitempty"`
-	Members []Member    `json:"members,omitempty"`
+	Nodes        []Node      `json:"nodes,omitempty"`
+	Models       []Model     `json:"models,omitempty"`
+	Lanes        []LaneSpec  `json:"lanes,omitempty"`
+	Gateway      bool        `json:"gateway,omitempty"`
+	Aliases      []AliasSpec `json:"aliases,omitempty"`
+	Members      []Member    `json:"members,omitempty"`
+	Leaving      []Member    `json:"leaving,omitempty"`
+	GatewayNodes []Node      `json:"gateway_nodes,omitempty"`
 }
 
 // Node returns the inventory's node of that name, or nil.

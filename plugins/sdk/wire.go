@@ -114,6 +114,9 @@ func fleetToProto(f *Fleet) *pb.Fleet {
 	for _, m := range f.Members {
 		out.Members = append(out.Members, memberToProto(m))
 	}
+	for _, i := range f.Images {
+		out.Images = append(out.Images, &pb.MemberImage{PodPool: i.PodPool, Context: i.Context, Image: i.Image, Digest: i.Digest, MissingBytes: i.MissingBytes})
+	}
 	return out
 }
 
@@ -141,6 +144,9 @@ func fleetFromProto(f *pb.Fleet) *Fleet {
 	for _, m := range f.GetMembers() {
 		out.Members = append(out.Members, memberFromProto(m))
 	}
+	for _, i := range f.GetImages() {
+		out.Images = append(out.Images, MemberImage{PodPool: i.GetPodPool(), Context: i.GetContext(), Image: i.GetImage(), Digest: i.GetDigest(), MissingBytes: i.GetMissingBytes()})
+	}
 	return out
 }
 
@@ -161,6 +167,12 @@ func inventoryToProto(inv Inventory) *pb.Inventory {
 	for _, m := range inv.Members {
 		out.Members = append(out.Members, memberToProto(m))
 	}
+	for _, m := range inv.Leaving {
+		out.Leaving = append(out.Leaving, memberToProto(m))
+	}
+	for _, n := range inv.GatewayNodes {
+		out.GatewayNodes = append(out.GatewayNodes, nodeToProto(n))
+	}
 	return out
 }
 
@@ -180,6 +192,12 @@ func inventoryFromProto(inv *pb.Inventory) Inventory {
 	}
 	for _, m := range inv.GetMembers() {
 		out.Members = append(out.Members, memberFromProto(m))
+	}
+	for _, m := range inv.GetLeaving() {
+		out.Leaving = append(out.Leaving, memberFromProto(m))
+	}
+	for _, n := range inv.GetGatewayNodes() {
+		out.GatewayNodes = append(out.GatewayNodes, nodeFromProto(n))
 	}
 	return out
 }

@@ -154,7 +154,7 @@ func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 // everything says that the sim was configured without an inventory, as
 // the simulator runs it in process: it then serves every target.
 func (s *Sim) everything() bool {
-	return len(s.inv.Nodes) == 0 && !s.inv.Gateway && len(s.inv.Members) == 0
+	return len(s.inv.Nodes) == 0 && !s.inv.Gateway && len(s.inv.Members) == 0 && len(s.inv.Leaving) == 0
 }
 
 // runsOn reports whether the node is one of the sim's.
@@ -167,7 +167,8 @@ func (s *Sim) mine(f pools.Fleet) pools.Fleet {
 	}
 	onMine := s.runsOn
 	member := map[string]bool{}
-	for _, m := range s.inv.Members {
+	// Members leaving the pool are still the sim's until removed.
+	for _, m := range append(slices.Clone(s.inv.Members), s.inv.Leaving...) {
 		member[m.PodPool+"/"+m.Context] = true
 	}
 	var out pools.Fleet

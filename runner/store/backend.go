@@ -66,7 +66,18 @@ type JournalWriter interface {
 	End(message string) error
 }
 
+// JournalQueue is a JournalWriter that can queue a record in its place
+// at once and store it later, with the records queued meanwhile: Queue
+// never waits for the store, and the wait it returns returns once the
+// record is stored, with the error that kept it from being stored. A
+// caller that must order its records against its own state queues them
+// under its lock and waits outside it.
+type JournalQueue interface {
+	Queue(r Record) (wait func() error)
+}
+
 var (
+	_ JournalQueue  = (*Journal)(nil)
 	_ Backend       = (*File)(nil)
 	_ Unlocker      = (*Lock)(nil)
 	_ JournalWriter = (*Journal)(nil)

@@ -48,21 +48,44 @@ type Record struct {
 	Finished int    `json:"finished,omitempty"`
 }
 
-// Journal appends the records of one apply. Each record is written with
-// one write call before Append returns, so a killed process leaves whole
-// lines and loses none it reported; Close syncs.
+// Journal appends the records of one apply. A record is written to the
+// OS before Append returns (or the wait Queue returns does), so a killed
+// process leaves whole lines and loses none it reported; Close syncs.
+//
+// Records are written by group commit: the caller that finds no write
+// under way writes every record queued so far with one write call, and
+// the records queued meanwhile wait for the next one. Under parallel steps
+// that is one system call for several records, in the order they were
+// queued.
 type Journal struct {
 	f     *File
-	mu    sync.Mutex
 	fh    *os.File
 	apply string
+
+	mu      sync.Mutex
+	flushed *sync.Cond // a write ended
+	pending []byte     // queued records, one line each, not yet written
+	spare   []byte     // the buffer of the last write, reused
+	queued  uint64     // records queued so far
+	written uint64     // records whose write has ended
+	writing bool       // a caller is writing a batch
+	failed  uint64     // the first record of the batch that failed; 0 none
+	err     error      // why it failed; every later record fails too
 }
 
-// Interrupted describes an apply that did not end: its ID and the steps it
-// had started but not finished.
+func newJournal(f *File, fh *os.File, apply string) *Journal {
+	j := &Journal{f: f, fh: fh, apply: apply}
+	j.flushed = sync.NewCond(&j.mu)
+	return j
+}
+
+// Interrupted describes an apply that did not end: its ID, the steps it
+// had started but not finished and, for each, the plugin it was sent to
+// (the message of its StepStarted record).
 type Interrupted struct {
 	Apply    string
 	InFlight []string
+	Plugin   map[string]string
 }
 
 // journalScan is what the journal says about the last apply.
@@ -72,7 +95,8 @@ type journalScan struct {
 	effects []pools.Step // the effects of its finished steps, in order
 	marks   []Record     // its ApplyStarted and Snapshot records
 	open    map[string]bool
-	order   []string // steps in the order they first started
+	order   []string          // steps in the order they first started
+	plugin  map[string]string // the plugin of each started step
 }
 
 // after returns the effects the state file of lineage and serial does not
@@ -104,6 +128,10 @@ func (s *journalScan) add(r Record) {
 			s.order = append(s.order, r.Step)
 		}
 		s.open[r.Step] = true
+		if s.plugin == nil {
+			s.plugin = map[string]string{}
+		}
+		s.plugin[r.Step] = r.Message
 	case StepFinished:
 		if r.Effect != nil {
 			s.effects = append(s.effects, *r.Effect)
@@ -119,10 +147,11 @@ func (s *journalScan) interrupted() *Interrupted {
 	if s.apply == "" || s.ended {
 		return nil
 	}
-	last := &Interrupted{Apply: s.apply}
+	last := &Interrupted{Apply: s.apply, Plugin: map[string]string{}}
 	for _, id := range s.order {
 		if s.open[id] {
 			last.InFlight = append(last.InFlight, id)
+			last.Plugin[id] = s.plugin[id]
 		}
 	}
 	return last
@@ -211,7 +240,7 @@ func (f *File) StartJournal(apply string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
-	j := &Journal{f: f, fh: fh, apply: apply}
+	j := newJournal(f, fh, apply)
 	if err := j.Append(Record{Event: ApplyStarted, Lineage: lineage, Serial: serial}); err != nil {
 		fh.Close()
 		return nil, err
@@ -228,17 +257,56 @@ func (j *Journal) Add(ev JournalEvent, step, message string) error {
 	return j.Append(Record{Event: ev, Step: step, Message: message})
 }
 
-// Append appends r, stamped with the time and the apply's ID.
-func (j *Journal) Append(r Record) error {
+// Append appends r, stamped with the time and the apply's ID, and
+// returns once it is written.
+func (j *Journal) Append(r Record) error { return j.Queue(r)() }
+
+// Queue stamps r with the time and the apply's ID and queues it after the
+// records queued before; the wait it returns returns once r is written,
+// with the error that kept it from being written. Queue never blocks on
+// the disk, so a caller may queue under a lock that orders its records
+// and wait after releasing it.
+func (j *Journal) Queue(r Record) (wait func() error) {
 	r.Time, r.Apply = time.Now().UTC(), j.apply
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	line, err := json.Marshal(r)
 	if err != nil {
-		return err
+		return func() error { return err }
 	}
-	if _, err := j.fh.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("writing the journal: %w", err)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		err := j.err
+		return func() error { return err }
+	}
+	j.pending = append(append(j.pending, line...), '\n')
+	j.queued++
+	seq := j.queued
+	return func() error { return j.wait(seq) }
+}
+
+// wait returns once record seq is written, writing the queued records
+// itself when no other caller is.
+func (j *Journal) wait(seq uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.written < seq {
+		if j.writing {
+			j.flushed.Wait()
+			continue
+		}
+		batch, first, last := j.pending, j.written+1, j.queued
+		j.pending, j.writing = j.spare[:0], true
+		j.mu.Unlock()
+		_, err := j.fh.Write(batch)
+		j.mu.Lock()
+		j.spare, j.writing, j.written = batch, false, last
+		if err != nil && j.err == nil {
+			j.failed, j.err = first, fmt.Errorf("writing the journal: %w", err)
+		}
+		j.flushed.Broadcast()
+	}
+	if j.err != nil && seq >= j.failed {
+		return j.err
 	}
 	return nil
 }
@@ -250,16 +318,10 @@ func (j *Journal) Snapshot(st *pools.State, finished int) error {
 }
 
 // Sync flushes the journal to disk.
-func (j *Journal) Sync() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.fh.Sync()
-}
+func (j *Journal) Sync() error { return j.fh.Sync() }
 
 // End records the end of the apply and closes the journal.
 func (j *Journal) End(message string) error {
 	err := j.Add(ApplyEnded, "", message)
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	return errors.Join(err, j.fh.Sync(), j.fh.Close())
 }

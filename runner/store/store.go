@@ -134,7 +134,7 @@ func (f *File) settle() error {
 	if err != nil {
 		return err
 	}
-	j := &Journal{f: f, fh: fh, apply: scan.apply}
+	j := newJournal(f, fh, scan.apply)
 	err = f.WriteSnapshot(st, j, len(scan.effects))
 	return errors.Join(err, fh.Sync(), fh.Close())
 }

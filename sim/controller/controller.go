@@ -28,6 +28,7 @@ import (
 	"slices"
 	"time"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
 
@@ -188,7 +189,7 @@ func Decide(in Input, m Memory, s Settings) (Decision, Memory) {
 		return wait(OverBudget, "the plan loads %s; %s of the hour's %s budget is used",
 			pools.GB(a.LoadGB), pools.GB(used), pools.GB(s.LoadBudgetGBPerHour))
 	}
-	return act(in, m, d, Ready, fmt.Sprintf("stable for %d ticks, gains %s, loads %s", m.Stable, pools.GB(a.GainGB), pools.GB(a.LoadGB)))
+	return act(in, m, d, Ready, fmt.Sprintf("stable for %s, gains %s, loads %s", plural.Count(m.Stable, "tick"), pools.GB(a.GainGB), pools.GB(a.LoadGB)))
 }
 
 // act applies (or advises) the plan and remembers it.

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -206,6 +207,16 @@ func forMember(job *batchv1.Job, m kube.Member) *batchv1.Job {
 	if j.Spec.TTLSecondsAfterFinished == nil {
 		ttl := DefaultTTL
 		j.Spec.TTLSecondsAfterFinished = &ttl
+	}
+	if m.Image.To != "" {
+		pod := &j.Spec.Template.Spec
+		for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+			for i := range cs {
+				if cs[i].Image == m.Image.From {
+					cs[i].Image = m.Image.To
+				}
+			}
+		}
 	}
 	return j
 }

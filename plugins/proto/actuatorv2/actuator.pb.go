@@ -497,7 +497,16 @@ type Inventory struct {
 	Aliases []*AliasSpec `protobuf:"bytes,5,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	// members the plugin sets up (its pod pools' cluster plugin) or syncs
 	// images to (their image-sync plugin).
-	Members       []*Member `protobuf:"bytes,6,rep,name=members,proto3" json:"members,omitempty"`
+	Members []*Member `protobuf:"bytes,6,rep,name=members,proto3" json:"members,omitempty"`
+	// leaving: members the state holds that the pool no longer lists, of
+	// the pod pools whose cluster plugin this is. The plugin observes them
+	// like members, so that poolc sees what is left and plans their
+	// member-remove steps; it does not set them up.
+	Leaving []*Member `protobuf:"bytes,7,rep,name=leaving,proto3" json:"leaving,omitempty"`
+	// gateway_nodes: for a gateway, every node of the pool, so it can name
+	// the node a lane address belongs to and reach the lanes' hosts. Not
+	// nodes whose lanes it runs: those are in nodes.
+	GatewayNodes  []*Node `protobuf:"bytes,8,rep,name=gateway_nodes,json=gatewayNodes,proto3" json:"gateway_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -570,6 +579,20 @@ func (x *Inventory) GetAliases() []*AliasSpec {
 func (x *Inventory) GetMembers() []*Member {
 	if x != nil {
 		return x.Members
+	}
+	return nil
+}
+
+func (x *Inventory) GetLeaving() []*Member {
+	if x != nil {
+		return x.Leaving
+	}
+	return nil
+}
+
+func (x *Inventory) GetGatewayNodes() []*Node {
+	if x != nil {
+		return x.GatewayNodes
 	}
 	return nil
 }
@@ -1162,7 +1185,10 @@ type Fleet struct {
 	// prefetched: weights files present on nodes.
 	Prefetched []*Prefetched `protobuf:"bytes,4,rep,name=prefetched,proto3" json:"prefetched,omitempty"`
 	// members: pod-pool members as set up.
-	Members       []*Member `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
+	Members []*Member `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
+	// images: for each member an image-sync plugin was asked about, the
+	// pool's image as its registry lacks or holds it.
+	Images        []*MemberImage `protobuf:"bytes,6,rep,name=images,proto3" json:"images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1232,6 +1258,97 @@ func (x *Fleet) GetMembers() []*Member {
 	return nil
 }
 
+func (x *Fleet) GetImages() []*MemberImage {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+// MemberImage is a pod pool's image as seen from one member's registry:
+// the digest the image resolves to at its source (empty when unknown)
+// and the bytes a sync would send there (0 when the registry serves it).
+type MemberImage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_pool and context name the member.
+	PodPool string `protobuf:"bytes,1,opt,name=pod_pool,json=podPool,proto3" json:"pod_pool,omitempty"`
+	Context string `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
+	// image is the pool's image as the member's inventory gives it.
+	Image string `protobuf:"bytes,3,opt,name=image,proto3" json:"image,omitempty"`
+	// digest is what image resolves to at the source (sha256:...).
+	Digest string `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
+	// missing_bytes is what a sync would send: the blobs and manifests
+	// the registry lacks.
+	MissingBytes  int64 `protobuf:"varint,5,opt,name=missing_bytes,json=missingBytes,proto3" json:"missing_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberImage) Reset() {
+	*x = MemberImage{}
+	mi := &file_actuator_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberImage) ProtoMessage() {}
+
+func (x *MemberImage) ProtoReflect() protoreflect.Message {
+	mi := &file_actuator_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberImage.ProtoReflect.Descriptor instead.
+func (*MemberImage) Descriptor() ([]byte, []int) {
+	return file_actuator_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *MemberImage) GetPodPool() string {
+	if x != nil {
+		return x.PodPool
+	}
+	return ""
+}
+
+func (x *MemberImage) GetContext() string {
+	if x != nil {
+		return x.Context
+	}
+	return ""
+}
+
+func (x *MemberImage) GetImage() string {
+	if x != nil {
+		return x.Image
+	}
+	return ""
+}
+
+func (x *MemberImage) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *MemberImage) GetMissingBytes() int64 {
+	if x != nil {
+		return x.MissingBytes
+	}
+	return 0
+}
+
 // NodeStatus is a node as observed.
 type NodeStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1249,7 +1366,7 @@ type NodeStatus struct {
 
 func (x *NodeStatus) Reset() {
 	*x = NodeStatus{}
-	mi := &file_actuator_proto_msgTypes[15]
+	mi := &file_actuator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1378,7 @@ func (x *NodeStatus) String() string {
 func (*NodeStatus) ProtoMessage() {}
 
 func (x *NodeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[15]
+	mi := &file_actuator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1391,7 @@ func (x *NodeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatus.ProtoReflect.Descriptor instead.
 func (*NodeStatus) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{15}
+	return file_actuator_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NodeStatus) GetName() string {
@@ -1328,7 +1445,7 @@ type Lane struct {
 
 func (x *Lane) Reset() {
 	*x = Lane{}
-	mi := &file_actuator_proto_msgTypes[16]
+	mi := &file_actuator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1457,7 @@ func (x *Lane) String() string {
 func (*Lane) ProtoMessage() {}
 
 func (x *Lane) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[16]
+	mi := &file_actuator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1470,7 @@ func (x *Lane) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lane.ProtoReflect.Descriptor instead.
 func (*Lane) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{16}
+	return file_actuator_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Lane) GetName() string {
@@ -1422,7 +1539,7 @@ type LaneEndpoint struct {
 
 func (x *LaneEndpoint) Reset() {
 	*x = LaneEndpoint{}
-	mi := &file_actuator_proto_msgTypes[17]
+	mi := &file_actuator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1551,7 @@ func (x *LaneEndpoint) String() string {
 func (*LaneEndpoint) ProtoMessage() {}
 
 func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[17]
+	mi := &file_actuator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1564,7 @@ func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneEndpoint.ProtoReflect.Descriptor instead.
 func (*LaneEndpoint) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{17}
+	return file_actuator_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LaneEndpoint) GetLane() string {
@@ -1491,7 +1608,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_actuator_proto_msgTypes[18]
+	mi := &file_actuator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1620,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[18]
+	mi := &file_actuator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1633,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{18}
+	return file_actuator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Route) GetAlias() string {
@@ -1546,7 +1663,7 @@ type Prefetched struct {
 
 func (x *Prefetched) Reset() {
 	*x = Prefetched{}
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1675,7 @@ func (x *Prefetched) String() string {
 func (*Prefetched) ProtoMessage() {}
 
 func (x *Prefetched) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1688,7 @@ func (x *Prefetched) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetched.ProtoReflect.Descriptor instead.
 func (*Prefetched) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{19}
+	return file_actuator_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Prefetched) GetNode() string {
@@ -1599,7 +1716,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1728,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1741,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{20}
+	return file_actuator_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApplyRequest) GetStep() *Step {
@@ -1661,7 +1778,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1673,7 +1790,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1686,7 +1803,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{21}
+	return file_actuator_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Step) GetId() string {
@@ -1822,7 +1939,7 @@ type LaneStep struct {
 
 func (x *LaneStep) Reset() {
 	*x = LaneStep{}
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +1951,7 @@ func (x *LaneStep) String() string {
 func (*LaneStep) ProtoMessage() {}
 
 func (x *LaneStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +1964,7 @@ func (x *LaneStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneStep.ProtoReflect.Descriptor instead.
 func (*LaneStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{22}
+	return file_actuator_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LaneStep) GetLane() *Lane {
@@ -1879,7 +1996,7 @@ type RouteStep struct {
 
 func (x *RouteStep) Reset() {
 	*x = RouteStep{}
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2008,7 @@ func (x *RouteStep) String() string {
 func (*RouteStep) ProtoMessage() {}
 
 func (x *RouteStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2021,7 @@ func (x *RouteStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteStep.ProtoReflect.Descriptor instead.
 func (*RouteStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{23}
+	return file_actuator_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RouteStep) GetAlias() string {
@@ -1941,7 +2058,7 @@ type PrefetchStep struct {
 
 func (x *PrefetchStep) Reset() {
 	*x = PrefetchStep{}
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2070,7 @@ func (x *PrefetchStep) String() string {
 func (*PrefetchStep) ProtoMessage() {}
 
 func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2083,7 @@ func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchStep.ProtoReflect.Descriptor instead.
 func (*PrefetchStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{24}
+	return file_actuator_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PrefetchStep) GetNode() *Node {
@@ -1994,7 +2111,7 @@ type MemberStep struct {
 
 func (x *MemberStep) Reset() {
 	*x = MemberStep{}
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2123,7 @@ func (x *MemberStep) String() string {
 func (*MemberStep) ProtoMessage() {}
 
 func (x *MemberStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2136,7 @@ func (x *MemberStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberStep.ProtoReflect.Descriptor instead.
 func (*MemberStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{25}
+	return file_actuator_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MemberStep) GetMember() *Member {
@@ -2044,7 +2161,7 @@ type ImageSyncStep struct {
 
 func (x *ImageSyncStep) Reset() {
 	*x = ImageSyncStep{}
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2173,7 @@ func (x *ImageSyncStep) String() string {
 func (*ImageSyncStep) ProtoMessage() {}
 
 func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2186,7 @@ func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageSyncStep.ProtoReflect.Descriptor instead.
 func (*ImageSyncStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{26}
+	return file_actuator_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ImageSyncStep) GetMember() *Member {
@@ -2110,7 +2227,7 @@ type ApplyEvent struct {
 
 func (x *ApplyEvent) Reset() {
 	*x = ApplyEvent{}
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2239,7 @@ func (x *ApplyEvent) String() string {
 func (*ApplyEvent) ProtoMessage() {}
 
 func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2252,7 @@ func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyEvent.ProtoReflect.Descriptor instead.
 func (*ApplyEvent) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{27}
+	return file_actuator_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ApplyEvent) GetEvent() isApplyEvent_Event {
@@ -2188,14 +2305,18 @@ type Progress struct {
 	// message says what the step is doing now ("copied 4.1 of 17 GB").
 	Message string `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
 	// fraction is the part done, 0 to 1, or -1 when unknown.
-	Fraction      float64 `protobuf:"fixed64,2,opt,name=fraction,proto3" json:"fraction,omitempty"`
+	Fraction float64 `protobuf:"fixed64,2,opt,name=fraction,proto3" json:"fraction,omitempty"`
+	// bytes_done and bytes_total count the bytes sent so far and to send
+	// in all, for steps that move data (0 and 0 when not counted).
+	BytesDone     int64 `protobuf:"varint,3,opt,name=bytes_done,json=bytesDone,proto3" json:"bytes_done,omitempty"`
+	BytesTotal    int64 `protobuf:"varint,4,opt,name=bytes_total,json=bytesTotal,proto3" json:"bytes_total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2328,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2220,7 +2341,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{28}
+	return file_actuator_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Progress) GetMessage() string {
@@ -2233,6 +2354,20 @@ func (x *Progress) GetMessage() string {
 func (x *Progress) GetFraction() float64 {
 	if x != nil {
 		return x.Fraction
+	}
+	return 0
+}
+
+func (x *Progress) GetBytesDone() int64 {
+	if x != nil {
+		return x.BytesDone
+	}
+	return 0
+}
+
+func (x *Progress) GetBytesTotal() int64 {
+	if x != nil {
+		return x.BytesTotal
 	}
 	return 0
 }
@@ -2258,7 +2393,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2405,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2418,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{29}
+	return file_actuator_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Result) GetRetryable() bool {
@@ -2337,14 +2472,16 @@ const file_actuator_proto_rawDesc = "" +
 	"\bwork_dir\x18\x03 \x01(\tR\aworkDir\x12:\n" +
 	"\tinventory\x18\x04 \x01(\v2\x1c.poolc.actuator.v2.InventoryR\tinventory\"T\n" +
 	"\x11ConfigureResponse\x12?\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\xa6\x02\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\x99\x03\n" +
 	"\tInventory\x12-\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x17.poolc.actuator.v2.NodeR\x05nodes\x120\n" +
 	"\x06models\x18\x02 \x03(\v2\x18.poolc.actuator.v2.ModelR\x06models\x121\n" +
 	"\x05lanes\x18\x03 \x03(\v2\x1b.poolc.actuator.v2.LaneSpecR\x05lanes\x12\x18\n" +
 	"\agateway\x18\x04 \x01(\bR\agateway\x126\n" +
 	"\aaliases\x18\x05 \x03(\v2\x1c.poolc.actuator.v2.AliasSpecR\aaliases\x123\n" +
-	"\amembers\x18\x06 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\"\xbf\x02\n" +
+	"\amembers\x18\x06 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\x123\n" +
+	"\aleaving\x18\a \x03(\v2\x19.poolc.actuator.v2.MemberR\aleaving\x12<\n" +
+	"\rgateway_nodes\x18\b \x03(\v2\x17.poolc.actuator.v2.NodeR\fgatewayNodes\"\xbf\x02\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x19\n" +
@@ -2390,7 +2527,7 @@ const file_actuator_proto_rawDesc = "" +
 	"\x0eObserveRequest\"\x82\x01\n" +
 	"\x0fObserveResponse\x12.\n" +
 	"\x05fleet\x18\x01 \x01(\v2\x18.poolc.actuator.v2.FleetR\x05fleet\x12?\n" +
-	"\vdiagnostics\x18\x02 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\x91\x02\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\"\xc9\x02\n" +
 	"\x05Fleet\x123\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x1d.poolc.actuator.v2.NodeStatusR\x05nodes\x12-\n" +
 	"\x05lanes\x18\x02 \x03(\v2\x17.poolc.actuator.v2.LaneR\x05lanes\x120\n" +
@@ -2398,7 +2535,14 @@ const file_actuator_proto_rawDesc = "" +
 	"\n" +
 	"prefetched\x18\x04 \x03(\v2\x1d.poolc.actuator.v2.PrefetchedR\n" +
 	"prefetched\x123\n" +
-	"\amembers\x18\x05 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\"\x82\x01\n" +
+	"\amembers\x18\x05 \x03(\v2\x19.poolc.actuator.v2.MemberR\amembers\x126\n" +
+	"\x06images\x18\x06 \x03(\v2\x1e.poolc.actuator.v2.MemberImageR\x06images\"\x95\x01\n" +
+	"\vMemberImage\x12\x19\n" +
+	"\bpod_pool\x18\x01 \x01(\tR\apodPool\x12\x18\n" +
+	"\acontext\x18\x02 \x01(\tR\acontext\x12\x14\n" +
+	"\x05image\x18\x03 \x01(\tR\x05image\x12\x16\n" +
+	"\x06digest\x18\x04 \x01(\tR\x06digest\x12#\n" +
+	"\rmissing_bytes\x18\x05 \x01(\x03R\fmissingBytes\"\x82\x01\n" +
 	"\n" +
 	"NodeStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -2460,10 +2604,14 @@ const file_actuator_proto_rawDesc = "" +
 	"ApplyEvent\x129\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1b.poolc.actuator.v2.ProgressH\x00R\bprogress\x123\n" +
 	"\x06result\x18\x02 \x01(\v2\x19.poolc.actuator.v2.ResultH\x00R\x06resultB\a\n" +
-	"\x05event\"@\n" +
+	"\x05event\"\x80\x01\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x1a\n" +
-	"\bfraction\x18\x02 \x01(\x01R\bfraction\"\x9d\x01\n" +
+	"\bfraction\x18\x02 \x01(\x01R\bfraction\x12\x1d\n" +
+	"\n" +
+	"bytes_done\x18\x03 \x01(\x03R\tbytesDone\x12\x1f\n" +
+	"\vbytes_total\x18\x04 \x01(\x03R\n" +
+	"bytesTotal\"\x9d\x01\n" +
 	"\x06Result\x12\x1c\n" +
 	"\tretryable\x18\x01 \x01(\bR\tretryable\x12?\n" +
 	"\vdiagnostics\x18\x02 \x03(\v2\x1d.poolc.actuator.v2.DiagnosticR\vdiagnostics\x124\n" +
@@ -2491,7 +2639,7 @@ func file_actuator_proto_rawDescGZIP() []byte {
 }
 
 var file_actuator_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_actuator_proto_goTypes = []any{
 	(Severity)(0),             // 0: poolc.actuator.v2.Severity
 	(*Diagnostic)(nil),        // 1: poolc.actuator.v2.Diagnostic
@@ -2509,22 +2657,23 @@ var file_actuator_proto_goTypes = []any{
 	(*ObserveRequest)(nil),    // 13: poolc.actuator.v2.ObserveRequest
 	(*ObserveResponse)(nil),   // 14: poolc.actuator.v2.ObserveResponse
 	(*Fleet)(nil),             // 15: poolc.actuator.v2.Fleet
-	(*NodeStatus)(nil),        // 16: poolc.actuator.v2.NodeStatus
-	(*Lane)(nil),              // 17: poolc.actuator.v2.Lane
-	(*LaneEndpoint)(nil),      // 18: poolc.actuator.v2.LaneEndpoint
-	(*Route)(nil),             // 19: poolc.actuator.v2.Route
-	(*Prefetched)(nil),        // 20: poolc.actuator.v2.Prefetched
-	(*ApplyRequest)(nil),      // 21: poolc.actuator.v2.ApplyRequest
-	(*Step)(nil),              // 22: poolc.actuator.v2.Step
-	(*LaneStep)(nil),          // 23: poolc.actuator.v2.LaneStep
-	(*RouteStep)(nil),         // 24: poolc.actuator.v2.RouteStep
-	(*PrefetchStep)(nil),      // 25: poolc.actuator.v2.PrefetchStep
-	(*MemberStep)(nil),        // 26: poolc.actuator.v2.MemberStep
-	(*ImageSyncStep)(nil),     // 27: poolc.actuator.v2.ImageSyncStep
-	(*ApplyEvent)(nil),        // 28: poolc.actuator.v2.ApplyEvent
-	(*Progress)(nil),          // 29: poolc.actuator.v2.Progress
-	(*Result)(nil),            // 30: poolc.actuator.v2.Result
-	nil,                       // 31: poolc.actuator.v2.Node.LabelsEntry
+	(*MemberImage)(nil),       // 16: poolc.actuator.v2.MemberImage
+	(*NodeStatus)(nil),        // 17: poolc.actuator.v2.NodeStatus
+	(*Lane)(nil),              // 18: poolc.actuator.v2.Lane
+	(*LaneEndpoint)(nil),      // 19: poolc.actuator.v2.LaneEndpoint
+	(*Route)(nil),             // 20: poolc.actuator.v2.Route
+	(*Prefetched)(nil),        // 21: poolc.actuator.v2.Prefetched
+	(*ApplyRequest)(nil),      // 22: poolc.actuator.v2.ApplyRequest
+	(*Step)(nil),              // 23: poolc.actuator.v2.Step
+	(*LaneStep)(nil),          // 24: poolc.actuator.v2.LaneStep
+	(*RouteStep)(nil),         // 25: poolc.actuator.v2.RouteStep
+	(*PrefetchStep)(nil),      // 26: poolc.actuator.v2.PrefetchStep
+	(*MemberStep)(nil),        // 27: poolc.actuator.v2.MemberStep
+	(*ImageSyncStep)(nil),     // 28: poolc.actuator.v2.ImageSyncStep
+	(*ApplyEvent)(nil),        // 29: poolc.actuator.v2.ApplyEvent
+	(*Progress)(nil),          // 30: poolc.actuator.v2.Progress
+	(*Result)(nil),            // 31: poolc.actuator.v2.Result
+	nil,                       // 32: poolc.actuator.v2.Node.LabelsEntry
 }
 var file_actuator_proto_depIdxs = []int32{
 	0,  // 0: poolc.actuator.v2.Diagnostic.severity:type_name -> poolc.actuator.v2.Severity
@@ -2537,48 +2686,51 @@ var file_actuator_proto_depIdxs = []int32{
 	10, // 7: poolc.actuator.v2.Inventory.lanes:type_name -> poolc.actuator.v2.LaneSpec
 	11, // 8: poolc.actuator.v2.Inventory.aliases:type_name -> poolc.actuator.v2.AliasSpec
 	12, // 9: poolc.actuator.v2.Inventory.members:type_name -> poolc.actuator.v2.Member
-	31, // 10: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
-	15, // 11: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
-	1,  // 12: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	16, // 13: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
-	17, // 14: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
-	19, // 15: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
-	20, // 16: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
-	12, // 17: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
-	8,  // 18: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
-	9,  // 19: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
-	18, // 20: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
-	9,  // 21: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
-	22, // 22: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
-	23, // 23: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
-	24, // 24: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
-	25, // 25: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
-	26, // 26: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
-	27, // 27: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
-	17, // 28: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
-	18, // 29: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
-	18, // 30: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
-	8,  // 31: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
-	9,  // 32: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
-	12, // 33: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
-	12, // 34: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
-	29, // 35: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
-	30, // 36: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
-	1,  // 37: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	15, // 38: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
-	2,  // 39: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
-	5,  // 40: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
-	13, // 41: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
-	21, // 42: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
-	3,  // 43: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
-	6,  // 44: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
-	14, // 45: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
-	28, // 46: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
-	43, // [43:47] is the sub-list for method output_type
-	39, // [39:43] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	12, // 10: poolc.actuator.v2.Inventory.leaving:type_name -> poolc.actuator.v2.Member
+	8,  // 11: poolc.actuator.v2.Inventory.gateway_nodes:type_name -> poolc.actuator.v2.Node
+	32, // 12: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
+	15, // 13: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
+	1,  // 14: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	17, // 15: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
+	18, // 16: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
+	20, // 17: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
+	21, // 18: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
+	12, // 19: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
+	16, // 20: poolc.actuator.v2.Fleet.images:type_name -> poolc.actuator.v2.MemberImage
+	8,  // 21: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
+	9,  // 22: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
+	19, // 23: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
+	9,  // 24: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
+	23, // 25: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
+	24, // 26: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
+	25, // 27: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
+	26, // 28: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
+	27, // 29: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
+	28, // 30: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
+	18, // 31: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
+	19, // 32: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
+	19, // 33: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
+	8,  // 34: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
+	9,  // 35: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
+	12, // 36: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
+	12, // 37: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
+	30, // 38: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
+	31, // 39: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
+	1,  // 40: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	15, // 41: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
+	2,  // 42: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
+	5,  // 43: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
+	13, // 44: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
+	22, // 45: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
+	3,  // 46: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
+	6,  // 47: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
+	14, // 48: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
+	29, // 49: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
+	46, // [46:50] is the sub-list for method output_type
+	42, // [42:46] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_actuator_proto_init() }
@@ -2586,14 +2738,14 @@ func file_actuator_proto_init() {
 	if File_actuator_proto != nil {
 		return
 	}
-	file_actuator_proto_msgTypes[21].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[22].OneofWrappers = []any{
 		(*Step_Lane)(nil),
 		(*Step_Route)(nil),
 		(*Step_Prefetch)(nil),
 		(*Step_Member)(nil),
 		(*Step_ImageSync)(nil),
 	}
-	file_actuator_proto_msgTypes[27].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[28].OneofWrappers = []any{
 		(*ApplyEvent_Progress)(nil),
 		(*ApplyEvent_Result)(nil),
 	}
@@ -2603,7 +2755,7 @@ func file_actuator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actuator_proto_rawDesc), len(file_actuator_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

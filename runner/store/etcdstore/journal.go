@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 )
@@ -59,7 +60,7 @@ func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
 		return nil, err
 	}
 	if snap.replayed > 0 {
-		return nil, fmt.Errorf("the journal in etcd %s holds %d finished steps the state does not: take the state lock first, which writes them", s.prefix, snap.replayed)
+		return nil, fmt.Errorf("the journal in etcd %s holds %s the state does not: take the state lock first, which writes %s", s.prefix, plural.Count(snap.replayed, "finished step"), plural.Agree(snap.replayed, "it", "them"))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

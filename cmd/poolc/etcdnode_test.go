@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"poolc.dev/poolc/compiler/planjson"
+	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/membership"
+)
+
+// nodePool is a pool of two nodes whose state and membership live in the
+// etcd at $ETCD, with leases of three seconds; its one lane prefers a.
+const nodePool = `pool "lab" {
+  state {
+    backend   = "etcd"
+    endpoints = ["$ETCD"]
+    prefix    = "/nodes/"
+    lease_ttl = 3
+  }
+  node "a" {
+    address   = "a.lan"
+    memory_gb = 64
+  }
+  node "b" {
+    address   = "b.lan"
+    memory_gb = 64
+  }
+  model "chat-model" {
+    path      = "/models/chat.gguf"
+    size_gb   = 10
+    memory_gb = 30
+  }
+  lane "chat" {
+    model     = "chat-model"
+    residency = "keep-warm"
+    placement = ["a", "b"]
+    port      = 8080
+  }
+  alias "chat" {
+    lane      = "chat"
+    fallbacks = ["cloud"]
+  }
+  plugin "sim" {
+    builtin = true
+  }
+}
+`
+
+// outputs collects everything the poolc processes of a test printed.
+type outputs struct {
+	t    *testing.T
+	bin  string
+	seen []string
+}
+
+// run runs poolc with env added to the environment and returns its
+// stdout and stderr, which it keeps.
+func (o *outputs) run(env []string, args ...string) (stdout, stderr string, err error) {
+	o.t.Helper()
+	cmd := exec.Command(o.bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	o.seen = append(o.seen, out.String()+errOut.String())
+	return out.String(), errOut.String(), err
+}
+
+// planSteps is the plan poolc plan --format json prints, without the time it
+// was made.
+func planSteps(t *testing.T, o *outputs, args ...string) []planjson.Step {
+	t.Helper()
+	out, errOut, err := o.run(nil, append([]string{"plan", "--format", "json"}, args...)...)
+	if err != nil {
+		t.Fatalf("plan --format json %v: %v\n%s", args, err, errOut)
+	}
+	var p planjson.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("plan --format json: %v\n%s", err, out)
+	}
+	return p.Steps
+}
+
+// A node agent killed with SIGKILL: the node is reported up until its
+// lease lapses, one lease TTL after the agent's last heartbeat, and down
+// within a second after; the plan then moves its lane as it does for a
+// node the simulator reports down (plan --assume-down). Its token was
+// bound to it: it enrolled no other node and not the same node twice.
+// Neither the token nor the node's credential appears in anything poolc
+// printed but token create's stdout, nor anywhere in etcd.
+func TestEtcdAKilledNodeAgentIsDownOneTTLAfterItsLastHeartbeat(t *testing.T) {
+	o := &outputs{t: t, bin: poolcBinary(t)}
+	c := etcdtest.Start(t, 1)
+	cli := c.Client(t)
+	dir := t.TempDir()
+	pool := filepath.Join(dir, "pool")
+	os.Mkdir(pool, 0o755)
+	if err := os.WriteFile(filepath.Join(pool, "pool.hcl"), []byte(strings.Replace(nodePool, "$ETCD", c.Endpoints()[0], 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 3 * time.Second
+	if out, errOut, err := o.run(nil, "apply", "--auto-approve", pool); err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, out, errOut)
+	}
+
+	token, errOut, err := o.run(nil, "node", "token", "create", "--node", "a", pool)
+	token = strings.TrimSpace(token)
+	o.seen = o.seen[:len(o.seen)-1]
+	o.seen = append(o.seen, errOut) // its stdout is the token, by design
+	if err != nil || !strings.HasPrefix(token, "poolc-join-") {
+		t.Fatalf("token create: %v %q\n%s", err, token, errOut)
+	}
+	if _, errOut, err := o.run(nil, "node", "join", "--token", token, "--node", "b", "--credential", filepath.Join(dir, "b.cred"), pool); err == nil || !strings.Contains(errOut, "the token is bound to another node, not to b") {
+		t.Fatalf("node b joined with a's token: %v\n%s", err, errOut)
+	}
+	cred := filepath.Join(dir, "a.cred")
+	if out, errOut, err := o.run([]string{"POOLC_JOIN_TOKEN=" + token}, "node", "join", "--node", "a", "--credential", cred, pool); err != nil {
+		t.Fatalf("node a joining with its token: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, err := o.run([]string{"POOLC_JOIN_TOKEN=" + token}, "node", "join", "--node", "a", "--credential", filepath.Join(dir, "a2.cred"), pool); err == nil || !strings.Contains(errOut, "the token is not valid: unknown, already used or expired") {
+		t.Fatalf("node a joined twice with one token: %v\n%s", err, errOut)
+	}
+	var credFile struct{ Credential string }
+	if data, err := os.ReadFile(cred); err != nil || json.Unmarshal(data, &credFile) != nil || credFile.Credential == "" {
+		t.Fatalf("the credential file: %v", err)
+	}
+
+	agent := exec.Command(o.bin, "node", "agent", "--credential", cred, "--interval", "200ms", pool)
+	var agentOut bytes.Buffer
+	agent.Stdout, agent.Stderr = &agentOut, &agentOut
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reg := membership.New(cli, "/nodes/", 3)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m, _ := reg.Member(context.Background(), "a"); m != nil && m.Live {
+			break
+		}
+		if time.Now().After(deadline) {
+			agent.Process.Kill()
+			agent.Wait()
+			t.Fatalf("node a never came up:\n%s", &agentOut)
+		}
+	}
+	if out, _, err := o.run(nil, "plan", "--detailed-exitcode", pool); err != nil || !strings.Contains(out, "No changes.") {
+		t.Fatalf("plan with a up: %v\n%s", err, out)
+	}
+	// What the simulator's planner does with a node reported down.
+	simulated := planSteps(t, o, "--assume-down", "a", pool)
+
+	time.Sleep(1500 * time.Millisecond) // a few heartbeats
+	live, err := cli.Get(context.Background(), "/nodes/members/live/a")
+	if err != nil || len(live.Kvs) == 0 || live.Kvs[0].Lease == 0 {
+		t.Fatalf("node a's live key: %v %v", live, err)
+	}
+	end := watchLeaseEnd(cli, clientv3.LeaseID(live.Kvs[0].Lease))
+	killed := time.Now()
+	agent.Process.Signal(syscall.SIGKILL)
+	agent.Wait()
+	o.seen = append(o.seen, agentOut.String())
+
+	// Poll the membership until it says down, noting when each answer
+	// came back.
+	var lastUp, down time.Time
+	for deadline := killed.Add(30 * time.Second); down.IsZero(); time.Sleep(10 * time.Millisecond) {
+		m, err := reg.Member(context.Background(), "a")
+		got := time.Now()
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case m.Live:
+			lastUp = got
+		default:
+			down = got
+		}
+		if got.After(deadline) {
+			t.Fatal("node a is still up 30s after its agent was killed")
+		}
+	}
+	e := <-end
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	// The lease lapsed between e.earliest and e.latest, one TTL after the
+	// last heartbeat etcd received.
+	t.Logf("last heartbeat %v..%v before the kill; reported up %v and down %v after the kill, lease lapsed %v..%v after the kill",
+		(killed.Sub(e.latest.Add(-ttl))).Round(time.Millisecond), killed.Sub(e.earliest.Add(-ttl)).Round(time.Millisecond),
+		lastUp.Sub(killed).Round(time.Millisecond), down.Sub(killed).Round(time.Millisecond),
+		e.earliest.Sub(killed).Round(time.Millisecond), e.latest.Sub(killed).Round(time.Millisecond))
+	if down.Before(e.earliest) {
+		t.Errorf("node a was reported down %v before its lease lapsed, one TTL (%v) after its last heartbeat", e.earliest.Sub(down).Round(time.Millisecond), ttl)
+	}
+	if late := down.Sub(e.latest); late > time.Second {
+		t.Errorf("node a was reported down %v after its lease lapsed; want within a second", late.Round(time.Millisecond))
+	}
+
+	if out, _, err := o.run(nil, "node", "list", pool); err != nil || !regexp.MustCompile(`(?m)^a +down `).MatchString(out) {
+		t.Errorf("node list: %v\n%s", err, out)
+	}
+	moved := planSteps(t, o, pool)
+	if len(moved) == 0 || !reflect.DeepEqual(moved, simulated) {
+		t.Errorf("the plan with a's lease lapsed:\n%+v\nthe plan with a assumed down:\n%+v", moved, simulated)
+	}
+	out, _, err := o.run(nil, "plan", "--detailed-exitcode", pool)
+	if !strings.Contains(out, "start chat@b") || !strings.Contains(out, "a is down") {
+		t.Errorf("the plan does not move chat off a: %v\n%s", err, out)
+	}
+	o.run(nil, "state", "pull", pool)
+	o.run(nil, "node", "list", "--json", pool)
+
+	secrets := map[string]string{"token": token, "credential": credFile.Credential}
+	for _, seen := range o.seen {
+		for what, secret := range secrets {
+			if strings.Contains(seen, secret) {
+				t.Errorf("poolc printed the %s:\n%s", what, seen)
+			}
+		}
+	}
+	all, err := cli.Get(context.Background(), "", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range all.Kvs {
+		for what, secret := range secrets {
+			if strings.Contains(string(kv.Key), secret) || strings.Contains(string(kv.Value), secret) {
+				t.Errorf("etcd holds the %s in %s", what, kv.Key)
+			}
+		}
+	}
+	if len(all.Kvs) < 3 {
+		t.Errorf("etcd holds only %d keys; the search for the token looked at nothing", len(all.Kvs))
+	}
+	t.Logf("looked for the token and the credential in %d outputs and %d etcd keys", len(o.seen), len(all.Kvs))
+}

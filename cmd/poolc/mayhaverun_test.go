@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	blindOnce sync.Once
+	blindBin  string
+	blindErr  error
+)
+
+// blindPool writes a pool whose node a runs its lanes through the blind
+// test plugin (built into .poolc/plugins), with config, and returns the
+// pool's directory.
+func blindPool(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	blindOnce.Do(func() {
+		tmp, err := os.MkdirTemp("", "poolc-blind-")
+		if err != nil {
+			blindErr = err
+			return
+		}
+		blindBin = filepath.Join(tmp, "poolc-plugin-blind")
+		if out, err := exec.Command("go", "build", "-o", blindBin, "./testdata/blindplugin").CombinedOutput(); err != nil {
+			blindErr = fmt.Errorf("building the blind plugin: %v\n%s", err, out)
+		}
+	})
+	if blindErr != nil {
+		t.Fatal(blindErr)
+	}
+	bin, err := os.ReadFile(blindBin)
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dir, ".poolc", "plugins"), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, ".poolc", "plugins", "poolc-plugin-blind"), bin, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := fmt.Sprintf(`pool "blind" {
+  node "a" {
+    address   = "a.lan"
+    memory_gb = 64
+    runtime   = "blind"
+  }
+  model "m" {
+    path      = "/models/m.gguf"
+    size_gb   = 2
+    memory_gb = 4
+  }
+  lane "chat" {
+    model     = "m"
+    residency = "keep-warm"
+    aliases   = ["chat"]
+    placement = ["a"]
+    port      = 8080
+  }
+  plugin "blind" {
+    config = {%s}
+  }
+}
+`, config)
+	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(pool), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// sends counts the times the blind plugin was sent step id.
+func sends(t *testing.T, dir, id string) int {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(dir, ".poolc", "blind.jsonl"))
+	return strings.Count(string(data), fmt.Sprintf(`{"sent":%q}`, id))
+}
+
+// killMidStart applies the pool and SIGKILLs poolc once the blind plugin
+// holds start:chat@a open.
+func killMidStart(t *testing.T, bin, dir string, env []string) {
+	t.Helper()
+	cmd := exec.Command(bin, "apply", "--auto-approve", "--json", dir)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if strings.Contains(lines.Text(), `"event":"progress"`) && strings.Contains(lines.Text(), `"step":"start:chat@a"`) {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if sends(t, dir, "start:chat@a") != 1 {
+		t.Fatalf("the plugin was not holding start:chat@a when poolc was killed\n%s", errOut.String())
+	}
+	time.Sleep(50 * time.Millisecond) // the plugin dies with poolc (Pdeathsig)
+}
+
+// A plugin that observes no lanes: a start that was in flight when poolc
+// was killed is reported on the next apply as "may have run", in text and
+// in the JSON event stream, and is not sent again until --retry-uncertain.
+func TestAStepANonObservingPluginHadInFlightIsNotSentAgainSilently(t *testing.T) {
+	bin := poolcBinary(t)
+	dir := blindPool(t, "")
+	killMidStart(t, bin, dir, nil)
+
+	out, err := run(t, bin, "apply", "--auto-approve", "--json", dir)
+	if err == nil {
+		t.Fatalf("the apply after the kill ran:\n%s", out)
+	}
+	var event struct {
+		Event, Step, Plugin, Message string
+	}
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		if json.Unmarshal([]byte(line), &event) == nil && event.Event == "may-have-run" {
+			found = event.Step == "start:chat@a" && event.Plugin == "blind"
+		}
+	}
+	if !found || !strings.Contains(out, `"event":"diagnostics"`) || !strings.Contains(out, "--retry-uncertain") {
+		t.Errorf("apply --json does not report start:chat@a as may-have-run, then refuse:\n%s", out)
+	}
+	out, err = run(t, bin, "apply", "--auto-approve", dir)
+	if err == nil || !strings.Contains(out, "start:chat@a may have run") || !strings.Contains(out, "plugin blind does not observe lanes") {
+		t.Errorf("apply (text) does not refuse, naming the step: %v\n%s", err, out)
+	}
+	if n := sends(t, dir, "start:chat@a"); n != 1 {
+		t.Fatalf("start:chat@a was sent %d times before --retry-uncertain", n)
+	}
+
+	out, err = run(t, bin, "apply", "--auto-approve", "--retry-uncertain", dir)
+	if err != nil || !strings.Contains(out, "start:chat@a may have run") || !strings.Contains(out, "sending it again") {
+		t.Fatalf("apply --retry-uncertain: %v\n%s", err, out)
+	}
+	if n := sends(t, dir, "start:chat@a"); n != 2 {
+		t.Errorf("start:chat@a was sent %d times after --retry-uncertain, want 2", n)
+	}
+	if out, err := run(t, bin, "apply", "--auto-approve", dir); err != nil || strings.Contains(out, "may have run") {
+		t.Errorf("the apply after converging: %v\n%s", err, out)
+	}
+}
+
+// The same kill with the plugin observing lanes: the refresh sees the
+// lane started, and the next apply neither reports it nor sends it again.
+func TestAStepAnObservingPluginHadInFlightIsSettledByTheRefresh(t *testing.T) {
+	bin := poolcBinary(t)
+	dir := blindPool(t, "")
+	env := []string{"POOLC_TEST_OBSERVES=lanes"}
+	killMidStart(t, bin, dir, env)
+
+	cmd := exec.Command(bin, "apply", "--auto-approve", dir)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("may have run")) {
+		t.Fatalf("apply after the kill: %v\n%s", err, out)
+	}
+	if n := sends(t, dir, "start:chat@a"); n != 1 {
+		t.Errorf("start:chat@a was sent %d times; the refresh saw it done\n%s", n, out)
+	}
+}

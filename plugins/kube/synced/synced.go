@@ -1,0 +1,70 @@
+// Package synced hands a pod pool's Jobs the copy of its image that each
+// member's registry serves, as the pool's state records it after an
+// image-sync (REGISTRY/REPOSITORY@DIGEST), instead of the image as the
+// configuration gives it: a Job then runs exactly the digest that was
+// synced and verified, from the member's own registry, however the tag
+// has moved since.
+package synced
+
+import (
+	"fmt"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/plugins/kube"
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store"
+	"poolc.dev/poolc/runner/store/backends"
+)
+
+// Members returns pod pool pp's members as kube.Members does, each with
+// the image copy its registry serves according to the state of the pool
+// that paths configure (read from the state backend the configuration
+// names). A pod pool without image or registries reads no state.
+func Members(paths []string, pp pools.PodPool) ([]kube.Member, error) {
+	members := kube.Members(pp)
+	if pp.Image == "" || !hasRegistry(pp) {
+		return members, nil
+	}
+	cfg, diags := compiler.Load(paths)
+	if diags.HasErrors() {
+		return nil, diags.Err()
+	}
+	b, err := backends.OpenConfig(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	st, err := store.ReadPool(b, cfg.Pool.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the state for the members' image copies: %w", err)
+	}
+	return WithCopies(members, pp.Image, st.Fleet), nil
+}
+
+// WithCopies sets, on each of members, the copy of image its registry
+// serves according to fleet (pools.MemberState.RegistryImage); a member
+// the fleet does not record as holding image keeps none, and its Jobs run
+// image as given.
+func WithCopies(members []kube.Member, image string, fleet pools.Fleet) []kube.Member {
+	out := make([]kube.Member, len(members))
+	for i, m := range members {
+		out[i] = m
+		for _, s := range fleet.Members {
+			if s.PodPool == m.Pool && s.Context == m.Context {
+				if to := s.RegistryImage(image); to != "" {
+					out[i].Image = kube.ImageCopy{From: image, To: to}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func hasRegistry(pp pools.PodPool) bool {
+	for _, m := range pp.Members {
+		if !m.Registry.IsZero() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,111 @@
+package llama
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"poolc.dev/poolc/plugins/sdk"
+)
+
+// DefaultRouterPort is the port of every node's router when the plugin
+// config sets no router_port. The gateway sends an on-demand lane's
+// aliases there (the haproxy plugin's router_port has the same default).
+const DefaultRouterPort = 8180
+
+// routerPort is the configured router port.
+func (c PluginConfig) routerPort() int {
+	if c.RouterPort > 0 {
+		return c.RouterPort
+	}
+	return DefaultRouterPort
+}
+
+// onDemand reports whether a step's lane is served by its node's router.
+func onDemand(l *sdk.Lane) bool { return l.Residency == sdk.OnDemand }
+
+// routerModel is lane l as a model of its node's router.
+func routerModel(l *sdk.Lane) RouterModel {
+	return RouterModel{Name: l.Name, Path: l.Model.Path, Aliases: slices.Clone(l.Aliases), MemoryGB: l.Model.MemoryGB,
+		SHA256: l.Model.SHA256, Source: l.Model.Source}
+}
+
+// routerSpec is the router node runs once its on-demand lanes are models:
+// listening where the node's lanes do, on the router port, with
+// --models-max from the node's budget beside its reserved lanes (those
+// with their own process, except the lane leaving, whose memory the
+// change frees).
+func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, models []RouterModel, leaving string) (RouterSpec, error) {
+	host := a.cfg.ListenHost
+	if host == "" {
+		host = node.Address
+	}
+	spec := RouterSpec{Host: host, Port: a.cfg.routerPort(), Models: models}
+	if len(models) == 0 {
+		return spec, nil
+	}
+	st, err := n.status(ctx)
+	if err != nil {
+		return spec, err
+	}
+	memory := map[string]float64{}
+	for _, m := range a.inventory().Models {
+		memory[m.Path] = m.MemoryGB
+	}
+	reserved := 0.0
+	for name, r := range st.records {
+		if name != RouterLane && r.meta.Name != leaving && r.alive && r.isLane(r.meta.lane()) {
+			reserved += memory[r.meta.Model]
+		}
+	}
+	sizes := make([]float64, len(models))
+	for i, m := range models {
+		sizes[i] = m.MemoryGB
+	}
+	if node.BudgetGB <= 0 && node.MemoryGB <= 0 {
+		// A node whose memory poolc is not told: no bound but the count.
+		spec.ModelsMax = len(models)
+		return spec, nil
+	}
+	room := node.BudgetGB - reserved
+	spec.ModelsMax = ModelsMax(room, sizes)
+	if spec.ModelsMax < 1 {
+		return spec, fmt.Errorf("node %s: the largest on-demand model (%.1f GB) does not fit in the %.1f GB its budget (%.1f GB) leaves beside its reserved lanes (%.1f GB)",
+			node.Name, slices.Max(sizes), room, node.BudgetGB, reserved)
+	}
+	return spec, nil
+}
+
+// changeRouter makes the node's router serve its current models with
+// lane l added (add: in place of the lane's model there, if any) or
+// removed (only the model the step names: the stop of a lane's old
+// weights leaves its new ones), restarting it when that changes its
+// preset or --models-max, stopping it when no model is left.
+func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add bool, progress Progress) error {
+	current, err := n.RouterServes(ctx)
+	if err != nil {
+		return err
+	}
+	models := slices.DeleteFunc(slices.Clone(current), func(m RouterModel) bool {
+		return m.Name == l.Name && (add || m.Path == l.Model.Path)
+	})
+	leaving := ""
+	if add {
+		models = append(models, routerModel(l))
+		leaving = l.Name // its own process, if any, is on its way out
+	}
+	spec, err := a.routerSpec(ctx, l.Node, n, models, leaving)
+	if err != nil {
+		return err
+	}
+	return n.EnsureRouter(ctx, spec, progress)
+}
+
+// drainOnDemand waits for the router's requests for lane l to finish.
+func (a *Actuator) drainOnDemand(ctx context.Context, n *Node, l *sdk.Lane, progress Progress) error {
+	spec, err := a.routerSpec(ctx, l.Node, n, nil, "")
+	if err != nil {
+		return err
+	}
+	return n.DrainRouterModel(ctx, spec, l.Name, progress)
+}
