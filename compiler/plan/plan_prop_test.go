@@ -89,7 +89,7 @@ func nodeNames(p *pools.Pool) []string {
 	return out
 }
 
-// digest is a made-up sha256 of weights version v ("" for v 0: a model
+// weightsDigest is a made-up sha256 of weights version v ("" for v 0: a model
 // that declares none).
 func weightsDigest(v int) string {
 	if v == 0 {
