@@ -51,7 +51,21 @@ func Start(t testing.TB, n int) *Cluster {
 
 // Launch runs an n-member cluster keeping its data under dir, for
 // harnesses that are not a testing.TB (testscript); Close stops it.
+//
+// Ports are chosen free and then handed to etcd, so another process may
+// take one in between (seen when several test packages start clusters at
+// once); a start that fails so is tried again on new ports, a few times.
 func Launch(dir string, n int) (*Cluster, error) {
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		c, err := launch(filepath.Join(dir, fmt.Sprintf("try%d", attempt)), n)
+		if err == nil || attempt == attempts || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+	}
+}
+
+func launch(dir string, n int) (*Cluster, error) {
 	c := &Cluster{restartErr: make(chan error, n)}
 	var initial []string
 	for i := range n {
