@@ -43,10 +43,39 @@ type fleet struct {
 	known    string
 	stub     string
 	src, sum string
+	// weights is each model's source and sha256, src and sum when not
+	// set.
+	weights map[string]weights
 	// residency is each lane's, keep-warm when not set; routerPort is
 	// where every node's router listens.
 	residency  map[string]string
 	routerPort int
+}
+
+// weights is where a model's file is downloaded from and its sha256.
+type weights struct{ src, sum string }
+
+// serveWeights serves 2 MB of fresh random weights as name from an HTTP
+// server on loopback, which answers Range requests as a real one does,
+// until the test ends.
+func serveWeights(t *testing.T, name string) weights {
+	data := make([]byte, 2_000_000)
+	rand.Read(data)
+	copy(data, "GGUF")
+	sum := sha256.Sum256(data)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(src.Close)
+	return weights{src: src.URL + "/" + name, sum: hex.EncodeToString(sum[:])}
+}
+
+// weightsOf is the model's weights in the pool the fleet writes.
+func (f *fleet) weightsOf(model string) weights {
+	if w, ok := f.weights[model]; ok {
+		return w
+	}
+	return weights{f.src, f.sum}
 }
 
 // residencyOf is the lane's residency in the pool the fleet writes.
@@ -58,7 +87,7 @@ func (f *fleet) residencyOf(lane string) string {
 }
 
 func newFleet(t *testing.T) *fleet {
-	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}}
+	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}}
 	f.routerPort = freePort(t)
 	f.poolc = filepath.Join(f.dir, "poolc")
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
@@ -93,17 +122,8 @@ func newFleet(t *testing.T) *fleet {
 	// share this machine's files, so each lane has a model path of its
 	// own: two nodes' prefetches never write one file at once, and a lane
 	// moving to another node finds its file there with the right sha256.
-	data := make([]byte, 2_000_000)
-	rand.Read(data)
-	copy(data, "GGUF")
-	sum := sha256.Sum256(data)
-	// The nodes download it from an HTTP server on loopback, which
-	// answers Range requests as a real one does.
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "q.gguf", time.Time{}, bytes.NewReader(data))
-	}))
-	t.Cleanup(src.Close)
-	f.src, f.sum = src.URL+"/q.gguf", hex.EncodeToString(sum[:])
+	w := serveWeights(t, "q.gguf")
+	f.src, f.sum = w.src, w.sum
 
 	spec := testSpec(t, []LaneBackend{{Lane: "cognition"}, {Lane: "scribe"}},
 		[]AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}})
@@ -185,8 +205,8 @@ func (f *fleet) writePool(placement string) {
     }
   }
 }
-`, nodes.String(), filepath.Join(f.dir, "models", "q.gguf"), f.src, f.sum,
-		filepath.Join(f.dir, "models", "q-notes.gguf"), f.src, f.sum, f.residencyOf("cognition"), placement, f.port("cognition"),
+`, nodes.String(), filepath.Join(f.dir, "models", "q.gguf"), f.weightsOf("q").src, f.weightsOf("q").sum,
+		filepath.Join(f.dir, "models", "q-notes.gguf"), f.weightsOf("q-notes").src, f.weightsOf("q-notes").sum, f.residencyOf("cognition"), placement, f.port("cognition"),
 		f.residencyOf("scribe"), f.port("scribe"), f.known, f.keyFile, f.stub, filepath.Join(f.dir, "lanes"), f.routerPort,
 		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort)
 	if err := os.WriteFile(filepath.Join(f.dir, "pool.hcl"), []byte(pool), 0o644); err != nil {

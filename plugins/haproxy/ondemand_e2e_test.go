@@ -5,14 +5,10 @@ package haproxy
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,16 +252,9 @@ func TestE2EUpgradeUnderTheSameNameUnderLiveTrafficFailsNoRequest(t *testing.T) 
 	f.apply()
 	a := f.actuators()
 
-	data := make([]byte, 2_000_000)
-	rand.Read(data)
-	copy(data, "GGUF")
-	sum := sha256.Sum256(data)
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "q2.gguf", time.Time{}, bytes.NewReader(data))
-	}))
-	defer src.Close()
+	w := serveWeights(t, "q2.gguf")
 	upgraded := f.model()
-	upgraded.Source, upgraded.SHA256 = src.URL+"/q2.gguf", hex.EncodeToString(sum[:])
+	upgraded.Source, upgraded.SHA256 = w.src, w.sum
 	upgraded.Path = strings.TrimSuffix(upgraded.Path, ".gguf") + ".sha-" + upgraded.SHA256[:12] + ".gguf"
 	// The pool now declares the new weights under the same path, as
 	// poolc's inventory then says; the planner stages them beside it.

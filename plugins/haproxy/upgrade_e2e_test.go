@@ -1,0 +1,109 @@
+//go:build e2e
+
+package haproxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/internal/loadgen"
+)
+
+// TestE2EApplyUpgradesAModelUnderTheSameNameUnderLoad is a model upgrade
+// through poolc, twice: the pool gives model q (lane cognition's) new
+// weights, a new sha256 and source under the same name and path, and
+// poolc apply replaces the lane make-before-break while the load
+// generator streams chat completions for its alias through HAProxy. The
+// first upgrade stages the weights beside the file the old process loads
+// and starts on the lane's spare port; the second goes back to the
+// model's own path, which no process holds by then, and the lane's own
+// port. Each time not one request fails or is cut, a refreshed plan is
+// then empty, and n1 runs exactly one process of the lane, which serves a
+// file with the new sha256.
+func TestE2EApplyUpgradesAModelUnderTheSameNameUnderLoad(t *testing.T) {
+	f := newFleet(t)
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+	for round, name := range []string{"q2.gguf", "q3.gguf"} {
+		port, path := f.upgradeUnderLoad(name)
+		t.Logf("upgrade %d: cognition runs on n1 port %d (declared %d) from %s", round+1, port, f.port("cognition"), path)
+		if round == 1 && (port != f.port("cognition") || path != filepath.Join(f.dir, "models", "q.gguf")) {
+			t.Errorf("the second upgrade left cognition at port %d from %s; want its own port %d and the model's path", port, path, f.port("cognition"))
+		}
+	}
+}
+
+// upgradeUnderLoad gives model q new weights served as name, applies the
+// pool under load and checks the upgrade; it returns the port and model
+// path of the one process of cognition on n1.
+func (f *fleet) upgradeUnderLoad(name string) (int, string) {
+	t := f.t
+	t.Helper()
+	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
+	if !load.WaitServed(30, 30*time.Second) {
+		t.Fatalf("no traffic before the upgrade to %s: %d failed", name, load.Failed())
+	}
+	upgraded := serveWeights(t, name)
+	f.weights["q"] = upgraded
+	f.writePool(`"n1", "n2"`)
+	start := time.Now()
+	out := f.apply()
+	took := time.Since(start)
+	if !load.WaitServed(30, 30*time.Second) {
+		t.Fatalf("no traffic after the upgrade to %s: %d failed", name, load.Failed())
+	}
+	res := load.Stop()
+	t.Logf("model upgrade to %s under load: %d requests served, %d failed, in %s; the apply took %s:\n%s",
+		name, res.Served, res.Failed, res.Duration.Round(time.Millisecond), took.Round(time.Millisecond), out)
+	if res.Failed != 0 {
+		t.Fatalf("%d requests failed or were cut during the upgrade to %s: %q", res.Failed, name, res.Errors)
+	}
+	for _, want := range []string{"prefetch:q@n1", "start:cognition@n1", "route:chat", "drain:cognition@n1", "stop:cognition@n1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply output lacks %s:\n%s", want, out)
+		}
+	}
+	f.planIsEmpty("after the upgrade to " + name)
+
+	// The live processes themselves, found by their command lines.
+	var ports []string
+	for addr, n := range f.laneProcesses() {
+		if host, port, _ := strings.Cut(addr, ":"); host == f.nodes[0].Host {
+			for range n {
+				ports = append(ports, port)
+			}
+		}
+	}
+	if len(ports) != 1 {
+		t.Fatalf("after the upgrade to %s n1 runs %d processes of cognition (ports %v), want 1", name, len(ports), ports)
+	}
+	port, _ := strconv.Atoi(ports[0])
+	resp, err := http.Get("http://" + joinHostPort(f.nodes[0].Host, port) + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var props struct {
+		ModelPath string `json:"model_path"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&props); err != nil {
+		t.Fatalf("/props of cognition: %v", err)
+	}
+	data, err := os.ReadFile(props.ModelPath)
+	if err != nil {
+		t.Fatalf("cognition's model_path: %v", err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != upgraded.sum {
+		t.Errorf("cognition on n1 (port %d) serves %s with sha256 %x, want %s's %s", port, props.ModelPath, sum, name, upgraded.sum)
+	}
+	return port, props.ModelPath
+}
