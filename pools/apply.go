@@ -49,8 +49,7 @@ func (f *Fleet) Apply(s Step) error {
 			return fmt.Errorf("%s: lane %s is not running on %s", s.ID, s.Lane.Name, s.Lane.Node)
 		}
 	case StepStop:
-		i := f.laneIndex(s.Lane.Name, s.Lane.Node, s.Lane.Port)
-		if i < len(f.Lanes) && compareLane(f.Lanes[i], s.Lane.Name, s.Lane.Node, s.Lane.Port) == 0 {
+		if i, found := slices.BinarySearchFunc(f.Lanes, *s.Lane, compareProcess); found {
 			f.Lanes = slices.Delete(f.Lanes, i, i+1)
 		}
 	case StepMemberEnsure, StepImageSync:
@@ -71,8 +70,8 @@ func (f *Fleet) Apply(s Step) error {
 }
 
 func (f *Fleet) putLane(l LaneState) {
-	i := f.laneIndex(l.Name, l.Node, l.Port)
-	if i < len(f.Lanes) && compareLane(f.Lanes[i], l.Name, l.Node, l.Port) == 0 {
+	i, found := slices.BinarySearchFunc(f.Lanes, l, compareProcess)
+	if found {
 		f.Lanes[i] = l
 		return
 	}

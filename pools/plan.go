@@ -25,10 +25,13 @@ const (
 	// StepStart starts Lane on Lane.Node and Lane.Port: loads it when its
 	// residency is keep-warm or preferred, registers it for on-demand
 	// loading otherwise. A lane replaced on its node runs a second
-	// process, on another port, until the old one stops.
+	// process, on another port, until the old one stops. A lane whose
+	// residency crosses on-demand (served by its node's router, not a
+	// process of its own) starts as it will be beside the lane as it was,
+	// under the same port; From then names the residency it had.
 	StepStart StepKind = "start"
 	// StepResidency changes Lane's residency from From to Lane.Residency in
-	// place; an upgrade from on-demand loads the model.
+	// place, between keep-warm and preferred.
 	StepResidency StepKind = "residency"
 	// StepRoute points Route.Alias at Route.Lane (on Route.Node); a nil
 	// Route.Lane ("") removes the alias from the gateway.
@@ -82,6 +85,12 @@ type Step struct {
 	Route     *Route       `json:"route,omitempty"`
 	Prefetch  *Prefetch    `json:"prefetch,omitempty"`
 	Member    *MemberState `json:"member,omitempty"`
+}
+
+// ChangesResidency reports whether the step changes its lane's
+// residency: in place, or by starting it across on-demand (From set).
+func (s Step) ChangesResidency() bool {
+	return s.Kind == StepResidency || s.Kind == StepStart && s.From != ""
 }
 
 // Estimate is what a step is expected to cost: seconds of work, GB moved

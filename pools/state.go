@@ -207,6 +207,32 @@ func (f *Fleet) laneIndex(name, node string, port int) int {
 	})
 }
 
+// compareProcess orders lane processes by lane, node and port, then a
+// lane's own process before the same lane served by its node's router
+// (on-demand): while a lane's residency crosses on-demand, both run at
+// once under the lane's port.
+func compareProcess(a, b LaneState) int {
+	if c := compareLane(a, b.Name, b.Node, b.Port); c != 0 {
+		return c
+	}
+	switch ao, bo := a.Residency == OnDemand, b.Residency == OnDemand; {
+	case ao == bo:
+		return 0
+	case bo:
+		return -1
+	}
+	return 1
+}
+
+// ProcessAs returns the process l names: its lane, node and port, as its
+// own process or served by the router as l's residency says; or nil.
+func (f *Fleet) ProcessAs(l LaneState) *LaneState {
+	if i, found := slices.BinarySearchFunc(f.Lanes, l, compareProcess); found {
+		return &f.Lanes[i]
+	}
+	return nil
+}
+
 // compareLane orders lane processes by lane, node and port.
 func compareLane(l LaneState, name, node string, port int) int {
 	if c := strings.Compare(l.Name, name); c != 0 {
@@ -249,10 +275,7 @@ func (f *Fleet) HasPrefetched(p Prefetch) bool {
 // ones, so equal fleets compare and marshal equal.
 func (f *Fleet) Normalize() {
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
-	sort.Slice(f.Lanes, func(i, j int) bool {
-		b := f.Lanes[j]
-		return compareLane(f.Lanes[i], b.Name, b.Node, b.Port) < 0
-	})
+	slices.SortStableFunc(f.Lanes, compareProcess)
 	sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Alias < f.Routes[j].Alias })
 	slices.SortFunc(f.Prefetched, ComparePrefetch)
 	sort.Slice(f.Members, func(i, j int) bool { return f.Members[i].Key() < f.Members[j].Key() })

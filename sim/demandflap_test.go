@@ -64,7 +64,7 @@ func TestBusyDemandHoldsALaneWarm(t *testing.T) {
 	r := run(t, p, sc, ModeAuto)
 	var changes []string
 	for _, a := range actions(r, "step") {
-		if a.Detail == "residency:music@spark-node-01" {
+		if a.Detail == "residency:music@spark-node-01" || a.Detail == "start:music@spark-node-01" {
 			changes = append(changes, a.At.String())
 		}
 	}
@@ -83,7 +83,7 @@ func TestQuietDemandLetsALaneGo(t *testing.T) {
 	r := run(t, p, sc, ModeAuto)
 	var steps []string
 	for _, a := range actions(r, "step") {
-		if a.Detail == "residency:music@spark-node-01" {
+		if a.Detail == "residency:music@spark-node-01" || a.Detail == "start:music@spark-node-01" {
 			steps = append(steps, a.At.String())
 		}
 	}

@@ -148,7 +148,7 @@ func (w *world) report(x *execution, ref stepRef, r schedule.Report, why string)
 	st := x.plan.Steps[ref.step]
 	switch x.m.Result(r.Step).Outcome {
 	case schedule.Done:
-		if st.Kind == pools.StepResidency {
+		if st.ChangesResidency() {
 			w.stats.residencyChanges++
 		}
 		w.note(w.now, "step", st.ID)

@@ -146,7 +146,7 @@ func (l *loop) warm() []string {
 func (l *loop) demandReasons() string {
 	var b strings.Builder
 	for _, s := range l.plan.Steps {
-		if s.Kind != pools.StepResidency {
+		if !s.ChangesResidency() {
 			continue
 		}
 		rate := l.rates[s.Lane.Name]

@@ -36,10 +36,23 @@ func (w *world) begin(x *execution, ref stepRef) {
 			return
 		}
 	}
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+		after(0)
+		return
+	}
 	switch st.Kind {
 	case pools.StepPrefetch:
 		after(secs(st.Prefetch.SizeGB / w.link(st.Node)))
 	case pools.StepStart:
+		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && w.insts[i].registered {
+			// Across on-demand the lane starts as it will be beside
+			// itself as it was: the model's one instance takes the new
+			// residency, and the drain and stop of the old are no-ops.
+			if !w.changeResidency(i, *st.Lane, ref) {
+				after(secs(st.Estimate.Seconds))
+			}
+			return
+		}
 		i := w.register(*st.Lane)
 		if st.Lane.Residency == pools.OnDemand {
 			// Its first load, when a request comes, is the plan's doing.
@@ -55,17 +68,9 @@ func (w *world) begin(x *execution, ref stepRef) {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		in := &w.insts[i]
-		in.spec.Residency = st.Lane.Residency
-		w.version++
-		if st.Lane.Residency != pools.OnDemand && !in.loaded {
-			w.waitForLoad(i, ref)
-			return
+		if !w.changeResidency(i, *st.Lane, ref) {
+			after(secs(st.Estimate.Seconds))
 		}
-		if len(w.nodes[in.node].pending) > 0 {
-			w.retryPending(in.node) // a downgraded lane may make room
-		}
-		after(secs(st.Estimate.Seconds))
 	case pools.StepRoute:
 		after(secs(plan.RouteSeconds))
 	case pools.StepDrain:
@@ -95,6 +100,35 @@ func (w *world) begin(x *execution, ref stepRef) {
 	default:
 		after(secs(st.Estimate.Seconds))
 	}
+}
+
+// changeResidency gives instance i lane l's residency and reports
+// whether the step waits for its load (the lane now stays loaded); the
+// caller ends the step otherwise.
+func (w *world) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
+	in := &w.insts[i]
+	in.spec.Residency = l.Residency
+	w.version++
+	if l.Residency != pools.OnDemand && !in.loaded {
+		w.waitForLoad(i, ref)
+		return true
+	}
+	if len(w.nodes[in.node].pending) > 0 {
+		w.retryPending(in.node) // a downgraded lane may make room
+	}
+	return false
+}
+
+// superseded reports whether a drain or stop is about a lane as it was
+// before its residency crossed on-demand (its own process, or its node's
+// router serving it) while the model's instance already runs it as it
+// will be: the step then changes nothing modelled.
+func (w *world) superseded(st pools.Step) bool {
+	i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
+	if !ok || !w.insts[i].registered {
+		return false
+	}
+	return (w.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
 }
 
 // refuses says why the hardware cannot carry out a step now, or "", and
@@ -171,6 +205,9 @@ func (w *world) effect(st pools.Step, s *xstep) string {
 		if n := &w.nodes[ni]; n.epoch != s.epoch || !n.up {
 			return fmt.Sprintf("node %s went down during the step", n.name)
 		}
+	}
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+		return ""
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:

@@ -4,7 +4,9 @@
 // Diff is a pure function of its Input, the clock included. The rules:
 //   - make-before-break: a lane that moves is prefetched and started on
 //     its new node, its aliases flip to it, and only then is the old
-//     process drained and stopped;
+//     process drained and stopped; so is a lane whose residency crosses
+//     on-demand (its node's router serves it, not a process of its own):
+//     it starts as it will be beside itself as it was, on its node;
 //   - memory is tracked per node through the DAG: a step that needs memory
 //     a stop or residency downgrade frees depends on enough of those, so
 //     no topological order passes a node's budget;
@@ -101,15 +103,25 @@ type builder struct {
 	ports, spare map[string]int
 }
 
-// process identifies a lane process: lane, node and port.
+// process identifies a lane process: lane, node and port, and whether
+// the node's router serves it (on-demand) rather than a process of its own.
 type process struct {
 	lane, node string
 	port       int
+	routed     bool
 }
 
-func processOf(l pools.LaneState) process { return process{l.Name, l.Node, l.Port} }
+func processOf(l pools.LaneState) process {
+	return process{l.Name, l.Node, l.Port, l.Residency == pools.OnDemand}
+}
 
-func processAt(r pools.Route) process { return process{r.Lane, r.Node, r.Port} }
+// sameProcess reports whether c and d run as the same kind of process:
+// both on-demand (models of the node's router) or neither (a process of
+// their own). A residency change between the two kinds starts the lane as
+// it will be beside the lane as it was.
+func sameProcess(c, d pools.LaneState) bool {
+	return (c.Residency == pools.OnDemand) == (d.Residency == pools.OnDemand)
+}
 
 func newBuilder(in Input, cur, des pools.Fleet, breakFirst map[string]bool) *builder {
 	ports := map[string]int{}
@@ -237,12 +249,13 @@ func (b *builder) lane(name string) {
 	var start *pools.Step
 	var keep *pools.LaneState
 	for _, c := range b.cur.Instances(name) {
-		if d != nil && c.Node == d.Node && c.Port == d.Port && sameRun(c, *d) {
+		if d != nil && c.Node == d.Node && c.Port == d.Port && sameRun(c, *d) && sameProcess(c, *d) {
 			c := c
 			keep = &c
 		}
 	}
 	replaced := false
+	var from pools.Residency // the residency a start across on-demand changes
 	if d != nil {
 		switch {
 		case keep == nil:
@@ -250,9 +263,11 @@ func (b *builder) lane(name string) {
 			for _, c := range b.cur.Instances(name) {
 				switch {
 				case c.Node != d.Node:
-				case c.Port == d.Port:
+				case c.Port == d.Port && sameProcess(c, *d):
 					replaced = true
 					reason = fmt.Sprintf("because lane %s changes in place: %s", name, processChange(c, *d))
+				case c.Port == d.Port && sameRun(c, *d):
+					reason, from = b.crossReason(c, *d), c.Residency
 				case !replaced:
 					how := fmt.Sprintf("the new process starts beside the old one on port %d", d.Port)
 					if b.breakFirst[name] {
@@ -262,6 +277,7 @@ func (b *builder) lane(name string) {
 				}
 			}
 			start = b.startStep(*d, reason)
+			start.From = from
 		case keep.Residency != d.Residency:
 			from := keep.Residency
 			up := d.Reserved() - keep.Reserved()
@@ -284,7 +300,7 @@ func (b *builder) lane(name string) {
 		if keep != nil && c.Node == keep.Node && c.Port == keep.Port {
 			continue
 		}
-		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port)
+		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port && sameProcess(c, *d))
 	}
 }
 
@@ -377,8 +393,18 @@ func (b *builder) routes() {
 // route lays out the steps of one alias moving from route cr to dr (either
 // may be nil).
 func (b *builder) route(alias string, cr, dr *pools.Route) {
-	leaving := cr != nil && b.gone[processAt(*cr)]
-	changed := cr == nil || dr == nil || *cr != *dr
+	var was, will *pools.LaneState // the processes the routes reach
+	if cr != nil {
+		was = b.cur.Serves(*cr)
+	}
+	if dr != nil {
+		will = b.des.Serves(*dr)
+	}
+	leaving := was != nil && b.gone[processOf(*was)]
+	// A lane whose residency crosses on-demand is reached elsewhere (its
+	// own process or its node's router) under the same route.
+	crosses := was != nil && will != nil && !sameProcess(*was, *will)
+	changed := cr == nil || dr == nil || *cr != *dr || crosses
 	if !changed && !leaving {
 		return
 	}
@@ -396,9 +422,13 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		if dr != nil {
 			target = *dr
 		}
+		reason := b.routeReason(cr, dr)
+		if crosses && cr != nil && dr != nil && *cr == *dr {
+			reason = crossRouteReason(*will)
+		}
 		s = b.add(pools.Step{
 			ID: routeID(alias), Kind: pools.StepRoute, Target: alias, Node: target.Node,
-			Route: &target, Reason: b.routeReason(cr, dr), Estimate: pools.Estimate{Seconds: RouteSeconds},
+			Route: &target, Reason: reason, Estimate: pools.Estimate{Seconds: RouteSeconds},
 		})
 		if start != nil {
 			dependOn(s, start.ID)

@@ -51,6 +51,8 @@ func (b *builder) retireReason(c pools.LaneState, d *pools.LaneState) string {
 			}
 		}
 		return fmt.Sprintf("because lane %s is no longer in the configuration", c.Name)
+	case d.Node == c.Node && d.Port == c.Port && !sameProcess(c, *d):
+		return b.crossReason(c, *d)
 	case d.Node == c.Node && d.Port == c.Port:
 		return fmt.Sprintf("because lane %s changes in place: %s", c.Name, processChange(c, *d))
 	case d.Node == c.Node:
@@ -92,6 +94,25 @@ func processChange(c, d pools.LaneState) string {
 		parts = append(parts, fmt.Sprintf("args [%s] → [%s]", strings.Join(c.Args, " "), strings.Join(d.Args, " ")))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// crossRouteReason says why an alias is routed again to lane l, whose
+// residency crosses on-demand: the gateway reaches it elsewhere.
+func crossRouteReason(l pools.LaneState) string {
+	if l.Residency == pools.OnDemand {
+		return fmt.Sprintf("because lane %s is now on-demand: %s's router serves it", l.Name, l.Node)
+	}
+	return fmt.Sprintf("because lane %s is now %s: its own process on %s serves it", l.Name, l.Residency, l.Node)
+}
+
+// crossReason says why lane c starts again as d: its residency crosses
+// on-demand, between a process of its own and its node's router.
+func (b *builder) crossReason(c, d pools.LaneState) string {
+	how := "its own process starts and takes over from the node's router"
+	if d.Residency == pools.OnDemand {
+		how = "the node's router takes it over from its own process"
+	}
+	return b.residencyReason(d.Name, c.Residency, d.Residency) + "; " + how
 }
 
 func (b *builder) residencyReason(lane string, from, to pools.Residency) string {

@@ -68,7 +68,7 @@ type Step struct {
 	Reason string `json:"reason,omitempty"`
 
 	Lane      *Lane        `json:"lane,omitempty"`
-	From      string       `json:"from,omitempty"` // residency before a residency step
+	From      string       `json:"from,omitempty"` // residency before a residency step, or a start across on-demand
 	Route     *RouteChange `json:"route,omitempty"`
 	Prefetch  *Prefetch    `json:"prefetch,omitempty"`
 	Member    *Member      `json:"member,omitempty"`

@@ -277,11 +277,12 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 	switch step.Kind {
 	case pools.StepStart:
 		l := step.Lane
-		if f.Process(l.Name, l.Node, l.Port) != nil {
+		if f.ProcessAs(*l) != nil {
 			return violate(fmt.Sprintf("lane %s is already running on %s port %d: a second start would run it twice", l.Name, l.Node, l.Port))
 		}
 		for _, o := range f.Lanes {
-			if o.Node == l.Node && o.Port == l.Port {
+			// The router serves an on-demand lane beside the lane's own process.
+			if o.Node == l.Node && o.Port == l.Port && !(o.Name == l.Name && (o.Residency == pools.OnDemand) != (l.Residency == pools.OnDemand)) {
 				return violate(fmt.Sprintf("lane %s cannot start on %s port %d: lane %s listens there", l.Name, l.Node, l.Port, o.Name))
 			}
 		}
@@ -299,10 +300,20 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 			return violate(fmt.Sprintf("alias %s cannot route to %s@%s: it is not running", r.Alias, r.Lane, r.Node))
 		}
 	case pools.StepDrain, pools.StepResidency:
-		if f.Process(step.Lane.Name, step.Lane.Node, step.Lane.Port) == nil {
+		if stepLane(f, step) == nil {
 			return violate(fmt.Sprintf("%s of %s@%s, which is not running", step.Kind, step.Lane.Name, step.Lane.Node))
 		}
 	case pools.StepStop:
+		l := *step.Lane
+		// The lane across on-demand (its router's model or its own
+		// process) still serves a route to it.
+		l.Residency = pools.OnDemand
+		if step.Lane.Residency == pools.OnDemand {
+			l.Residency = pools.KeepWarm
+		}
+		if f.ProcessAs(l) != nil {
+			break
+		}
 		for _, r := range f.Routes {
 			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node && (r.Port == 0 || r.Port == step.Lane.Port) {
 				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
@@ -328,13 +339,22 @@ func (s *Sim) duration(step pools.Step) float64 {
 	return step.Estimate.Seconds
 }
 
+// stepLane is the process a lane step is about: as its lane says, its own
+// process or its router's model; a residency step's, whichever runs.
+func stepLane(f *pools.Fleet, step pools.Step) *pools.LaneState {
+	if step.Kind == pools.StepResidency {
+		return f.Process(step.Lane.Name, step.Lane.Node, step.Lane.Port)
+	}
+	return f.ProcessAs(*step.Lane)
+}
+
 // after is the step's target as the fleet has it: the lane (none after a
 // stop), the route, the weights file or the member.
 func after(f *pools.Fleet, step pools.Step) pools.Fleet {
 	var out pools.Fleet
 	switch {
 	case step.Lane != nil:
-		if l := f.Process(step.Lane.Name, step.Lane.Node, step.Lane.Port); l != nil {
+		if l := stepLane(f, step); l != nil {
 			out.Lanes = []pools.LaneState{*l}
 		}
 	case step.Route != nil:

@@ -41,7 +41,7 @@ func Analyze(p *pools.Plan, pool *pools.Pool) Analysis {
 		a.Urgent, a.Why = true, strings.Join(urgent, "; ")
 	}
 	for _, s := range p.Steps {
-		if s.Kind == pools.StepResidency {
+		if s.ChangesResidency() {
 			a.ChangesResidency = true
 		}
 		switch s.Kind {
@@ -70,7 +70,7 @@ func key(p *pools.Plan) string {
 		switch {
 		case s.Route != nil:
 			fmt.Fprintf(&b, "=%s@%s", s.Route.Lane, s.Route.Node)
-		case s.Kind == pools.StepResidency:
+		case s.ChangesResidency():
 			fmt.Fprintf(&b, "=%s", s.Lane.Residency)
 		}
 		b.WriteByte(';')

@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"poolc.dev/poolc/pools"
+)
+
+// TestAResidencyChangeAcrossOnDemandIsMakeBeforeBreak plans lane chat's
+// residency changes from a fleet that runs it as it was: across
+// on-demand (its own process ↔ its node's router) the lane starts as it
+// will be, the alias is routed to it, and only then is the lane as it was
+// drained and stopped; between keep-warm and preferred the process stays
+// and one residency step changes it in place. Applying the plan reaches
+// a fleet that plans nothing more.
+func TestAResidencyChangeAcrossOnDemandIsMakeBeforeBreak(t *testing.T) {
+	mbb := map[string][]string{
+		"route:ask":    {"start:chat@a"},
+		"drain:chat@a": {"route:ask", "start:chat@a"},
+		"stop:chat@a":  {"drain:chat@a"},
+		"start:chat@a": nil,
+	}
+	for _, tc := range []struct {
+		from, to pools.Residency
+		steps    []string
+	}{
+		{pools.KeepWarm, pools.OnDemand, []string{"start:chat@a", "route:ask", "drain:chat@a", "stop:chat@a"}},
+		{pools.Preferred, pools.OnDemand, []string{"start:chat@a", "route:ask", "drain:chat@a", "stop:chat@a"}},
+		{pools.OnDemand, pools.KeepWarm, []string{"start:chat@a", "route:ask", "drain:chat@a", "stop:chat@a"}},
+		{pools.OnDemand, pools.Preferred, []string{"start:chat@a", "route:ask", "drain:chat@a", "stop:chat@a"}},
+		{pools.KeepWarm, pools.Preferred, []string{"residency:chat@a"}},
+		{pools.Preferred, pools.KeepWarm, []string{"residency:chat@a"}},
+	} {
+		t.Run(string(tc.from)+"→"+string(tc.to), func(t *testing.T) {
+			pool := upgradePool(128, pools.Model{})
+			pool.Lanes[0].Residency = tc.from
+			cur := applied(t, pools.Fleet{}, diff(t, pool, pools.Fleet{}))
+			pool.Lanes[0].Residency = tc.to
+			p := diff(t, pool, cur)
+			if got := ids(p); !slices.Equal(got, tc.steps) {
+				t.Fatalf("steps %v; want %v\n%s", got, tc.steps, dump(p))
+			}
+			for _, s := range p.Steps {
+				if want, ok := mbb[s.ID]; ok && len(tc.steps) > 1 && !sameSet(s.DependsOn, want) {
+					t.Errorf("%s depends on %v; want %v", s.ID, s.DependsOn, want)
+				}
+				switch s.Kind {
+				case pools.StepStart:
+					if s.Lane.Residency != tc.to || s.From != tc.from {
+						t.Errorf("start runs chat %s from %q; want %s from %s", s.Lane.Residency, s.From, tc.to, tc.from)
+					}
+					if !strings.Contains(s.Reason, "router") {
+						t.Errorf("start reason %q does not say the router takes part", s.Reason)
+					}
+				case pools.StepDrain, pools.StepStop:
+					if s.Lane.Residency != tc.from {
+						t.Errorf("%s is about chat %s; want the lane as it was, %s", s.ID, s.Lane.Residency, tc.from)
+					}
+				case pools.StepResidency:
+					if s.Lane.Residency != tc.to || s.From != tc.from {
+						t.Errorf("residency step %s → %s; want %s → %s", s.From, s.Lane.Residency, tc.from, tc.to)
+					}
+				}
+				if s.ChangesResidency() != (s.Kind == pools.StepStart || s.Kind == pools.StepResidency) {
+					t.Errorf("%s: ChangesResidency is %v", s.ID, s.ChangesResidency())
+				}
+			}
+			if len(p.Interruptions) != 0 {
+				t.Errorf("interruptions %+v; want none", p.Interruptions)
+			}
+			after := applied(t, cur, p)
+			if l := after.Instances("chat"); len(l) != 1 || l[0].Residency != tc.to {
+				t.Fatalf("after the plan chat runs as %+v; want one process, %s", l, tc.to)
+			}
+			if again := diff(t, pool, after); len(again.Steps) != 0 {
+				t.Errorf("planning after the plan: %v; want nothing", ids(again))
+			}
+		})
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
