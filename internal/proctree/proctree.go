@@ -51,8 +51,8 @@ func ParseStat(data []byte) (Proc, error) {
 		return Proc{}, fmt.Errorf("proc stat: pid %q is not a positive number", bytes.TrimSpace(data[:open]))
 	}
 	f := bytes.Fields(data[end+1:])
-	if len(f) < 2 || len(f[0]) != 1 {
-		return Proc{}, errors.New("proc stat: no state and parent pid after (comm)")
+	if len(f) < 2 || len(f[0]) != 1 || !isStateLetter(f[0][0]) {
+		return Proc{}, errors.New("proc stat: no state letter and parent pid after (comm)")
 	}
 	ppid, err := strconv.Atoi(string(f[1]))
 	if err != nil || ppid < 0 {
@@ -118,4 +118,10 @@ func Cmdline(pid int) []string {
 		args = append(args, string(a))
 	}
 	return args
+}
+
+// isStateLetter reports whether c can be a process state in
+// /proc/PID/stat: one ASCII letter (R, S, D, Z, T, t, X, I, ...).
+func isStateLetter(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 }
