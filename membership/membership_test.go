@@ -8,7 +8,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"poolc.dev/poolc/internal/etcdtest"
 	"poolc.dev/poolc/pools"
@@ -79,14 +78,11 @@ func TestANodeIsDownOneTTLAfterItsAgentsLastHeartbeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agentCli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agentCli := c.SeverableClient(t)
 	ready := make(chan struct{})
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
-	go (&Agent{Registry: New(agentCli, "/p", 3), Node: "a", Credential: cred, Interval: 100 * time.Millisecond, Sample: fixedReport}).Run(actx, func() { close(ready) })
+	go (&Agent{Registry: New(agentCli.Client, "/p", 3), Node: "a", Credential: cred, Interval: 100 * time.Millisecond, Sample: fixedReport}).Run(actx, func() { close(ready) })
 	<-ready
 	ms, err := admin.Members(ctx)
 	if err != nil || len(ms) != 1 || !ms[0].Live || ms[0].Report.Host != "a[31m" || ms[0].Report.LlamaServers[0].Command != "llama-server --port 1" {
@@ -97,7 +93,7 @@ func TestANodeIsDownOneTTLAfterItsAgentsLastHeartbeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agentCli.Close() // as SIGKILL would: no more heartbeats, no revoke
+	agentCli.Sever() // as SIGKILL would: no more heartbeats, no revoke
 	vanished := time.Now()
 	// Live until the lease's remaining life has passed...
 	for time.Since(vanished) < time.Duration(ttl.TTL)*time.Second-500*time.Millisecond {
