@@ -167,7 +167,9 @@ func (s *Server) start(bin, cfg string) string {
 		s.cmd.Wait()
 		close(s.stopped)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	// A loaded machine may take seconds to exec sshd and load its keys.
+	const within = 30 * time.Second
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.stopped:
@@ -186,7 +188,7 @@ func (s *Server) start(bin, cfg string) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.Stop()
-	return "sshd did not answer within 10s: " + s.log.String()
+	return "sshd did not answer within " + within.String() + ": " + s.log.String()
 }
 
 // Addr returns HOST:PORT.
