@@ -148,6 +148,13 @@ func (s *Server) config(extra []string) string {
 		"MaxSessions 64",
 		"Subsystem sftp internal-sftp",
 		"LogLevel VERBOSE",
+		// Commands run in the test user's login shell. Bash reads
+		// ~/.bashrc for a command sent over ssh when it is the top-level
+		// shell, and an account's rc may do anything: root's here runs
+		// pyenv rehash, which waits (up to a minute) for a machine-wide
+		// lock that every other shell starting on a busy machine holds
+		// in turn. Starting the shell at level 2 makes bash skip it.
+		"SetEnv SHLVL=1",
 	}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
 }
