@@ -67,20 +67,20 @@ func TestEtcdScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Setenv(args[0], strings.TrimSpace(string(data)))
 			},
-			// waitnode PREFIX NAME up|down waits up to 20s for node NAME
-			// of the membership under PREFIX to be up or down.
+			// waitnode PREFIX NAME up|down waits up to a minute for node
+			// NAME of the membership under PREFIX to be up or down.
 			"waitnode": func(ts *testscript.TestScript, neg bool, args []string) {
 				cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Getenv("ETCD")}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 				ts.Check(err)
 				defer cli.Close()
 				r := membership.New(cli, args[0], 2)
-				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 					m, _ := r.Member(context.Background(), args[1])
 					if m != nil && m.Live == (args[2] == "up") {
 						return
 					}
 					if time.Now().After(deadline) {
-						ts.Fatalf("node %s not %s after 20s", args[1], args[2])
+						ts.Fatalf("node %s not %s after a minute", args[1], args[2])
 					}
 				}
 			},

@@ -177,11 +177,14 @@ func TestApplyWaitsForTheLockUpToItsTimeout(t *testing.T) {
 	}
 	nothingRan(t, cfg, before)
 
+	// released is closed before the unlock: closed after it, a waiting
+	// apply could take the lock, run and return while this goroutine
+	// waits for the CPU between the two, and the check below would fail.
 	released := make(chan struct{})
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		held.Unlock()
 		close(released)
+		held.Unlock()
 	}()
 	req.LockTimeout = time.Minute
 	resp := apply(t, req)

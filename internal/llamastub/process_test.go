@@ -37,7 +37,7 @@ func TestBinaryStopsOnSIGTERM(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		resp, err := http.Get(url + "/health")
 		if err == nil {
 			resp.Body.Close()

@@ -53,7 +53,11 @@ func TestLoadCountsEveryRequestItStarted(t *testing.T) {
 	bad := httptest.NewServer(fakeLane(true))
 	defer bad.Close()
 	l = Start(bad.URL, "m", 2, 3)
-	time.Sleep(100 * time.Millisecond)
+	// Stop before a worker ran its first request would count nothing:
+	// wait for a failure rather than for a fixed while.
+	for deadline := time.Now().Add(30 * time.Second); l.Failed() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if res := l.Stop(); res.Failed == 0 || res.Served != 0 || len(res.Errors) == 0 {
 		t.Errorf("cut streams: %+v", res)
 	}

@@ -93,7 +93,7 @@ func TestE2EConnectionReusedAndRedialled(t *testing.T) {
 		t.Errorf("%d sshd processes for 5 commands on one connection, want 1", n)
 	}
 	// The killed connection is noticed and replaced.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := c.Run(ctx, []string{"true"}, nil)
 		if err == nil {

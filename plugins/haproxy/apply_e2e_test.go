@@ -331,7 +331,13 @@ func TestE2EApplyBringsUpTheFleetAndMovesALaneUnderLoad(t *testing.T) {
 
 	// A lane killed by hand is drift.
 	syscall.Kill(f.lanePIDs()["n3/scribe"], syscall.SIGKILL)
-	time.Sleep(200 * time.Millisecond)
+	// A killed process dies when the kernel next runs it: wait for that,
+	// not for a fixed while a loaded machine may not give it.
+	for deadline := time.Now().Add(30 * time.Second); f.lanePIDs()["n3/scribe"] != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed scribe@n3 still runs after 30s")
+		}
+	}
 	out, code := f.run("plan", "--detailed-exitcode", "pool.hcl")
 	if code != 2 || !strings.Contains(out, "scribe") || !strings.Contains(out, "start scribe@n3") {
 		t.Fatalf("plan after a kill: exit %d\n%s", code, out)

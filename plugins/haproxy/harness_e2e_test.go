@@ -97,7 +97,7 @@ func (p *proxy) run(t *testing.T, bin string) {
 	p.exited = make(chan struct{})
 	go func() { p.cmd.Wait(); close(p.exited) }()
 	rt := Runtime{Dial: p.localDialer()}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-p.exited:
 			t.Fatalf("haproxy exited: %s", p.log.String())
@@ -107,7 +107,7 @@ func (p *proxy) run(t *testing.T, bin string) {
 			return
 		}
 	}
-	t.Fatalf("haproxy's admin socket did not answer within 10s: %s", p.log.String())
+	t.Fatalf("haproxy's admin socket did not answer within 30s: %s", p.log.String())
 }
 
 // restart stops haproxy and starts it again on the same files.

@@ -69,10 +69,11 @@ func testPlugin(t *testing.T) (dir, bin, sum string) {
 	return dir, bin, built.sum
 }
 
-// eventually waits for cond, failing the test after a few seconds.
+// eventually waits for cond, failing the test after 30s: a loaded machine
+// is slow to start and stop plugins.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -195,13 +196,13 @@ func applyAndSignal(t *testing.T, act sdk.Actuator, sig syscall.Signal) sdk.Appl
 		}
 	case resp := <-done:
 		t.Fatalf("Apply(stop) returned before it blocked: %+v", resp)
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Apply(stop) did not report its pid")
 	}
 	select {
 	case resp := <-done:
 		return resp
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Apply did not return after the plugin was killed")
 	}
 	panic("unreachable")

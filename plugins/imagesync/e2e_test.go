@@ -39,13 +39,30 @@ type distribution struct {
 	log  *syncbuf.Buffer
 }
 
+// startDistribution runs the registry on a free port. The port is chosen
+// free and then handed to the registry, so another process may take it in
+// between: a registry that exits saying so is started again on another.
 func startDistribution(t testing.TB) *distribution {
 	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
 		t.Fatal(missingRegistry)
 	}
-	d := &distribution{dir: t.TempDir(), log: &syncbuf.Buffer{}}
+	for attempt := 1; ; attempt++ {
+		d := &distribution{dir: t.TempDir(), log: &syncbuf.Buffer{}}
+		if d.start(t, bin) {
+			return d
+		}
+		if attempt == 5 || !strings.Contains(d.log.String(), "address already in use") {
+			t.Fatalf("docker-registry exited: %s", d.log)
+		}
+	}
+}
+
+// start runs the registry and waits until it answers; it reports false
+// when the registry exited first.
+func (d *distribution) start(t testing.TB, bin string) bool {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,18 +98,18 @@ http:
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(d.url("/v2/"))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return d
+				return true
 			}
 		}
 		select {
 		case <-exited:
-			t.Fatalf("docker-registry exited: %s", d.log)
+			return false
 		default:
 		}
 		if time.Now().After(deadline) {

@@ -47,8 +47,10 @@ func testSettings(t testing.TB) Settings {
 			llamastub.EnvLoadRate:      "4000000", // 4 MB/s: a 2 MB model loads in 0.5s
 			llamastub.EnvTokenInterval: "10ms",
 		},
-		StartBase:    10 * time.Second,
-		DrainTimeout: 10 * time.Second,
+		// Deadlines a loaded machine does not reach: a start or drain
+		// that runs into one is slow there, not broken.
+		StartBase:    30 * time.Second,
+		DrainTimeout: 30 * time.Second,
 		StopGrace:    3 * time.Second,
 		Poll:         50 * time.Millisecond,
 	}

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"poolc.dev/poolc/internal/loadgen"
 	"time"
+
+	"poolc.dev/poolc/internal/llamastub"
+	"poolc.dev/poolc/internal/loadgen"
 )
 
 func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
@@ -88,7 +89,7 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 func waitBusy(t *testing.T, n *Node, l Lane) {
 	t.Helper()
 	p := newProber(n.host, l)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := p.busy(context.Background()); err == nil && b > 0 {
 			return
 		}
@@ -111,10 +112,14 @@ func TestStartOfAModelThatFailsToLoadReportsItsLog(t *testing.T) {
 
 func TestStartTimesOutWhileLoading(t *testing.T) {
 	set := testSettings(t)
-	set.StartBase = 2 * time.Second
+	// The stand-in must be up and say 503 before the timeout: a loaded
+	// machine may take seconds to start it, so the timeout is 10s and the
+	// load far longer (400s at 100 kB/s), not 2s against a 10s load.
+	set.StartBase = 10 * time.Second
 	set.LoadRate = 1 << 40 // the timeout leaves no time for the model
+	set.Env[llamastub.EnvLoadRate] = "100000"
 	n := NewNode(Local{}, set)
-	l := testLane(t, "slow", 40_000_000) // 10s at the stand-in's 4 MB/s
+	l := testLane(t, "slow", 40_000_000)
 	stopAtEnd(t, n, l)
 	err := n.Start(context.Background(), l, nil)
 	if err == nil || !strings.Contains(err.Error(), "did not answer /health 200") || !strings.Contains(err.Error(), "503 (loading)") {
@@ -226,9 +231,12 @@ func TestAZombieIsNotALane(t *testing.T) {
 	}
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); strings.Contains(string(st), ") Z ") {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d did not become a zombie in 30s", pid)
 		}
 	}
 	os.MkdirAll(set.StateDir, 0o755)

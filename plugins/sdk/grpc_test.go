@@ -199,12 +199,12 @@ func TestApplyCancel(t *testing.T) {
 		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != "plugin: Apply cancelled" || resp.Retryable {
 			t.Errorf("Apply after cancel = %+v", resp)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Apply did not return after cancel")
 	}
 	select {
 	case <-f.cancelled:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the plugin's context was not cancelled")
 	}
 }
