@@ -1,4 +1,6 @@
-package main
+// Package lockrace races two real poolc applies for the file state's lock
+// left stale by a dead holder, a hundred times: never do both run.
+package lockrace
 
 import (
 	"bytes"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"poolc.dev/poolc/internal/poolctest"
 	"poolc.dev/poolc/runner/store"
 )
 
@@ -112,7 +115,7 @@ func racePair(t *testing.T, bin string, args [2][]string) (raceOutcome, error) {
 // (when it took the lock after the other released it) finds nothing to
 // do; the sim world shows the lane started once, with no violation.
 func TestTwoAppliesRacingOnAStaleLockNeverBothRun(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	trials := 100
 	if testing.Short() {
 		trials = 20
@@ -139,7 +142,7 @@ func TestTwoAppliesRacingOnAStaleLockNeverBothRun(t *testing.T) {
 				t.Errorf("trial %d: %d applies carried out steps; want exactly one (%+v)", trial, o.ran, o)
 				return
 			}
-			w := checkWorld(t, dir, fmt.Sprintf("trial %d", trial))
+			w := poolctest.CheckWorld(t, dir, fmt.Sprintf("trial %d", trial))
 			if w.Starts["chat@a"] != 1 {
 				t.Errorf("trial %d: chat was started %d times", trial, w.Starts["chat@a"])
 			}
