@@ -1,3 +1,6 @@
+// Package etcdfaults tests the real poolc binary against a 3-member etcd
+// cluster failing under it: it loses its leader, then its majority, in
+// the middle of an apply.
 package etcdfaults
 
 import (

@@ -149,6 +149,9 @@ func TestEtcdAKilledApplyFreesItsLockWithinTheTTL(t *testing.T) {
 			t.Fatalf("trial %d: the apply wrote its journal without the lock", trial)
 		}
 		holder := held[0]
+		// The first apply read the pool before it took the lock: the
+		// waiting one does what the first leaves in virtual time.
+		poolctest.EtcdSparkLab(t, dir, 0, c.Endpoints(), prefix, ttl)
 		second, secondOut := poolctest.StartApply(t, bin, dir, "--lock-timeout", "60s")
 		// Wait until the second apply queues for the lock (its key beside
 		// the holder's), or the first one finished.

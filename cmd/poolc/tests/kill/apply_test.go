@@ -1,7 +1,7 @@
-// Package kill tests what a SIGKILL in the middle of an apply leaves with
-// the file state, killing the real poolc binary or the sim plugin process
-// it runs: the state and the sim's world always read, nothing poolc saw
-// done is lost, and applying again converges with no lane started twice.
+// Package kill tests what a SIGKILL of the real poolc binary at a random
+// point of an apply leaves with the file state: the state and the sim's
+// world always read, and applying again converges with no lane started
+// twice.
 package kill
 
 import (

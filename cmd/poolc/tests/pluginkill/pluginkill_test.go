@@ -1,4 +1,8 @@
-package kill
+// Package pluginkill kills the sim plugin process (not poolc) in the
+// middle of an apply of a generated pool with the file state: the sim's
+// world still holds every lane poolc saw started, and applying again
+// converges with no lane started twice.
+package pluginkill
 
 import (
 	"bufio"

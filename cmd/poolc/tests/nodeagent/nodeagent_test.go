@@ -1,8 +1,8 @@
-// Package etcdfaults tests the real poolc binary against etcd failing
-// under it: a 3-member cluster losing its leader, then its majority, in
-// the middle of an apply, and a node agent killed while its lease is
-// alive.
-package etcdfaults
+// Package nodeagent tests node membership in etcd with the real poolc
+// binary: tokens bound to a node, a node agent killed with SIGKILL
+// reported down one lease TTL after its last heartbeat and not before,
+// the plan then moving its lanes, and no secret printed or stored.
+package nodeagent
 
 import (
 	"bytes"
