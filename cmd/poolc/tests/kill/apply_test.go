@@ -5,11 +5,9 @@
 package kill
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -29,12 +27,7 @@ func TestAKilledApplyLosesNothing(t *testing.T) {
 	killedMidway := 0
 	for trial := range trials {
 		dir := poolctest.SparkLab(t, t.TempDir(), 0.004)
-		cmd := exec.Command(bin, "apply", "--auto-approve", dir)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := poolctest.StartApply(t, bin, dir)
 		time.Sleep(time.Duration(r.IntN(900)) * time.Millisecond) // a random point of the apply
 		poolctest.Kill(t, cmd)
 		if cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled() {

@@ -131,12 +131,14 @@ func TestEtcdAKilledNodeAgentIsDownOneTTLAfterItsLastHeartbeat(t *testing.T) {
 		var err error
 		live, err = cli.Get(context.Background(), "/nodes/members/live/a")
 		if err != nil || len(live.Kvs) == 0 || live.Kvs[0].Lease == 0 {
+			poolctest.Kill(t, agent)
 			t.Fatalf("node a's live key: %v %v\n%s", live, err, &agentOut)
 		}
 		if rev := live.Kvs[0].ModRevision; rev != lastRev {
 			published, lastRev = published+1, rev
 		}
 		if time.Now().After(deadline) {
+			poolctest.Kill(t, agent)
 			t.Fatalf("node a's agent published its report %d times in %v:\n%s", published, poolctest.WaitLimit, &agentOut)
 		}
 	}
