@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/internal/poolctest"
 	"poolc.dev/poolc/internal/poolgen"
 )
 
@@ -22,7 +23,7 @@ import (
 // It reports the seconds of each apply and the steps carried out per
 // second with the world file.
 func BenchmarkApplyGeneratedPool(b *testing.B) {
-	bin := poolcBinary(b)
+	bin := poolctest.Binary(b)
 	for _, lanes := range []int{1000, 10000} {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
 		var src bytes.Buffer

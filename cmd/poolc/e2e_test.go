@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/internal/poolctest"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
@@ -29,169 +26,47 @@ import (
 	"poolc.dev/poolc/runner/store"
 )
 
-// These tests drive the real poolc binary, as CI and operators do.
+// These tests drive the real poolc binary, as CI and operators do; the
+// slower groups of them are the packages under tests/.
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// poolcBinary builds poolc once per test run.
-func poolcBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "poolc-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "poolc")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// slowSparkLab writes the example pool into dir with the sim taking
-// real time (timeScale of simulated seconds), and returns the pool's path.
-func slowSparkLab(t *testing.T, dir string, timeScale float64) string {
-	t.Helper()
-	src, err := os.ReadFile("../../examples/spark-lab/spark-lab.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := strings.Replace(string(src), "  plugin \"sim\" {\n    builtin = true\n  }",
-		fmt.Sprintf("  plugin \"sim\" {\n    builtin = true\n    config = {\n      time_scale = %g\n    }\n  }", timeScale), 1)
-	if cfg == string(src) {
-		t.Fatal("the example's sim plugin block changed; update this test")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "spark-lab.hcl"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func run(t *testing.T, bin string, args ...string) (string, error) {
-	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
-}
-
-// checkWorld asserts what the hardware must never see: a lane started
-// twice, an alias routed to a lane that is not running.
-func checkWorld(t *testing.T, dir, when string) sim.World {
-	t.Helper()
-	w, err := sim.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
-	if err != nil {
-		t.Fatalf("%s: %v", when, err)
-	}
-	if len(w.Violations) > 0 {
-		t.Fatalf("%s: the sim saw violations: %v", when, w.Violations)
-	}
-	for key, n := range w.Starts {
-		if n > 1 {
-			t.Fatalf("%s: lane %s was started %d times", when, key, n)
-		}
-	}
-	for _, r := range w.Fleet.Routes {
-		if r.Lane != pools.Cloud && w.Fleet.Lane(r.Lane, r.Node) == nil {
-			t.Fatalf("%s: alias %s routes to %s@%s, which is not running", when, r.Alias, r.Lane, r.Node)
-		}
-	}
-	return w
-}
-
-// Kill poolc with SIGKILL at a random point of an apply, many times: the
-// state file always parses, applying again converges, no lane is ever
-// started twice and no alias points at a lane that is not running.
-func TestAKilledApplyLosesNothing(t *testing.T) {
-	bin := poolcBinary(t)
-	r := rand.New(rand.NewPCG(2026, 11))
-	const trials = 20
-	killedMidway := 0
-	for trial := range trials {
-		dir := slowSparkLab(t, t.TempDir(), 0.004)
-		cmd := exec.Command(bin, "apply", "--auto-approve", dir)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(r.IntN(900)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
-			killedMidway++
-		}
-		time.Sleep(50 * time.Millisecond) // the plugin dies with poolc (Pdeathsig)
-
-		when := fmt.Sprintf("trial %d, after the kill", trial)
-		if data, err := os.ReadFile(filepath.Join(dir, "poolc.state.json")); err == nil {
-			if _, err := pools.ParseState("state", data); err != nil {
-				t.Fatalf("%s: the state does not parse: %v", when, err)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, ".poolc", "sim-world.json")); err == nil {
-			checkWorld(t, dir, when)
-		}
-		again, err := run(t, bin, "apply", "--auto-approve", dir)
-		if err != nil {
-			t.Fatalf("trial %d: applying again: %v\n%s\nkilled run:\n%s", trial, err, again, out.String())
-		}
-		checkWorld(t, dir, fmt.Sprintf("trial %d, after applying again", trial))
-		if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
-			t.Fatalf("trial %d: the plan after converging is not empty: %v\n%s", trial, err, plan)
-		}
-	}
-	if killedMidway < trials/2 {
-		t.Errorf("only %d of %d trials were killed mid-apply; the apply is too fast for this test", killedMidway, trials)
-	}
-}
-
-// Two applies at once: the second fails fast with the first one's lock
-// info, or waits for it with --lock-timeout.
+// Two applies at once: while the first holds the lock, the second fails
+// at once with the first one's lock info; with --lock-timeout, it waits
+// for the first and finds its work done.
 func TestTwoAppliesNeverRunAtOnce(t *testing.T) {
-	bin := poolcBinary(t)
-	dir := slowSparkLab(t, t.TempDir(), 0.02)
-	first := exec.Command(bin, "apply", "--auto-approve", dir)
-	var firstOut bytes.Buffer
-	first.Stdout, first.Stderr = &firstOut, &firstOut
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	bin := poolctest.Binary(t)
+	dir := poolctest.SparkLab(t, t.TempDir(), 0.02)
+	first, firstOut := poolctest.StartApply(t, bin, dir)
+	t.Cleanup(func() { first.Process.Signal(syscall.SIGCONT) })
 	lock := filepath.Join(dir, "poolc.state.json.lock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(lock); err == nil {
+	for deadline := time.Now().Add(poolctest.WaitLimit); ; time.Sleep(10 * time.Millisecond) {
+		var info store.LockInfo
+		if data, err := os.ReadFile(lock); err == nil && json.Unmarshal(data, &info) == nil && info.PID == first.Process.Pid {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the first apply never took the lock")
+			t.Fatalf("the first apply never took the lock:\n%s", firstOut)
 		}
 	}
-	begin := time.Now()
-	out, err := run(t, bin, "apply", "--auto-approve", dir)
-	if err == nil || !strings.Contains(out, "is locked: ID ") || !strings.Contains(out, "for apply since") {
+	// Stopped (SIGSTOP), the first apply holds the lock whenever the
+	// second one looks, however loaded the machine.
+	if err := first.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	second, secondOut := poolctest.StartApply(t, bin, dir)
+	// It ends although the holder never lets go: it did not wait.
+	err := poolctest.WaitOrDump(t, second, secondOut, poolctest.WaitLimit)
+	if out := secondOut.String(); err == nil || !strings.Contains(out, "is locked: ID ") || !strings.Contains(out, "for apply since") {
 		t.Fatalf("second apply: %v\n%s", err, out)
 	}
-	if took := time.Since(begin); took > 3*time.Second {
-		t.Errorf("the second apply took %v to fail; it should fail fast", took)
+	if err := first.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
 	}
-	out, err = run(t, bin, "apply", "--auto-approve", "--lock-timeout", "60s", dir)
+	out, err := poolctest.Run(t, bin, "apply", "--auto-approve", "--lock-timeout", "60s", dir)
 	if err != nil {
 		t.Fatalf("waiting apply: %v\n%s", err, out)
 	}
 	if err := first.Wait(); err != nil {
-		t.Fatalf("first apply: %v\n%s", err, firstOut.String())
+		t.Fatalf("first apply: %v\n%s", err, firstOut)
 	}
 	if !strings.Contains(out, "No changes.") {
 		t.Errorf("the waiting apply should find the first one's work done:\n%s", out)
@@ -223,7 +98,7 @@ func BenchmarkApplyThroughPluginToStateFile(b *testing.B) {
 }
 
 func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
-	bin := poolcBinary(b)
+	bin := poolctest.Binary(b)
 	const steps = 10000
 	ctx := context.Background()
 	pool := &pools.Pool{Name: "bench", Plugins: []pools.Plugin{{Name: "sim", Builtin: true, Config: map[string]any{"world": ":memory:"}}}}
@@ -276,15 +151,9 @@ func (discard) Journal(store.Record) func() error  { return func() error { retur
 // the built-in sim. Each plugin receives only its targets' steps, and the
 // pool converges.
 func TestApplyThroughTheWebhookPlugin(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	dir := t.TempDir()
-	pluginDir := filepath.Join(dir, ".poolc", "plugins")
-	plugin := filepath.Join(pluginDir, "poolc-plugin-webhook")
-	build := exec.Command("go", "build", "-o", plugin, ".")
-	build.Dir = "../../examples/plugins/webhook"
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the webhook plugin: %v\n%s", err, out)
-	}
+	plugin := poolctest.InstallPlugin(t, dir, "webhook", "examples/plugins/webhook")
 	data, err := os.ReadFile(plugin)
 	if err != nil {
 		t.Fatal(err)
@@ -349,7 +218,7 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(pool(sum)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := run(t, bin, "apply", "--auto-approve", dir)
+	out, err := poolctest.Run(t, bin, "apply", "--auto-approve", dir)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
@@ -373,10 +242,10 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	if len(world.Fleet.Lanes) != 1 || world.Fleet.Lanes[0].Node != "b" || len(world.Fleet.Routes) != 2 {
 		t.Fatalf("the sim's world holds %+v; want only node b's lane and both routes", world.Fleet)
 	}
-	if plan, err := run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
+	if plan, err := poolctest.Run(t, bin, "plan", "--detailed-exitcode", dir); err != nil {
 		t.Fatalf("the plan after the apply is not empty: %v\n%s", err, plan)
 	}
-	if list, _ := run(t, bin, "plugins", dir); !regexp.MustCompile(`(?m)^webhook +declared, pinned`).MatchString(list) || !strings.Contains(list, sum) ||
+	if list, _ := poolctest.Run(t, bin, "plugins", dir); !regexp.MustCompile(`(?m)^webhook +declared, pinned`).MatchString(list) || !strings.Contains(list, sum) ||
 		!strings.Contains(list, `node "b", gateway`) {
 		t.Errorf("poolc plugins:\n%s", list)
 	}
@@ -384,7 +253,7 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	// A binary that is not the one pinned is refused.
 	wrong := strings.Repeat("0", 64)
 	os.WriteFile(cfgPath, []byte(pool(wrong)), 0o644)
-	out, err = run(t, bin, "apply", "--auto-approve", dir)
+	out, err = poolctest.Run(t, bin, "apply", "--auto-approve", dir)
 	if err == nil || !strings.Contains(out, wrong) || !strings.Contains(out, sum) || !strings.Contains(out, "pool.hcl:") {
 		t.Fatalf("a wrong pin was not refused with both sums and the config's place: %v\n%s", err, out)
 	}

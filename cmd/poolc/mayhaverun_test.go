@@ -9,16 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
-)
 
-var (
-	blindOnce sync.Once
-	blindBin  string
-	blindErr  error
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // blindPool writes a pool whose node a runs its lanes through the blind
@@ -27,30 +20,7 @@ var (
 func blindPool(t *testing.T, config string) string {
 	t.Helper()
 	dir := t.TempDir()
-	blindOnce.Do(func() {
-		tmp, err := os.MkdirTemp("", "poolc-blind-")
-		if err != nil {
-			blindErr = err
-			return
-		}
-		blindBin = filepath.Join(tmp, "poolc-plugin-blind")
-		if out, err := exec.Command("go", "build", "-o", blindBin, "./testdata/blindplugin").CombinedOutput(); err != nil {
-			blindErr = fmt.Errorf("building the blind plugin: %v\n%s", err, out)
-		}
-	})
-	if blindErr != nil {
-		t.Fatal(blindErr)
-	}
-	bin, err := os.ReadFile(blindBin)
-	if err == nil {
-		err = os.MkdirAll(filepath.Join(dir, ".poolc", "plugins"), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, ".poolc", "plugins", "poolc-plugin-blind"), bin, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	poolctest.InstallPlugin(t, dir, "blind", "cmd/poolc/testdata/blindplugin")
 	pool := fmt.Sprintf(`pool "blind" {
   node "a" {
     address   = "a.lan"
@@ -108,23 +78,21 @@ func killMidStart(t *testing.T, bin, dir string, env []string) {
 			break
 		}
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	poolctest.Kill(t, cmd)
 	if sends(t, dir, "start:chat@a") != 1 {
 		t.Fatalf("the plugin was not holding start:chat@a when poolc was killed\n%s", errOut.String())
 	}
-	time.Sleep(50 * time.Millisecond) // the plugin dies with poolc (Pdeathsig)
 }
 
 // A plugin that observes no lanes: a start that was in flight when poolc
 // was killed is reported on the next apply as "may have run", in text and
 // in the JSON event stream, and is not sent again until --retry-uncertain.
 func TestAStepANonObservingPluginHadInFlightIsNotSentAgainSilently(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	dir := blindPool(t, "")
 	killMidStart(t, bin, dir, nil)
 
-	out, err := run(t, bin, "apply", "--auto-approve", "--json", dir)
+	out, err := poolctest.Run(t, bin, "apply", "--auto-approve", "--json", dir)
 	if err == nil {
 		t.Fatalf("the apply after the kill ran:\n%s", out)
 	}
@@ -140,7 +108,7 @@ func TestAStepANonObservingPluginHadInFlightIsNotSentAgainSilently(t *testing.T)
 	if !found || !strings.Contains(out, `"event":"diagnostics"`) || !strings.Contains(out, "--retry-uncertain") {
 		t.Errorf("apply --json does not report start:chat@a as may-have-run, then refuse:\n%s", out)
 	}
-	out, err = run(t, bin, "apply", "--auto-approve", dir)
+	out, err = poolctest.Run(t, bin, "apply", "--auto-approve", dir)
 	if err == nil || !strings.Contains(out, "start:chat@a may have run") || !strings.Contains(out, "plugin blind does not observe lanes") {
 		t.Errorf("apply (text) does not refuse, naming the step: %v\n%s", err, out)
 	}
@@ -148,7 +116,7 @@ func TestAStepANonObservingPluginHadInFlightIsNotSentAgainSilently(t *testing.T)
 		t.Fatalf("start:chat@a was sent %d times before --retry-uncertain", n)
 	}
 
-	out, err = run(t, bin, "apply", "--auto-approve", "--retry-uncertain", dir)
+	out, err = poolctest.Run(t, bin, "apply", "--auto-approve", "--retry-uncertain", dir)
 	if err != nil || !strings.Contains(out, "start:chat@a may have run") || !strings.Contains(out, "sending it again") {
 		t.Fatalf("apply --retry-uncertain: %v\n%s", err, out)
 	}
@@ -160,7 +128,7 @@ func TestAStepANonObservingPluginHadInFlightIsNotSentAgainSilently(t *testing.T)
 // The same kill with the plugin observing lanes: the refresh sees the
 // lane started, and the next apply neither reports it nor sends it again.
 func TestAStepAnObservingPluginHadInFlightIsSettledByTheRefresh(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	dir := blindPool(t, "")
 	env := []string{"POOLC_TEST_OBSERVES=lanes"}
 	killMidStart(t, bin, dir, env)

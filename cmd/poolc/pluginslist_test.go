@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // poolc plugins reads a checkout without running its code: a declared
@@ -16,7 +18,7 @@ import (
 // repository) is listed with its sha256 and a warning, and not executed;
 // --allow-unpinned runs it, and so is a binary outside the repository.
 func TestPluginsDoesNotRunUnpinnedBinariesOfTheRepository(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	marker := filepath.Join(t.TempDir(), "ran")
 	script := fmt.Sprintf("#!/bin/sh\necho ran >> %s\nexit 1\n", marker)
 	pool := `pool "p" {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // A plugin that echoes the value of a config field its schema marks
@@ -14,7 +16,7 @@ import (
 // validate never print it, and neither the journal nor the state holds
 // it. A value the config check refuses is not shown either.
 func TestASensitiveConfigValueIsNeverPrintedNorJournaled(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	const secret = "sig-Q7w9-e3r5"
 	dir := blindPool(t, "\n      signing = \""+secret+"\"\n      leak    = true\n    ")
 	env := append(os.Environ(), "POOLC_TEST_OBSERVES=lanes")

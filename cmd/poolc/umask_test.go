@@ -5,14 +5,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // An apply under umask 077 leaves every file it and the sim plugin write
 // (state, journal, sim world and its journal) readable by the owner only,
 // and every directory it makes closed to others: poolc never forces 0644.
 func TestAnApplyUnderUmask077WritesNothingOthersCanRead(t *testing.T) {
-	bin := poolcBinary(t)
-	dir := slowSparkLab(t, t.TempDir(), 0.0001)
+	bin := poolctest.Binary(t)
+	dir := poolctest.SparkLab(t, t.TempDir(), 0.0001)
 	os.Chmod(filepath.Join(dir, "spark-lab.hcl"), 0o600)
 	out, err := exec.Command("sh", "-c", `umask 077 && exec "$0" apply --auto-approve "$1"`, bin, dir).CombinedOutput()
 	if err != nil {

@@ -1,8 +1,9 @@
-package main
+package etcdstate
 
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // freeAddr is a loopback address no one listens on now.
@@ -26,7 +29,9 @@ func freeAddr(t *testing.T) string {
 }
 
 // serveEtcd starts poolc etcd serve on data and waits until it serves.
-func serveEtcd(t *testing.T, bin, data, client, peer string) *exec.Cmd {
+// It returns nil and what the member printed when it could not listen:
+// another process took one of the addresses since they were found free.
+func serveEtcd(t *testing.T, bin, data, client, peer string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, "etcd", "serve", "--data-dir", data, "--listen", client, "--listen-peer", peer)
 	var errOut bytes.Buffer
@@ -42,10 +47,13 @@ func serveEtcd(t *testing.T, bin, data, client, peer string) *exec.Cmd {
 	if !strings.HasPrefix(line, "etcd is serving on "+client+", its data in "+data) {
 		cmd.Process.Kill()
 		cmd.Wait()
+		if strings.Contains(errOut.String(), "address already in use") {
+			return nil, errOut.String()
+		}
 		t.Fatalf("poolc etcd serve: %q %v\n%s", line, err, &errOut)
 	}
 	go io.Copy(io.Discard, out)
-	return cmd
+	return cmd, ""
 }
 
 // stopEtcd stops poolc etcd serve with SIGTERM: it exits 0.
@@ -59,7 +67,7 @@ func stopEtcd(t *testing.T, cmd *exec.Cmd) {
 		if err != nil {
 			t.Errorf("poolc etcd serve after SIGTERM: %v", err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(poolctest.WaitLimit):
 		cmd.Process.Kill()
 		t.Fatal("poolc etcd serve did not stop on SIGTERM")
 	}
@@ -68,16 +76,22 @@ func stopEtcd(t *testing.T, cmd *exec.Cmd) {
 // The one-member etcd of poolc etcd serve holds a pool's state, and
 // serves it again when started again on its data directory.
 func TestEtcdServeKeepsAPoolsStateAcrossARestart(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	dir := t.TempDir()
-	data, client, peer := filepath.Join(dir, "etcd"), freeAddr(t), freeAddr(t)
-	pool := filepath.Join(dir, "pool")
-	os.Mkdir(pool, 0o755)
-	if err := os.WriteFile(filepath.Join(pool, "pool.hcl"), []byte(strings.Replace(nodePool, "$ETCD", client, 1)), 0o644); err != nil {
-		t.Fatal(err)
+	// Addresses found free may be taken by another process before the
+	// member listens on them (test packages run in parallel): then the
+	// member starts again on new ones, as internal/etcdtest does.
+	var etcd *exec.Cmd
+	var data, client, peer, refused string
+	for attempt := 0; etcd == nil; attempt++ {
+		if attempt == 5 {
+			t.Fatalf("poolc etcd serve found its addresses taken %d times:\n%s", attempt, refused)
+		}
+		data, client, peer = filepath.Join(dir, fmt.Sprintf("etcd-%d", attempt)), freeAddr(t), freeAddr(t)
+		etcd, refused = serveEtcd(t, bin, data, client, peer)
 	}
-	etcd := serveEtcd(t, bin, data, client, peer)
-	out, err := run(t, bin, "apply", "--auto-approve", pool)
+	pool := poolctest.WriteNodePool(t, dir, client)
+	out, err := poolctest.Run(t, bin, "apply", "--auto-approve", pool)
 	if err != nil || !strings.Contains(out, "Apply complete") {
 		stopEtcd(t, etcd)
 		t.Fatalf("apply: %v\n%s", err, out)
@@ -86,12 +100,16 @@ func TestEtcdServeKeepsAPoolsStateAcrossARestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(pool, "poolc.state.json")); err == nil {
 		t.Error("the state went to a file beside the pool, not to etcd")
 	}
-	etcd = serveEtcd(t, bin, data, client, peer)
+	// The pool names the client address, so the member starts again on
+	// the same ones, which it had until now.
+	if etcd, refused = serveEtcd(t, bin, data, client, peer); etcd == nil {
+		t.Fatalf("poolc etcd serve could not listen again on %s and %s:\n%s", client, peer, refused)
+	}
 	defer stopEtcd(t, etcd)
-	if out, err := run(t, bin, "plan", "--detailed-exitcode", pool); err != nil || !strings.Contains(out, "No changes.") {
+	if out, err := poolctest.Run(t, bin, "plan", "--detailed-exitcode", pool); err != nil || !strings.Contains(out, "No changes.") {
 		t.Fatalf("plan after etcd started again: %v\n%s", err, out)
 	}
-	if out, err := run(t, bin, "etcd", "serve", "--listen", "0.0.0.0:2379"); err == nil || !strings.Contains(out, "listens on loopback only") {
+	if out, err := poolctest.Run(t, bin, "etcd", "serve", "--listen", "0.0.0.0:2379"); err == nil || !strings.Contains(out, "listens on loopback only") {
 		t.Errorf("etcd serve on every interface: %v\n%s", err, out)
 	}
 }
