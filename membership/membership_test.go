@@ -105,7 +105,7 @@ func TestANodeIsDownOneTTLAfterItsAgentsLastHeartbeat(t *testing.T) {
 	// ...and down once etcd revokes the lapsed lease. etcd looks for lapsed
 	// leases every 500 ms and revokes through raft, which a loaded machine
 	// slows by seconds; the one-second bound is asserted, with a real agent
-	// process, by cmd/poolc's TestEtcdAKilledNodeAgentIsDownOneTTLAfterItsLastHeartbeat.
+	// process, by cmd/poolc/tests/nodeagent's TestEtcdAKilledNodeAgentIsDownOneTTLAfterItsLastHeartbeat.
 	for deadline := vanished.Add(time.Duration(ttl.TTL)*time.Second + 30*time.Second); ; time.Sleep(100 * time.Millisecond) {
 		m, _ := admin.Member(ctx, "a")
 		if m != nil && !m.Live {
