@@ -268,17 +268,19 @@ func (j *Journal) Append(r Record) error { return j.Queue(r)() }
 // and wait after releasing it.
 func (j *Journal) Queue(r Record) (wait func() error) {
 	r.Time, r.Apply = time.Now().UTC(), j.apply
-	line, err := json.Marshal(r)
-	if err != nil {
-		return func() error { return err }
-	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {
 		err := j.err
 		return func() error { return err }
 	}
-	j.pending = append(append(j.pending, line...), '\n')
+	// Encoding straight into the queue (a microsecond or two) copies
+	// nothing and allocates nothing.
+	line, err := appendRecord(j.pending, &r)
+	if err != nil {
+		return func() error { return err }
+	}
+	j.pending = append(line, '\n')
 	j.queued++
 	seq := j.queued
 	return func() error { return j.wait(seq) }
