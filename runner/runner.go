@@ -36,7 +36,8 @@ type Actuators interface {
 }
 
 // Actuator carries out one step in poolc's terms; plugins/host adapts a
-// plugin (which sees the SDK's types) to it.
+// plugin (which sees the SDK's types) to it. progress is nil when nothing
+// watches the run (Options.Events is nil).
 type Actuator interface {
 	Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response
 }
@@ -85,7 +86,8 @@ type Options struct {
 	// plugin did not mark its failure retryable. Off by default: a step
 	// that timed out may still be running on its target.
 	RetryTimeouts bool
-	// Events receives progress, one event at a time.
+	// Events receives progress, one event at a time. Without it, plugins
+	// are asked for no progress reports.
 	Events func(Event)
 	// SnapshotInterval is the least time between two snapshots of the
 	// state; the last one is written when the run ends.
@@ -168,10 +170,11 @@ func (r Result) OK() bool { return r.Count(Done) == len(r.Steps) && r.WriteErr =
 // skips and the cancellation are decided by package schedule; Run carries
 // out its decisions with a goroutine per attempt and the wall clock.
 func Run(ctx context.Context, plan *pools.Plan, st *pools.State, acts Actuators, rec Recorder, opt Options) Result {
+	watched := opt.Events != nil
 	opt.defaults()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	r := &run{plan: plan, acts: acts, opt: opt,
+	r := &run{plan: plan, acts: acts, opt: opt, watched: watched,
 		results: make([]StepResult, len(plan.Steps)), began: make([]time.Time, len(plan.Steps))}
 	for i, s := range plan.Steps {
 		r.results[i].ID = s.ID
@@ -194,6 +197,9 @@ type run struct {
 	acts Actuators
 	rec  *recording
 	opt  Options
+	// watched says Options.Events was given: only then are steps asked
+	// for progress.
+	watched bool
 
 	events sync.Mutex // serializes Events
 
@@ -384,9 +390,13 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
 	defer cancel()
 	deadline, _ := sctx.Deadline()
-	e.resp = act.Apply(sctx, s, func(p sdk.Progress) {
-		r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
-	})
+	var progress sdk.ProgressFunc
+	if r.watched {
+		progress = func(p sdk.Progress) {
+			r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
+		}
+	}
+	e.resp = act.Apply(sctx, s, progress)
 	e.at = time.Now()
 	effect, contradiction := s, error(nil)
 	if !e.resp.Diagnostics.HasErrors() && e.resp.Observed != nil {

@@ -40,7 +40,9 @@ func (f *fake) Apply(ctx context.Context, step pools.Step, progress sdk.Progress
 	f.calls[step.ID]++
 	call := f.calls[step.ID]
 	f.mu.Unlock()
-	progress(sdk.Progress{Message: "working", Fraction: 0.5})
+	if progress != nil {
+		progress(sdk.Progress{Message: "working", Fraction: 0.5})
+	}
 	if f.behave != nil {
 		return f.behave(step.ID, call, ctx)
 	}
@@ -251,4 +253,46 @@ func TestCancellingStopsNewStepsAndCancelsThoseInFlight(t *testing.T) {
 	if len(f.calls) != 2 {
 		t.Errorf("%d steps reached the actuator after cancelling, want the 2 in flight", len(f.calls))
 	}
+}
+
+// Steps are asked for progress only when something watches the run, and
+// then their reports reach it as events.
+func TestProgressIsAskedForOnlyWhenWatched(t *testing.T) {
+	var asked atomic.Int32
+	f := &fake{}
+	acts := actuatorFunc(func(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response {
+		if progress != nil {
+			asked.Add(1)
+		}
+		return f.Apply(ctx, s, progress)
+	})
+	if res := Run(context.Background(), routes(3, nil), emptyState(), acts, &memRecorder{}, Options{}); !res.OK() {
+		t.Fatalf("result: %+v", res)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("unwatched run: %d steps got a progress function, want none", n)
+	}
+	var mu sync.Mutex
+	reports := 0
+	res := Run(context.Background(), routes(3, nil), emptyState(), acts, &memRecorder{}, Options{Events: func(e Event) {
+		if e.Kind == EventProgress && e.Message == "working" {
+			mu.Lock()
+			reports++
+			mu.Unlock()
+		}
+	}})
+	if !res.OK() {
+		t.Fatalf("result: %+v", res)
+	}
+	if n := asked.Load(); n != 3 || reports != 3 {
+		t.Errorf("watched run: %d steps got a progress function and %d reports arrived, want 3 and 3", n, reports)
+	}
+}
+
+// actuatorFunc serves every step with one function.
+type actuatorFunc func(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response
+
+func (a actuatorFunc) For(pools.Step) (Actuator, string, bool) { return a, "fake", true }
+func (a actuatorFunc) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response {
+	return a(ctx, s, progress)
 }

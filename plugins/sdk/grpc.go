@@ -106,14 +106,19 @@ func (s *server) Observe(ctx context.Context, _ *actuatorv2.ObserveRequest) (*ac
 	return &actuatorv2.ObserveResponse{Fleet: fleetToProto(&resp.Fleet), Diagnostics: toProto(resp.Diagnostics)}, nil
 }
 
-// Apply streams the plugin's progress, then its result.
+// Apply streams the plugin's progress, unless poolc asked for none, then
+// its result.
 func (s *server) Apply(req *actuatorv2.ApplyRequest, stream actuatorv2.Actuator_ApplyServer) error {
 	ctx := stream.Context()
-	resp := s.apply(ctx, stepFromProto(req.GetStep()), func(p Progress) error {
+	send := func(p Progress) error {
 		return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Progress{
 			Progress: &actuatorv2.Progress{Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal},
 		}})
-	})
+	}
+	if req.GetNoProgress() {
+		send = func(Progress) error { return nil }
+	}
+	resp := s.apply(ctx, stepFromProto(req.GetStep()), send)
 	return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Result{
 		Result: &actuatorv2.Result{Retryable: resp.Retryable, Diagnostics: toProto(resp.Diagnostics), Observed: fleetToProto(resp.Observed)},
 	}})
@@ -199,13 +204,13 @@ func (c *client) Observe(ctx context.Context, _ ObserveRequest) ObserveResponse 
 }
 
 // Apply has the plugin carry out one step, passing its progress reports
-// to progress (which may be nil) as they arrive.
+// to progress as they arrive. A nil progress asks the plugin for none.
 func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressFunc) ApplyResponse {
 	// The stream is cancelled when Apply returns, so a plugin that sent a
 	// result and then kept the stream open is not waited for.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.rpc.Apply(ctx, &actuatorv2.ApplyRequest{Step: stepToProto(req.Step)})
+	stream, err := c.rpc.Apply(ctx, &actuatorv2.ApplyRequest{Step: stepToProto(req.Step), NoProgress: progress == nil})
 	if err != nil {
 		return ApplyResponse{Diagnostics: c.failed("Apply", err)}
 	}

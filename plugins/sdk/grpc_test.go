@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/plugins/proto/actuatorv2"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 )
@@ -261,4 +263,43 @@ func TestCallFailure(t *testing.T) {
 // keeps the contract.
 func TestConformanceOfFake(t *testing.T) {
 	sdktest.Conformance(t, newFake())
+}
+
+// A call that asks for no progress gets its result alone: the plugin's
+// reports are not sent.
+func TestApplyWithoutProgressSendsOnlyTheResult(t *testing.T) {
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: newFake()}})
+	t.Cleanup(func() { _ = client.Close() })
+	rpc := actuatorv2.NewActuatorClient(client.Conn)
+	step := &actuatorv2.Step{Id: "start:chat@n1", Kind: string(sdk.KindStart), Target: "chat",
+		Detail: &actuatorv2.Step_Lane{Lane: &actuatorv2.LaneStep{Lane: &actuatorv2.Lane{Name: "chat", Node: &actuatorv2.Node{Name: "n1"}, Port: 8081}}}}
+	for _, noProgress := range []bool{false, true} {
+		stream, err := rpc.Apply(context.Background(), &actuatorv2.ApplyRequest{Step: step, NoProgress: noProgress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		progress, results := 0, 0
+		for {
+			ev, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetProgress() != nil {
+				progress++
+			}
+			if ev.GetResult() != nil {
+				results++
+			}
+		}
+		want := 5
+		if noProgress {
+			want = 0
+		}
+		if progress != want || results != 1 {
+			t.Errorf("no_progress %v: %d progress events and %d results, want %d and 1", noProgress, progress, results, want)
+		}
+	}
 }

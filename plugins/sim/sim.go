@@ -257,7 +257,6 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 	if diags.HasErrors() {
 		return runner.Response{Diagnostics: diags}
 	}
-	progress(sdk.Progress{Message: "done", Fraction: 1})
 	return runner.Response{Observed: &seen}
 }
 

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"poolc.dev/poolc/pools"
 )
 
 // Records appended from many goroutines at once all reach the journal as
@@ -72,27 +75,83 @@ func TestConcurrentAppendsAreWrittenWholeAndInQueueOrder(t *testing.T) {
 }
 
 // A write that fails fails the records it carried and every record after
-// it, and never those written before.
+// it, and never those written before: a write call, or the growth of the
+// mapped journal.
 func TestAFailedJournalWriteFailsItsRecordsAndLaterOnes(t *testing.T) {
-	f := Open(filepath.Join(t.TempDir(), "s.json"))
-	j, err := f.StartJournal("a1")
-	if err != nil {
-		t.Fatal(err)
+	for _, mapped := range []bool{false, true} {
+		t.Run(fmt.Sprint("mapped=", mapped), func(t *testing.T) {
+			f := Open(filepath.Join(t.TempDir(), "s.json"))
+			j, err := f.StartJournal("a1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mapped && j.mapped == nil && runtime.GOOS == "linux" {
+				t.Fatal("the journal is not mapped on Linux")
+			}
+			if !mapped && j.mapped != nil {
+				if err := j.mapped.close(); err != nil {
+					t.Fatal(err)
+				}
+				j.mapped = nil
+			}
+			first := j.Queue(Record{Event: StepStarted, Step: "a"})
+			if err := first(); err != nil {
+				t.Fatal(err)
+			}
+			j.fh.Close() // the disk goes away
+			// A write fails at once; the mapping when it must grow.
+			failed := false
+			for i := 0; i < 1<<20 && !failed; i++ {
+				failed = j.Queue(Record{Event: StepStarted, Step: fmt.Sprintf("b%d", i)})() != nil
+			}
+			if !failed {
+				t.Fatal("records kept being reported written after the file was closed")
+			}
+			if err := j.Append(Record{Event: StepStarted, Step: "c"}); err == nil {
+				t.Fatal("a record after a failed write reported written")
+			}
+			if err := first(); err != nil {
+				t.Fatalf("a record written before the failure now fails: %v", err)
+			}
+		})
 	}
-	first := j.Queue(Record{Event: StepStarted, Step: "a"})
-	if err := first(); err != nil {
-		t.Fatal(err)
-	}
-	j.fh.Close() // the disk goes away
-	second := j.Queue(Record{Event: StepStarted, Step: "b"})
-	if err := second(); err == nil {
-		t.Fatal("a record whose write failed reported written")
-	}
-	if err := j.Append(Record{Event: StepStarted, Step: "c"}); err == nil {
-		t.Fatal("a record after a failed write reported written")
-	}
-	if err := first(); err != nil {
-		t.Fatalf("a record written before the failure now fails: %v", err)
+}
+
+// A journal left by a killed apply (the NUL bytes of its mapping after
+// its last record, or a torn line) is read as its whole records, and the
+// snapshot the next lock writes is appended as a record of its own.
+func TestAKilledJournalIsSettledWhole(t *testing.T) {
+	for _, tail := range []string{"", "\x00\x00\x00", `{"time":"2026-`} {
+		f := Open(filepath.Join(t.TempDir(), "s.json"))
+		if err := f.Write(&pools.State{FormatVersion: pools.StateFormatVersion}); err != nil {
+			t.Fatal(err)
+		}
+		j, err := f.StartJournal("a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		route := &pools.Step{ID: "route:x", Kind: pools.StepRoute, Route: &pools.Route{Alias: "x", Lane: pools.Cloud}}
+		if err := j.Append(Record{Event: StepFinished, Step: route.ID, Effect: route}); err != nil {
+			t.Fatal(err)
+		}
+		// Killed here, with the file still mapped (or written, then torn).
+		fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteString(tail)
+		fh.Close()
+		if err := f.settle(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Read()
+		if err != nil || st.Route("x") == nil {
+			t.Fatalf("tail %q: state after settling %+v, %v", tail, st, err)
+		}
+		recs := journalRecords(t, f)
+		if last := recs[len(recs)-1]; last.Event != Snapshot || last.Finished != 1 {
+			t.Fatalf("tail %q: the last record is %+v, want the snapshot settle wrote", tail, last)
+		}
 	}
 }
 

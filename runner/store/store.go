@@ -130,9 +130,13 @@ func (f *File) settle() error {
 	if err != nil {
 		return err
 	}
-	fh, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND, 0)
+	fh, err := os.OpenFile(f.JournalPath(), os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return err
+	}
+	if err := cutTail(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("settling the journal: %w", err)
 	}
 	j := newJournal(f, fh, scan.apply)
 	err = f.WriteSnapshot(st, j, len(scan.effects))

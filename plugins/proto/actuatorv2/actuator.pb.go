@@ -1709,7 +1709,11 @@ func (x *Prefetched) GetModel() *Model {
 type ApplyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// step is the step to carry out; its kind is one the plugin declared.
-	Step          *Step `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	Step *Step `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	// no_progress says poolc shows no progress for this step (nothing
+	// watches the run): the plugin need not send progress events, and
+	// poolc drops any it sends.
+	NoProgress    bool `protobuf:"varint,2,opt,name=no_progress,json=noProgress,proto3" json:"no_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1749,6 +1753,13 @@ func (x *ApplyRequest) GetStep() *Step {
 		return x.Step
 	}
 	return nil
+}
+
+func (x *ApplyRequest) GetNoProgress() bool {
+	if x != nil {
+		return x.NoProgress
+	}
+	return false
 }
 
 // Step is one action of a plan, with the detail of its kind.
@@ -2568,9 +2579,11 @@ const file_actuator_proto_rawDesc = "" +
 	"\n" +
 	"Prefetched\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12.\n" +
-	"\x05model\x18\x02 \x01(\v2\x18.poolc.actuator.v2.ModelR\x05model\";\n" +
+	"\x05model\x18\x02 \x01(\v2\x18.poolc.actuator.v2.ModelR\x05model\"\\\n" +
 	"\fApplyRequest\x12+\n" +
-	"\x04step\x18\x01 \x01(\v2\x17.poolc.actuator.v2.StepR\x04step\"\x88\x03\n" +
+	"\x04step\x18\x01 \x01(\v2\x17.poolc.actuator.v2.StepR\x04step\x12\x1f\n" +
+	"\vno_progress\x18\x02 \x01(\bR\n" +
+	"noProgress\"\x88\x03\n" +
 	"\x04Step\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
