@@ -29,8 +29,10 @@ type model struct {
 	path    string
 	aliases []string
 	slots   int
-	tune    Tuning
-	log     io.Writer
+	// settings are a router model's preset section (merged over [*]).
+	settings map[string]string
+	tune     Tuning
+	log      io.Writer
 
 	mu        sync.Mutex
 	state     string
