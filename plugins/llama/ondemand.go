@@ -34,7 +34,7 @@ func routerModel(l *sdk.Lane) RouterModel {
 // listening where the node's lanes do, on the router port, with
 // --models-max from the node's budget beside its reserved lanes (those
 // with their own process, except the lane leaving, whose memory the
-// change frees).
+// change frees): 0, no bound, when every model fits at once.
 func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, models []RouterModel, leaving string) (RouterSpec, error) {
 	host := a.cfg.ListenHost
 	if host == "" {
@@ -63,13 +63,18 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 		sizes[i] = m.MemoryGB
 	}
 	if node.BudgetGB <= 0 && node.MemoryGB <= 0 {
-		// A node whose memory poolc is not told: no bound but the count.
-		spec.ModelsMax = len(models)
+		// A node whose memory poolc is not told: no bound.
 		return spec, nil
 	}
 	room := node.BudgetGB - reserved
-	spec.ModelsMax = ModelsMax(room, sizes)
-	if spec.ModelsMax < 1 {
+	k := ModelsMax(room, sizes)
+	if k < len(models) {
+		// Not every model fits at once: the count bound. (When all fit
+		// the router needs none, and --models-max 0 then stays as it is
+		// while lanes come and go, so the router takes them on a reload.)
+		spec.ModelsMax = k
+	}
+	if k < 1 {
 		return spec, fmt.Errorf("node %s: the largest on-demand model (%.1f GB) does not fit in the %.1f GB its budget (%.1f GB) leaves beside its reserved lanes (%.1f GB)",
 			node.Name, slices.Max(sizes), room, node.BudgetGB, reserved)
 	}
