@@ -6,12 +6,14 @@ import (
 	"slices"
 
 	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
 )
 
 // DefaultRouterPort is the port of every node's router when the plugin
 // config sets no router_port. The gateway sends an on-demand lane's
 // aliases there (the haproxy plugin's router_port has the same default).
-const DefaultRouterPort = 8180
+// The pool's validation and spare ports know it as pools.DefaultRouterPort.
+const DefaultRouterPort = pools.DefaultRouterPort
 
 // routerPort is the configured router port.
 func (c PluginConfig) routerPort() int {
