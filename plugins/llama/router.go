@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"poolc.dev/poolc/internal/plural"
 )
@@ -264,6 +265,9 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 // when the router does not list a model r has.
 func (n *Node) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, error) {
 	p := newProber(n.host, rl)
+	// The router answers once the models it unloads have exited: each is
+	// told to exit and killed after its stop timeout (10 s by default).
+	p.client.Timeout = routerExitWait
 	code, body, err := p.get(ctx, "/models?reload=1")
 	if err != nil {
 		return nil, err
@@ -317,7 +321,15 @@ func (n *Node) drainChanging(ctx context.Context, r RouterSpec, name string, pro
 	}
 }
 
-// unloadRouterModel unloads a model of the router (POST /models/unload).
+// routerExitWait bounds the wait for a model the router unloads: the
+// router tells its process to exit and kills it after the model's stop
+// timeout, 10 s unless its preset says otherwise.
+const routerExitWait = 2 * time.Minute
+
+// unloadRouterModel unloads a model of the router (POST /models/unload)
+// and waits until the router reports it unloaded: the router answers at
+// once and the model's process exits after, and a reload before that
+// would still find the model running.
 func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) error {
 	body, _ := json.Marshal(map[string]string{"model": name})
 	code, b, err := newProber(n.host, rl).post(ctx, "/models/unload", body)
@@ -327,7 +339,25 @@ func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) erro
 	if code != http.StatusOK {
 		return fmt.Errorf("router POST /models/unload %s: %d %s", name, code, strings.TrimSpace(string(b)))
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, routerExitWait)
+	defer cancel()
+	for {
+		states, err := n.routerModels(ctx, rl)
+		if err == nil && !slices.ContainsFunc(states, func(s RouterModelState) bool { return s.Name == name && hasProcess(s.State) }) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("router model %s still runs %s after POST /models/unload", name, routerExitWait)
+		case <-time.After(n.set.Poll):
+		}
+	}
+}
+
+// hasProcess reports whether a router model's state is one with a process:
+// loading, loaded or sleeping.
+func hasProcess(state string) bool {
+	return state == "loading" || state == "loaded" || state == "sleeping"
 }
 
 // RouterServes returns the on-demand lanes the node's router was last
