@@ -3,6 +3,7 @@ package llama
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -99,12 +100,14 @@ func TestRouterTakesLanesInPlaceWhileAnotherStreams(t *testing.T) {
 	}
 }
 
-// TestRouterWithoutReloadIsRestarted: a router that answers GET
-// /models?reload=1 with the models it started with (a build from before
-// the reload) is restarted with the new preset.
-func TestRouterWithoutReloadIsRestarted(t *testing.T) {
+// TestReloadCheckTellsARouterWithoutReloadAndStaleAliases: a router
+// that answers GET /models?reload=1 without a model of the new preset (a
+// build from before the reload, which EnsureRouter then restarts) is
+// errNoReload; a model listed with other aliases than the preset's (it
+// ran through the reload) is stale.
+func TestReloadCheckTellsARouterWithoutReloadAndStaleAliases(t *testing.T) {
 	_, err := (&Node{}).reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a"}, {Name: "b"}}}, []byte(`{"data":[{"id":"a","aliases":[],"status":{"value":"loaded"}}]}`))
-	if err == nil || !strings.Contains(err.Error(), "does not list b") {
+	if !errors.Is(err, errNoReload) || !strings.Contains(err.Error(), "does not list b") {
 		t.Fatalf("got %v", err)
 	}
 	stale, err := (&Node{}).reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a", Aliases: []string{"x"}}}}, []byte(`{"data":[{"id":"a","aliases":["y"],"status":{"value":"loaded"}}]}`))
