@@ -150,3 +150,22 @@ func TestRouterSpecBoundsTheCountOnlyWhenNotAllFit(t *testing.T) {
 		t.Errorf("argv %q %v", argv, err)
 	}
 }
+
+// FuzzReloadCheck: whatever the router answers to a reload, the check
+// returns an error or the stale models, each one of the spec's.
+func FuzzReloadCheck(f *testing.F) {
+	f.Add(`{"data":[{"id":"a","aliases":["x"],"status":{"value":"loaded"}}]}`)
+	f.Add(`{"data":[{"id":"a"},{"id":"a","aliases":null}]}`)
+	spec := RouterSpec{Models: []RouterModel{{Name: "a", Aliases: []string{"x"}}, {Name: "b"}}}
+	f.Fuzz(func(t *testing.T, body string) {
+		stale, err := (&Node{}).reloadCheck(spec, []byte(body))
+		if err != nil && stale != nil {
+			t.Fatalf("stale %v with error %v", stale, err)
+		}
+		for _, s := range stale {
+			if s != "a" && s != "b" {
+				t.Fatalf("stale %q is not a model of the spec", s)
+			}
+		}
+	})
+}
