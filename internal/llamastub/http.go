@@ -292,7 +292,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(str
 	}
 }
 
-// serveLoadUnload answers POST /models/load and /models/unload.
+// serveLoadUnload answers POST /models/load and /models/unload as
+// llama-server's router does: a model it does not know is 404 to a load
+// and 400 to an unload, a load of a running model and an unload of one
+// not running are 400.
 func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
@@ -306,11 +309,22 @@ func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := s.find(req.Model)
-	if m == nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("model %q is not in the preset", req.Model))
+	unload := r.URL.Path == "/models/unload"
+	switch {
+	case m == nil && unload:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is not found")
+		return
+	case m == nil:
+		writeError(w, http.StatusNotFound, "not_found_error", "model is not found")
+		return
+	case unload && !running(m.snapshot().state):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is not running")
+		return
+	case !unload && running(m.snapshot().state):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is already running")
 		return
 	}
-	if r.URL.Path == "/models/unload" {
+	if unload {
 		m.unload(StateUnloaded)
 	} else if err := s.admit(m); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())

@@ -138,6 +138,10 @@ func (m *model) loadWeights(ctx context.Context) error {
 func (m *model) unload(state string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.state == StateSleeping && state == StateUnloaded {
+		m.state = state // its weights are already out of memory
+		return
+	}
 	if m.state != StateLoading && m.state != StateLoaded {
 		return
 	}

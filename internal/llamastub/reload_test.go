@@ -84,3 +84,24 @@ func TestReloadRereadsThePresetAndLeavesUnchangedRunningModelsServing(t *testing
 	}
 	s.waitStatus(map[string]string{"a": StateUnloaded, "c": StateLoaded})
 }
+
+func TestLoadAndUnloadAnswerAsTheRouterDoes(t *testing.T) {
+	preset := writePreset(t, fmt.Sprintf("[a]\nmodel = %s\n", modelFile(t, "a.gguf", 64)))
+	s := startStub(t, nil, "--models-preset", preset, "--sleep-idle-seconds", "1")
+	for _, c := range []struct {
+		path, model string
+		code        int
+	}{
+		{"/models/load", "nope", 404}, {"/models/unload", "nope", 400}, {"/models/unload", "a", 400},
+		{"/models/load", "a", 200}, {"/models/load", "a", 400},
+	} {
+		if code, body := s.post(c.path, fmt.Sprintf(`{"model":%q}`, c.model)); code != c.code {
+			t.Errorf("%s %s: %d %s, want %d", c.path, c.model, code, body, c.code)
+		}
+	}
+	s.waitStatus(map[string]string{"a": StateSleeping})
+	if code, body := s.post("/models/unload", `{"model":"a"}`); code != 200 {
+		t.Fatalf("unload of a sleeping model: %d %s", code, body)
+	}
+	s.waitStatus(map[string]string{"a": StateUnloaded})
+}

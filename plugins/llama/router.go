@@ -336,7 +336,9 @@ func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) erro
 	if err != nil {
 		return err
 	}
-	if code != http.StatusOK {
+	// 400 "model is not running": it stopped meanwhile (evicted), which
+	// the wait below sees.
+	if code != http.StatusOK && code != http.StatusBadRequest {
 		return fmt.Errorf("router POST /models/unload %s: %d %s", name, code, strings.TrimSpace(string(b)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, routerExitWait)
