@@ -13,11 +13,12 @@ import (
 // the same lane name, started before the old process stops). Lanes take
 // them in the order of their ports (then names), each the lowest port
 // above its own that no lane declares, no registry of a pod-pool member
-// listens on and no lane before it took, so the result depends on the
+// listens on, is not the llama nodes' router port (RouterPort) and no
+// lane before it took, so the result depends on the
 // pool alone and two lanes never share a spare port. A lane whose port
 // has no free port above it gets none (0).
 func (p *Pool) SparePorts() map[string]int {
-	taken := map[int]bool{}
+	taken := map[int]bool{p.RouterPort(): true}
 	for _, l := range p.Lanes {
 		taken[l.Port] = true
 	}

@@ -26,6 +26,7 @@ func Pool(p *pools.Pool) pools.Diagnostics {
 	v.profiles()
 	v.podPools()
 	v.ports()
+	v.routerPort()
 	v.guards()
 	v.capacity()
 	return v.diags

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -80,8 +81,14 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 	case "/health", "/v1/health":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case "/v1/models", "/models":
+		if r.URL.Query().Get("reload") != "" {
+			if err := s.reload(); err != nil {
+				writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+				return
+			}
+		}
 		data := []any{}
-		for _, m := range s.models {
+		for _, m := range s.list() {
 			data = append(data, s.modelEntry(m, m.snapshot(), true))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
@@ -105,7 +112,7 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/metrics":
 		var snaps []snapshot
-		for _, m := range s.models {
+		for _, m := range s.list() {
 			if q := r.URL.Query().Get("model"); q == "" || m.answers(q) {
 				snaps = append(snaps, m.snapshot())
 			}
@@ -285,7 +292,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(str
 	}
 }
 
-// serveLoadUnload answers POST /models/load and /models/unload.
+// serveLoadUnload answers POST /models/load and /models/unload as
+// llama-server's router does: a model it does not know is 404 to a load
+// and 400 to an unload, a load of a running model and an unload of one
+// not running are 400.
 func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
@@ -299,11 +309,22 @@ func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := s.find(req.Model)
-	if m == nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("model %q is not in the preset", req.Model))
+	unload := r.URL.Path == "/models/unload"
+	switch {
+	case m == nil && unload:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is not found")
+		return
+	case m == nil:
+		writeError(w, http.StatusNotFound, "not_found_error", "model is not found")
+		return
+	case unload && !running(m.snapshot().state):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is not running")
+		return
+	case !unload && running(m.snapshot().state):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is already running")
 		return
 	}
-	if r.URL.Path == "/models/unload" {
+	if unload {
 		m.unload(StateUnloaded)
 	} else if err := s.admit(m); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())
@@ -314,7 +335,7 @@ func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 
 // find returns the preset model named or aliased n, or nil.
 func (s *Server) find(n string) *model {
-	for _, m := range s.models {
+	for _, m := range s.list() {
 		if m.answers(n) {
 			return m
 		}
@@ -363,6 +384,9 @@ func (s *Server) admit(m *model) error {
 	if st := m.snapshot().state; st == StateLoaded || st == StateLoading {
 		return nil
 	}
+	if !slices.Contains(s.models, m) {
+		return fmt.Errorf("model %q was reloaded from the preset meanwhile", m.name)
+	}
 	for s.opts.ModelsMax > 0 {
 		var resident []*model
 		var snaps []snapshot
@@ -398,7 +422,7 @@ func (s *Server) admit(m *model) error {
 
 // sleepIdle puts loaded models idle for longer than d to sleep.
 func (s *Server) sleepIdle(d time.Duration) {
-	for _, m := range s.models {
+	for _, m := range s.list() {
 		if sn := m.snapshot(); sn.state == StateLoaded && sn.idle() && time.Since(sn.lastUsed) > d {
 			m.unload(StateSleeping)
 		}

@@ -29,8 +29,10 @@ type model struct {
 	path    string
 	aliases []string
 	slots   int
-	tune    Tuning
-	log     io.Writer
+	// settings are a router model's preset section (merged over [*]).
+	settings map[string]string
+	tune     Tuning
+	log      io.Writer
 
 	mu        sync.Mutex
 	state     string
@@ -136,6 +138,10 @@ func (m *model) loadWeights(ctx context.Context) error {
 func (m *model) unload(state string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.state == StateSleeping && state == StateUnloaded {
+		m.state = state // its weights are already out of memory
+		return
+	}
 	if m.state != StateLoading && m.state != StateLoaded {
 		return
 	}

@@ -22,7 +22,13 @@
 //     unload with POST /models/unload, and GET /models reports each as
 //     unloaded, loading, loaded, sleeping or failed. At --models-max
 //     resident models, loading another evicts the least recently used idle
-//     one: by count, not memory, and never a busy one.
+//     one: by count, not memory, and never a busy one. --models-max 0 is
+//     no bound. The preset is read at startup and again on GET
+//     /models?reload=1: a running model whose section is gone or changed
+//     (its alias aside) is unloaded, cutting its streams; one whose
+//     section is the same keeps serving (with the aliases it started
+//     with); models not running take their sections as they are now, and
+//     new sections add models.
 //
 // A model file must begin with the GGUF magic; one that does not fails to
 // load, and the process exits 1 as llama-server does. Tokens are words
@@ -85,25 +91,16 @@ func Run(args []string, getenv func(string) string, log io.Writer, sig <-chan os
 			fmt.Fprintln(log, "error: no model: pass -m FILE, or --models-preset FILE.ini for router mode")
 			return 1
 		}
-		text, err := os.ReadFile(opts.ModelsPreset)
-		if err != nil {
-			fmt.Fprintln(log, "error:", err)
-			return 1
-		}
-		p, err := ParsePreset(opts.ModelsPreset, string(text))
+		p, err := s.loadPreset()
 		if err != nil {
 			fmt.Fprintln(log, "error:", err)
 			return 1
 		}
 		for _, pm := range p.Models {
-			slots := opts.Parallel
-			if v, err := strconv.Atoi(pm.Settings["parallel"]); err == nil && v > 0 {
-				slots = v
-			}
-			s.models = append(s.models, newModel(pm.Name, pm.Path, pm.Aliases, slots, tune, log))
+			s.models = append(s.models, s.presetModel(pm))
 		}
 		defer func() {
-			for _, m := range s.models {
+			for _, m := range s.list() {
 				m.unload(StateUnloaded)
 			}
 		}()
@@ -171,7 +168,7 @@ func (s *Server) terminate(ln net.Listener, sig <-chan os.Signal) int {
 	if s.single != nil {
 		s.single.unload(StateUnloaded)
 	}
-	for _, m := range s.models {
+	for _, m := range s.list() {
 		m.unload(StateUnloaded)
 	}
 	deadline := time.NewTimer(s.tune.Linger)

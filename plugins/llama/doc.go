@@ -39,15 +39,25 @@
 // Keep-warm and preferred lanes run as their own processes. On-demand
 // lanes are served by the node's router (RouterLane): one llama-server in
 // router mode on the configured router port, whose preset poolc writes
-// (EnsureRouter), so a lane really loads on its first request. A step's
-// lane residency says which process it is about, so a residency change
-// across on-demand runs make-before-break as start (as it will be),
-// route, drain and stop (as it was); a residency step does the switch in
-// place. The gateway reaches an on-demand lane at the router's port. The router evicts the least recently used
-// idle model when --models-max are loaded: by count, blind to memory. poolc
-// therefore sets --models-max with ModelsMax to the largest k such that
-// the k largest on-demand models fit together in the room the node's
-// budget leaves beside its reserved lanes, so no set of models the router
-// may keep loaded can pass the budget; the price is that several small
-// models may be evicted to respect a bound computed from large ones.
+// (EnsureRouter), so a lane really loads on its first request. A change
+// of the node's on-demand lanes rewrites the preset and asks the running
+// router GET /models?reload=1, on which llama-server's router rereads the
+// preset: models whose section is unchanged keep serving, requests in
+// flight and all, so the node's other on-demand lanes lose nothing; a
+// model whose section goes or changes is drained, then unloaded by the
+// router. Only --models-max, which the router reads at startup alone,
+// needs a restart when it changes. A step's lane residency says which
+// process it is about, so a residency change across on-demand runs
+// make-before-break as start (as it will be), route, drain and stop (as
+// it was); a residency step does the switch in place. The gateway
+// reaches an on-demand lane at the router's port. The router evicts the
+// least recently used idle model when --models-max are loaded: by count,
+// blind to memory. poolc therefore passes --models-max 0 (no bound) while
+// every on-demand model of the node fits at once in the room its budget
+// leaves beside its reserved lanes, and otherwise, with ModelsMax, the
+// largest k such that the k largest fit together, so no set of models
+// the router may keep loaded can pass the budget; the price is that
+// several small models may be evicted to respect a bound computed from
+// large ones, and that a change which moves that bound restarts the
+// router.
 package llama

@@ -6,12 +6,14 @@ import (
 	"slices"
 
 	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
 )
 
 // DefaultRouterPort is the port of every node's router when the plugin
 // config sets no router_port. The gateway sends an on-demand lane's
 // aliases there (the haproxy plugin's router_port has the same default).
-const DefaultRouterPort = 8180
+// The pool's validation and spare ports know it as pools.DefaultRouterPort.
+const DefaultRouterPort = pools.DefaultRouterPort
 
 // routerPort is the configured router port.
 func (c PluginConfig) routerPort() int {
@@ -34,7 +36,7 @@ func routerModel(l *sdk.Lane) RouterModel {
 // listening where the node's lanes do, on the router port, with
 // --models-max from the node's budget beside its reserved lanes (those
 // with their own process, except the lane leaving, whose memory the
-// change frees).
+// change frees): 0, no bound, when every model fits at once.
 func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, models []RouterModel, leaving string) (RouterSpec, error) {
 	host := a.cfg.ListenHost
 	if host == "" {
@@ -63,13 +65,18 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 		sizes[i] = m.MemoryGB
 	}
 	if node.BudgetGB <= 0 && node.MemoryGB <= 0 {
-		// A node whose memory poolc is not told: no bound but the count.
-		spec.ModelsMax = len(models)
+		// A node whose memory poolc is not told: no bound.
 		return spec, nil
 	}
 	room := node.BudgetGB - reserved
-	spec.ModelsMax = ModelsMax(room, sizes)
-	if spec.ModelsMax < 1 {
+	k := ModelsMax(room, sizes)
+	if k < len(models) {
+		// Not every model fits at once: the count bound. (When all fit
+		// the router needs none, and --models-max 0 then stays as it is
+		// while lanes come and go, so the router takes them on a reload.)
+		spec.ModelsMax = k
+	}
+	if k < 1 {
 		return spec, fmt.Errorf("node %s: the largest on-demand model (%.1f GB) does not fit in the %.1f GB its budget (%.1f GB) leaves beside its reserved lanes (%.1f GB)",
 			node.Name, slices.Max(sizes), room, node.BudgetGB, reserved)
 	}

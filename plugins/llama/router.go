@@ -3,13 +3,18 @@ package llama
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"poolc.dev/poolc/internal/plural"
 )
 
 // RouterLane is the lane name of a node's router: the one llama-server
@@ -17,8 +22,9 @@ import (
 const RouterLane = "poolc-router"
 
 // RouterSpec is a node's router: where it listens, how many models it may
-// keep loaded at once, and the on-demand lanes it serves, one preset
-// section each.
+// keep loaded at once (ModelsMax, its --models-max: 0 is no bound, as for
+// llama-server), and the on-demand lanes it serves, one preset section
+// each.
 type RouterSpec struct {
 	Host      string
 	Port      int
@@ -95,14 +101,20 @@ mv -f "$1.tmp" "$1"
 `
 )
 
-// EnsureRouter makes the node's router serve spec: it writes the preset
-// and starts the router, or, when a router runs with another preset or
-// --models-max, drains and stops it first. A router already serving spec
-// is left alone. It waits until /health answers 200 and /v1/models lists
-// every alias. A router with no models is stopped.
+// EnsureRouter makes the node's router serve spec. A router already
+// running with spec's --models-max takes a changed preset in place: poolc
+// rewrites the preset and asks GET /models?reload=1, on which
+// llama-server's router rereads it, leaving every running model whose
+// section is unchanged serving (see reloadRouter); the node's other
+// on-demand lanes lose no request. Only a change of --models-max, which
+// the router reads at startup alone, or a router that does not take the
+// reload, restarts it: drained, stopped, started with the new preset. A
+// router already serving spec is left alone. It waits until /health
+// answers 200 and /v1/models lists every alias. A router with no models
+// is stopped.
 func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress) error {
-	if r.ModelsMax < 1 && len(r.Models) > 0 {
-		return fmt.Errorf("router on port %d: --models-max %d leaves no room for a model", r.Port, r.ModelsMax)
+	if r.ModelsMax < 0 {
+		return fmt.Errorf("router on port %d: --models-max %d is negative", r.Port, r.ModelsMax)
 	}
 	preset, err := r.Preset()
 	if err != nil {
@@ -125,25 +137,229 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err != nil {
 		return err
 	}
-	if running && current == preset && strings.Contains(rec.args, " --models-max "+strconv.Itoa(r.ModelsMax)) {
+	sameMax := running && argValue(rec.args, "--models-max") == strconv.Itoa(r.ModelsMax)
+	switch {
+	case sameMax && current == preset && slices.EqualFunc(rec.meta.Models, r.Models, sameRouterModel):
 		return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+	case sameMax:
+		err := n.reloadRouter(ctx, rl, r, rec, preset, progress)
+		if !errors.Is(err, errNoReload) {
+			return err
+		}
+		if progress != nil {
+			progress(err.Error() + ": restarting it")
+		}
+	case running && progress != nil:
+		progress(fmt.Sprintf("router's --models-max changes to %d, which it reads only at startup: restarting it", r.ModelsMax))
 	}
 	if running {
-		if progress != nil {
-			progress("router's models changed: restarting it")
-		}
 		if err := n.Stop(ctx, rl, progress); err != nil {
 			return err
 		}
 	}
-	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, n.presetPath()), strings.NewReader(preset)); err != nil {
-		return fmt.Errorf("writing the router preset on %s: %w", n.host, err)
+	if err := n.writePreset(ctx, preset); err != nil {
+		return err
 	}
 	argv, err := n.set.routerArgv(rl, r.ModelsMax)
 	if err != nil {
 		return err
 	}
 	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, argv, progress)
+}
+
+func (n *Node) writePreset(ctx context.Context, preset string) error {
+	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, n.presetPath()), strings.NewReader(preset)); err != nil {
+		return fmt.Errorf("writing the router preset on %s: %w", n.host, err)
+	}
+	return nil
+}
+
+// sameRouterModel reports whether two models of a router are one preset
+// section with the same weights.
+func sameRouterModel(a, b RouterModel) bool {
+	return a.Name == b.Name && a.Path == b.Path && slices.Equal(sortedSet(a.Aliases), sortedSet(b.Aliases)) &&
+		a.SHA256 == b.SHA256 && a.Source == b.Source
+}
+
+// argValue is the word after flag in a command line, "" when absent.
+func argValue(args, flag string) string {
+	f := strings.Fields(args)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == flag {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
+// errNoReload is a router that did not take its new preset on GET
+// /models?reload=1 (a llama-server build from before the reload).
+var errNoReload = errors.New("the router did not take its new preset on GET /models?reload=1")
+
+// reloadRouter gives the running router rec its new preset in place.
+// llama-server's router, on GET /models?reload=1, rereads the preset: a
+// running model whose section is gone or changed is unloaded (its
+// process told to exit, which cuts its streams), a running model whose
+// section is unchanged is left alone, models not running take their new
+// sections, new sections are added. Before that, each running model
+// whose section goes or changes is drained (DrainTimeout at most: it is
+// the lane that is changing). The router compares a running model's
+// section without its alias and keeps the aliases it started with, so a
+// running model whose aliases changed is then drained, unloaded and
+// reloaded to take them. The router's metadata then records the new
+// models.
+func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec record, preset string, progress Progress) error {
+	states, err := n.routerModels(ctx, rl)
+	if err != nil {
+		return err
+	}
+	want := map[string]RouterModel{}
+	for _, m := range r.Models {
+		want[m.Name] = m
+	}
+	for _, old := range rec.meta.Models {
+		if m, ok := want[old.Name]; (!ok || m.Path != old.Path) && loadedIn(states, old.Name) {
+			n.drainChanging(ctx, r, old.Name, progress)
+		}
+	}
+	if err := n.writePreset(ctx, preset); err != nil {
+		return err
+	}
+	if progress != nil {
+		progress(fmt.Sprintf("router on port %d: rereading its preset (%s), the other models serving on", r.Port, plural.Count(len(r.Models), "model")))
+	}
+	stale, err := n.reload(ctx, rl, r)
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		for _, name := range stale {
+			n.drainChanging(ctx, r, name, progress)
+			if err := n.unloadRouterModel(ctx, rl, name); err != nil {
+				return err
+			}
+		}
+		if stale, err = n.reload(ctx, rl, r); err != nil {
+			return err
+		}
+		if len(stale) > 0 {
+			return fmt.Errorf("router on port %d: %s still answer to their old aliases after an unload and a reload", r.Port, strings.Join(stale, ", "))
+		}
+	}
+	meta := rec.meta
+	meta.Models, meta.ModelsMax, meta.Aliases = r.Models, r.ModelsMax, sortedSet(routerReady(rl, r).Aliases)
+	line, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, path.Join(n.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+		return fmt.Errorf("recording the router's models on %s: %w", n.host, err)
+	}
+	return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+}
+
+// reload asks the router to reread its preset and checks it took it:
+// every model of r listed. It returns the
+// models that still answer to other aliases than r gives them (running
+// through the reload, they keep those they started with); errNoReload
+// when the router does not list a model r has.
+func (n *Node) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, error) {
+	p := newProber(n.host, rl)
+	// The router answers once the models it unloads have exited: each is
+	// told to exit and killed after its stop timeout (10 s by default).
+	p.client.Timeout = routerExitWait
+	code, body, err := p.get(ctx, "/models?reload=1")
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("router GET /models?reload=1: %d %s", code, strings.TrimSpace(string(body)))
+	}
+	return n.reloadCheck(r, body)
+}
+
+// reloadCheck reads the router's answer to a reload, as reload says.
+func (n *Node) reloadCheck(r RouterSpec, body []byte) ([]string, error) {
+	states, err := parseRouterModels(body)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]RouterModelState{}
+	for _, s := range states {
+		listed[s.Name] = s
+	}
+	var stale []string
+	for _, m := range r.Models {
+		got, ok := listed[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w (it does not list %s)", errNoReload, m.Name)
+		}
+		if !slices.Equal(sortedSet(got.Aliases), sortedSet(m.Aliases)) {
+			stale = append(stale, m.Name)
+		}
+	}
+	return stale, nil
+}
+
+// loadedIn reports whether the router reports model name loaded or
+// loading.
+func loadedIn(states []RouterModelState, name string) bool {
+	for _, s := range states {
+		if s.Name == name {
+			return s.State == "loaded" || s.State == "loading"
+		}
+	}
+	return false
+}
+
+// drainChanging waits for the requests of a router model that is about
+// to be unloaded; past DrainTimeout it goes on, saying so: the lane is the
+// one changing.
+func (n *Node) drainChanging(ctx context.Context, r RouterSpec, name string, progress Progress) {
+	if err := n.DrainRouterModel(ctx, r, name, progress); err != nil && progress != nil {
+		progress(fmt.Sprintf("router model %s: %v; unloading it anyway", name, err))
+	}
+}
+
+// routerExitWait bounds the wait for a model the router unloads: the
+// router tells its process to exit and kills it after the model's stop
+// timeout, 10 s unless its preset says otherwise.
+const routerExitWait = 2 * time.Minute
+
+// unloadRouterModel unloads a model of the router (POST /models/unload)
+// and waits until the router reports it unloaded: the router answers at
+// once and the model's process exits after, and a reload before that
+// would still find the model running.
+func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) error {
+	body, _ := json.Marshal(map[string]string{"model": name})
+	code, b, err := newProber(n.host, rl).post(ctx, "/models/unload", body)
+	if err != nil {
+		return err
+	}
+	// 400 "model is not running": it stopped meanwhile (evicted), which
+	// the wait below sees.
+	if code != http.StatusOK && code != http.StatusBadRequest {
+		return fmt.Errorf("router POST /models/unload %s: %d %s", name, code, strings.TrimSpace(string(b)))
+	}
+	ctx, cancel := context.WithTimeout(ctx, routerExitWait)
+	defer cancel()
+	for {
+		states, err := n.routerModels(ctx, rl)
+		if err == nil && !slices.ContainsFunc(states, func(s RouterModelState) bool { return s.Name == name && hasProcess(s.State) }) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("router model %s still runs %s after POST /models/unload", name, routerExitWait)
+		case <-time.After(n.set.Poll):
+		}
+	}
+}
+
+// hasProcess reports whether a router model's state is one with a process:
+// loading, loaded or sleeping.
+func hasProcess(state string) bool {
+	return state == "loading" || state == "loaded" || state == "sleeping"
 }
 
 // RouterServes returns the on-demand lanes the node's router was last

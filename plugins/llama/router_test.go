@@ -100,15 +100,27 @@ func TestRouterLoadsOnDemandLanesOnFirstRequestAndEvicts(t *testing.T) {
 	if obs, _ := n.Observe(ctx, nil); obs.Lanes[0].PID != pid {
 		t.Errorf("an unchanged router was restarted")
 	}
-	// One lane fewer: a new preset, a new process.
+	// One lane fewer, the same --models-max: the router rereads its
+	// preset in place.
 	var lines []string
 	spec.Models = spec.Models[:2]
 	if err := n.EnsureRouter(ctx, spec, func(s string) { lines = append(lines, s) }); err != nil {
 		t.Fatal(err)
 	}
 	obs, _ = n.Observe(ctx, nil)
-	if len(obs.Lanes) != 2 || obs.Lanes[0].PID == pid || !strings.Contains(strings.Join(lines, "\n"), "restarting") {
+	if len(obs.Lanes) != 2 || obs.Lanes[0].PID != pid || !strings.Contains(strings.Join(lines, "\n"), "rereading its preset") {
 		t.Errorf("after removing a lane: %+v %q", obs.Lanes, lines)
+	}
+	// Another --models-max, which the router reads only at startup: a
+	// new process.
+	lines = nil
+	spec.ModelsMax = 1
+	if err := n.EnsureRouter(ctx, spec, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatal(err)
+	}
+	obs, _ = n.Observe(ctx, nil)
+	if len(obs.Lanes) != 2 || obs.Lanes[0].PID == pid || !strings.Contains(strings.Join(lines, "\n"), "restarting") {
+		t.Errorf("after changing --models-max: %+v %q", obs.Lanes, lines)
 	}
 }
 
