@@ -138,7 +138,7 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		}
 	}
 	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
-		Leaving: compiler.Leaving(c.Config, s.state)})
+		Leaving: compiler.Leaving(c.Config, s.state), Left: s.state.Left(c.Config.Pool)})
 	c.Config.Sources.Attach(diags)
 	if diags.HasErrors() {
 		return nil, diags, &Error{Diagnostics: diags}
@@ -362,6 +362,14 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 	}
 	if req.Saved == nil && req.Confirm != nil && !req.Confirm(plan) { // a saved plan was reviewed when it was made
 		return nil, ErrNotApproved
+	}
+	// The plugin serving each target is on record before any step runs,
+	// so what a step leaves there can be taken away through it after the
+	// target has left the configuration.
+	if s.state.RecordServed(req.Config.Pool) {
+		if err := s.store.Write(s.state); err != nil {
+			return nil, err
+		}
 	}
 	journal, err := s.store.BeginJournal(store.NewID())
 	if err != nil {
