@@ -264,7 +264,7 @@ func writeMayHaveRun(io Stdio, asJSON bool, steps []orchestrate.Uncertain, resen
 		case u.Planned:
 			what = "not sent again"
 		}
-		msg := fmt.Sprintf("%s may have run: the last apply was killed while it was in flight, and plugin %s does not observe %s; %s", u.Step, u.Plugin, u.Part, what)
+		msg := u.Why() + "; " + what
 		if asJSON {
 			enc.Encode(jsonEvent{FormatVersion: JSONFormatVersion, Time: time.Now().UTC(), Event: "may-have-run", Step: u.Step, Plugin: u.Plugin, Message: msg})
 			continue

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,12 +47,7 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 					writeDiagnostics(io, diags)
 					return ExitError
 				}
-				opts := host.Options{WorkDir: cfg.Dir(), Stderr: io.Err}
-				if !*allowUnpinned {
-					opts.UnpinnedInside = repositoryOf(cfg.Dir())
-				}
-				set, pdiags := host.Start(context.Background(), cfg.Pool, opts)
-				cfg.Sources.Attach(pdiags)
+				set, pdiags := inspectPlugins(cfg, *allowUnpinned, io.Err)
 				writeDiagnostics(io, pdiags)
 				if set == nil {
 					return ExitError
@@ -67,8 +61,7 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 					status := "declared"
 					switch d := declaration(cfg.Pool, info.Name); {
 					case info.NotStarted != "":
-						status = "unpinned in the repository, not started"
-						fmt.Fprintf(io.Err, "warning: plugin %s not started: %s; pin it with sha256 = %q once you trust it, or pass --allow-unpinned to run it\n", info.Name, info.NotStarted, info.SHA256)
+						status = "unpinned in the repository, not started" // inspectPlugins warned
 					case info.Implicit:
 						status = "built-in default"
 					case d != nil && d.SHA256 != "":

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/plugins/host"
 )
 
 func init() {
@@ -23,8 +21,12 @@ and apply do, and checks what only they can tell: each plugin's config
 block against the schema the plugin declares, and that the plugin each
 target names (a node's runtime, the gateway, a pod pool's cluster and
 image_sync) handles the step kinds the target needs (--plugins=false skips
-this, for a machine without the plugin binaries). Every finding is
-reported with its file:line:col and the numbers that break the rule.
+this, for a machine without the plugin binaries). As poolc plugins does,
+it runs none of the checkout's code: a declared plugin that is not pinned
+by sha256 and whose binary lies inside the repository is not started, and
+a warning says so with the sha256 to pin it with (--allow-unpinned starts
+it). Every finding is reported with its file:line:col and the numbers that
+break the rule.
 
 Pod pool members can be written in the compact form operators already use:
 
@@ -68,6 +70,7 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
 			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
 			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose unpinned binaries lie inside the repository")
 			return func(args []string, io Stdio) int {
 				io.diags = textDiagForm(io.Err, *noColor)
 				v, err := newDiagView(*format, io)
@@ -77,11 +80,10 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 				}
 				cfg, diags := compiler.Load(args)
 				if *withPlugins && !diags.HasErrors() {
-					set, pdiags := host.Start(context.Background(), cfg.Pool, host.Options{WorkDir: cfg.Dir(), Stderr: io.Err})
+					set, pdiags := inspectPlugins(cfg, *allowUnpinned, io.Err)
 					if set != nil {
 						set.Close()
 					}
-					cfg.Sources.Attach(pdiags)
 					diags = append(diags, pdiags...)
 					diags.Sort()
 				}

@@ -138,7 +138,7 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		}
 	}
 	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
-		Leaving: compiler.Leaving(c.Config, s.state)})
+		Leaving: compiler.Leaving(c.Config, s.state), Left: s.state.Left(c.Config.Pool)})
 	c.Config.Sources.Attach(diags)
 	if diags.HasErrors() {
 		return nil, diags, &Error{Diagnostics: diags}
@@ -185,9 +185,13 @@ type PlanResponse struct {
 }
 
 // Plan refreshes the state (unless asked not to) and plans. The state file
-// is not written: a plan changes nothing.
+// is not written: a plan changes nothing. Holding the lock, it reads the
+// journal as apply does: when the last apply was interrupted it refreshes
+// in any case, and the plan lists the steps that may have run
+// (Plan.MayHaveRun) that apply would report. Without the lock an apply may
+// be under way, so its journal says nothing of an interruption.
 func Plan(ctx context.Context, req PlanRequest) (*PlanResponse, error) {
-	s, diags, err := req.open(ctx, false)
+	s, diags, err := req.open(ctx, req.Lock)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +200,7 @@ func Plan(ctx context.Context, req PlanRequest) (*PlanResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.MayHaveRun = s.uncertain(p)
 	return &PlanResponse{State: s.state, Plan: p, Drift: s.drift, Diagnostics: diags}, nil
 }
 
@@ -224,23 +229,14 @@ type ApplyRequest struct {
 	MayHaveRun func(steps []Uncertain, resent bool)
 }
 
-// Uncertain is a step that may have run: an interrupted apply had sent it
-// to a plugin and was killed before the answer, and the plugin does not
-// observe the part of a fleet the step changes (host.StepPart), so the
-// refresh cannot tell whether it did. A plugin that observes that part
-// settles it by the refresh instead, and its step is never uncertain.
-type Uncertain struct {
-	// Step is the step's ID, as the journal recorded it.
-	Step string
-	// Plugin is the plugin the interrupted apply sent it to.
-	Plugin string
-	// Part is what the plugin would have to observe (sdk.Observe*).
-	Part string
-	// Planned says the new plan holds the step again, so applying would
-	// send it a second time; a step the new plan no longer holds is only
-	// reported.
-	Planned bool
-}
+// Uncertain is a step that may have run (pools.MayHaveRun): an
+// interrupted apply had sent it to a plugin and was killed before the
+// answer, and the plugin does not observe the part of a fleet the step
+// changes (host.StepPart), so the refresh cannot tell whether it did. A
+// plugin that observes that part settles it by the refresh instead, and
+// its step is never uncertain. A step the new plan no longer holds
+// (Planned false) is only reported.
+type Uncertain = pools.MayHaveRun
 
 // UncertainError refuses a plan that would send again a step that may
 // have run.
@@ -366,6 +362,14 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 	}
 	if req.Saved == nil && req.Confirm != nil && !req.Confirm(plan) { // a saved plan was reviewed when it was made
 		return nil, ErrNotApproved
+	}
+	// The plugin serving each target is on record before any step runs,
+	// so what a step leaves there can be taken away through it after the
+	// target has left the configuration.
+	if s.state.RecordServed(req.Config.Pool) {
+		if err := s.store.Write(s.state); err != nil {
+			return nil, err
+		}
 	}
 	journal, err := s.store.BeginJournal(store.NewID())
 	if err != nil {

@@ -137,6 +137,23 @@ type Unserved struct {
 	Why   string `json:"why"`
 }
 
+// MayHaveRun is a step that may have run: an interrupted apply had sent
+// it to a plugin and was killed before the answer, and the plugin does
+// not observe Part, the part of a fleet the step changes (sdk.Observe*),
+// so a refresh cannot tell whether it did. Planned says the plan holds
+// the step again, so applying it would send the step a second time.
+type MayHaveRun struct {
+	Step    string `json:"step"`
+	Plugin  string `json:"plugin"`
+	Part    string `json:"part"`
+	Planned bool   `json:"planned"`
+}
+
+// Why is the sentence that reports the step, for every output form.
+func (m MayHaveRun) Why() string {
+	return fmt.Sprintf("%s may have run: the last apply was killed while it was in flight, and plugin %s does not observe %s", m.Step, m.Plugin, m.Part)
+}
+
 // Plan is the ordered set of steps that takes the current fleet (Before)
 // to the desired one (After), with what it cannot do without interrupting
 // service and what it cannot place.
@@ -149,8 +166,12 @@ type Plan struct {
 	Interruptions []Interruption `json:"interruptions"`
 	Unplaced      []Unplaced     `json:"unplaced"`
 	Unserved      []Unserved     `json:"unserved"`
-	Before        Fleet          `json:"before"`
-	After         Fleet          `json:"after"`
+	// MayHaveRun are the steps the last apply, killed, left in flight
+	// that may have run (see MayHaveRun); only a plan made from a state
+	// whose last apply was interrupted has them.
+	MayHaveRun []MayHaveRun `json:"may_have_run,omitempty"`
+	Before     Fleet        `json:"before"`
+	After      Fleet        `json:"after"`
 }
 
 // Empty reports whether the plan changes nothing.

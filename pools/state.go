@@ -23,6 +23,9 @@ type State struct {
 	Serial        int64  `json:"serial"`
 	Pool          string `json:"pool"`
 	Fleet
+	// Served records the plugin serving each target (see RecordServed);
+	// a state written before poolc kept it has none.
+	Served []Served `json:"served,omitempty"`
 }
 
 // Fleet is what runs: the desired state (from placement) and the current

@@ -65,20 +65,45 @@ func quote(s string) string { return `"` + s + `"` }
 // StepPlugin names the plugin that carries out the step: its node's
 // runtime for lane steps and prefetches, the gateway's for routes, its pod
 // pool's cluster or image sync for member steps. It is "" when the step's
-// node or pod pool is no longer in the pool, so no plugin is known.
+// node or pod pool is no longer in the pool; the state's record of who
+// served it then says (State.Left).
 func (p *Pool) StepPlugin(s Step) string {
-	switch s.Kind {
-	case StepRoute:
+	return p.PluginOf(StepTarget(s))
+}
+
+// PluginOf names the plugin serving the pool's target of that role and
+// name, or "" when the pool has no such target.
+func (p *Pool) PluginOf(role, name string) string {
+	switch role {
+	case "runtime":
+		if n := p.Node(name); n != nil {
+			return orDefault(n.Runtime)
+		}
+	case "gateway":
 		return orDefault(p.Gateway)
-	case StepMemberEnsure, StepMemberRemove, StepImageSync:
-		pp := p.PodPool(s.Member.PodPool)
+	case "cluster", "image_sync":
+		pp := p.PodPool(name)
 		switch {
 		case pp == nil:
-			return ""
-		case s.Kind == StepImageSync:
+		case role == "cluster":
+			return orDefault(pp.Cluster)
+		default:
 			return orDefault(pp.ImageSync)
 		}
-		return orDefault(pp.Cluster)
+	}
+	return ""
+}
+
+// StepTarget is the role (as Target.Role) and name of the target a step
+// acts on: its node, "" for the gateway, its member's pod pool.
+func StepTarget(s Step) (role, name string) {
+	switch s.Kind {
+	case StepRoute:
+		return "gateway", ""
+	case StepMemberEnsure, StepMemberRemove:
+		return "cluster", s.Member.PodPool
+	case StepImageSync:
+		return "image_sync", s.Member.PodPool
 	}
 	node := s.Node
 	if node == "" && s.Lane != nil {
@@ -87,10 +112,7 @@ func (p *Pool) StepPlugin(s Step) string {
 	if node == "" && s.Prefetch != nil {
 		node = s.Prefetch.Node
 	}
-	if n := p.Node(node); n != nil {
-		return orDefault(n.Runtime)
-	}
-	return ""
+	return "runtime", node
 }
 
 // TargetPlugins names the plugins the pool's targets use, in the order

@@ -364,7 +364,7 @@ func (r *run) settled(m *schedule.Machine, i int) {
 func (r *run) actuator(s pools.Step) (Actuator, string, sdk.Diagnostics) {
 	act, plugin, ok := r.acts.For(s)
 	if !ok {
-		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin serves the target of %s: its node or pod pool is no longer in the pool, or its plugin is not started", s.ID))
+		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin serves the target of %s: its node or pod pool is no longer in the pool and the state has no record of the plugin that served it, or its plugin is not started", s.ID))
 	}
 	return act, plugin, nil
 }

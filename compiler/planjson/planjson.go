@@ -25,8 +25,20 @@ type Plan struct {
 	Interruptions []Interruption `json:"interruptions"`
 	Unplaced      []Unplaced     `json:"unplaced"`
 	Unserved      []Unserved     `json:"unserved"`
+	MayHaveRun    []MayHaveRun   `json:"may_have_run,omitempty"`
 	Before        Fleet          `json:"before"`
 	After         Fleet          `json:"after"`
+}
+
+// MayHaveRun is a step the last apply, killed, had in flight and whose
+// plugin does not observe what it changes (part: lanes, routes,
+// prefetched, members, images), so it may have run; planned says this
+// plan holds it again.
+type MayHaveRun struct {
+	Step    string `json:"step"`
+	Plugin  string `json:"plugin"`
+	Part    string `json:"part"`
+	Planned bool   `json:"planned"`
 }
 
 // Step is one action: id (unique in the plan), kind, what it changes
@@ -160,8 +172,9 @@ func FromPlan(p *pools.Plan) Plan {
 			return Unplaced{Lane: u.Lane, Residency: string(u.Residency), MemoryGB: u.MemoryGB,
 				Excluded: each(u.Excluded, func(e pools.Exclusion) Exclusion { return Exclusion{Node: e.Node, Why: e.Why} })}
 		}),
-		Unserved: each(p.Unserved, func(u pools.Unserved) Unserved { return Unserved{Alias: u.Alias, Why: u.Why} }),
-		Before:   FromFleet(p.Before), After: FromFleet(p.After)}
+		Unserved:   each(p.Unserved, func(u pools.Unserved) Unserved { return Unserved{Alias: u.Alias, Why: u.Why} }),
+		MayHaveRun: each(p.MayHaveRun, func(m pools.MayHaveRun) MayHaveRun { return MayHaveRun(m) }),
+		Before:     FromFleet(p.Before), After: FromFleet(p.After)}
 	return out
 }
 
@@ -175,8 +188,9 @@ func (p Plan) Pools() *pools.Plan {
 			return pools.Unplaced{Lane: u.Lane, Residency: pools.Residency(u.Residency), MemoryGB: u.MemoryGB,
 				Excluded: each(u.Excluded, func(e Exclusion) pools.Exclusion { return pools.Exclusion{Node: e.Node, Why: e.Why} })}
 		}),
-		Unserved: each(p.Unserved, func(u Unserved) pools.Unserved { return pools.Unserved{Alias: u.Alias, Why: u.Why} }),
-		Before:   p.Before.pools(), After: p.After.pools()}
+		Unserved:   each(p.Unserved, func(u Unserved) pools.Unserved { return pools.Unserved{Alias: u.Alias, Why: u.Why} }),
+		MayHaveRun: each(p.MayHaveRun, func(m MayHaveRun) pools.MayHaveRun { return pools.MayHaveRun(m) }),
+		Before:     p.Before.pools(), After: p.After.pools()}
 }
 
 func fromStep(s pools.Step) Step {

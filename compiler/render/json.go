@@ -23,6 +23,9 @@ import (
 //	interruptions[] {alias, lane, seconds, reason}
 //	unplaced[]      {lane, residency, memory_gb, excluded[{node, why}]}
 //	unserved[]      {alias, why}
+//	may_have_run[]  {step, plugin, part, planned}: steps a killed apply had
+//	                in flight whose plugin does not observe whether they
+//	                ran; absent when there are none
 //	state_diff      unified diff of the canonical state text, "" if none
 //	before, after   the fleets: nodes, lanes, routes, prefetched, members
 type JSONPlan struct {

@@ -14,8 +14,9 @@ import (
 const MarkdownLimit = 65000
 
 // Markdown writes the plan for a pull-request comment: the summary first,
-// then interruptions and lanes that cannot be placed in the open, and the
-// steps and the state diff in collapsible sections. When the whole would
+// then interruptions, lanes that cannot be placed, unserved aliases and
+// steps that may have run in the open, and the steps and the state diff
+// in collapsible sections. When the whole would
 // pass MarkdownLimit, the state diff and then the steps are cut, with a
 // note saying how much and where to see it all.
 func Markdown(w io.Writer, p *pools.Plan) {
@@ -45,6 +46,12 @@ func Markdown(w io.Writer, p *pools.Plan) {
 		head.WriteString("\n**Unserved aliases:**\n")
 		for _, u := range p.Unserved {
 			fmt.Fprintf(&head, "- %s: %s\n", cell(u.Alias), cell(u.Why))
+		}
+	}
+	if len(p.MayHaveRun) > 0 {
+		head.WriteString("\n> [!CAUTION]\n> The last apply was killed with steps in flight that may have run; check each on its target before applying.\n")
+		for _, m := range p.MayHaveRun {
+			fmt.Fprintf(&head, "> - `%s`: %s; %s\n", cell(m.Step), cell(m.Why()), cell(MayHaveRunOutcome(m)))
 		}
 	}
 

@@ -26,7 +26,8 @@ const (
 
 // Text writes the plan for people: the steps in order with their symbol,
 // reason and dependencies, then interruptions, lanes that cannot be
-// placed, unserved aliases, the state diff, and the summary line last.
+// placed, unserved aliases, steps that may have run, the state diff, and
+// the summary line last.
 func Text(w io.Writer, p *pools.Plan, opt TextOptions) {
 	paint := func(code, s string) string {
 		if !opt.Color {
@@ -77,6 +78,12 @@ func Text(w io.Writer, p *pools.Plan, opt TextOptions) {
 			fmt.Fprintf(w, "  %s: %s\n", u.Alias, u.Why)
 		}
 	}
+	if len(p.MayHaveRun) > 0 {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold+ansiYellow, "May have run (check each on its target before applying):"))
+		for _, m := range p.MayHaveRun {
+			fmt.Fprintf(w, "  ? %s; %s\n", m.Why(), MayHaveRunOutcome(m))
+		}
+	}
 	if d := UnifiedDiff("current", "planned", StateText(p.Before), StateText(p.After)); d != "" {
 		fmt.Fprintf(w, "\n%s\n", paint(ansiBold, "State diff:"))
 		for _, line := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
@@ -92,4 +99,13 @@ func Text(w io.Writer, p *pools.Plan, opt TextOptions) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", paint(ansiBold, p.Summary()))
+}
+
+// MayHaveRunOutcome says what applying the plan does with a step that may
+// have run.
+func MayHaveRunOutcome(m pools.MayHaveRun) string {
+	if m.Planned {
+		return "this plan holds it again: apply refuses to send it again without --retry-uncertain"
+	}
+	return "this plan does not hold it, so apply does not send it again"
 }

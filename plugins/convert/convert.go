@@ -10,11 +10,24 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// Plan is what a step is read against: the pool it was planned from and
-// the fleet before the plan, for a route's old endpoint.
+// Plan is what a step is read against: the pool it was planned from, the
+// fleet before the plan, for a route's old endpoint, and the state's
+// records of the targets that left the pool (pools.State.Left), for the
+// node or pod pool of a step the pool no longer declares.
 type Plan struct {
 	Pool   *pools.Pool
 	Before *pools.Fleet
+	Left   []pools.Served
+}
+
+// left is the record of the target that left the pool, or nil.
+func (p Plan) left(role, name string) *pools.Served {
+	for i := range p.Left {
+		if p.Left[i].Role == role && p.Left[i].Name == name {
+			return &p.Left[i]
+		}
+	}
+	return nil
 }
 
 // Node is the SDK's node for a pool node. Its address never holds a port
@@ -24,11 +37,15 @@ func Node(n *pools.Node) sdk.Node {
 		MemoryGB: n.MemoryGB, BudgetGB: n.Budget(), Labels: n.Labels}
 }
 
-// node is the SDK's node of that name, or one with only the name when the
-// pool no longer has it.
+// node is the SDK's node of that name: the pool's, or as the state
+// recorded it when it left the pool, or one with only the name.
 func (p Plan) node(name string) sdk.Node {
 	if n := p.Pool.Node(name); n != nil {
 		return Node(n)
+	}
+	if l := p.left("runtime", name); l != nil {
+		n := l.Node()
+		return Node(&n)
 	}
 	return sdk.Node{Name: name}
 }
@@ -112,6 +129,8 @@ func (p Plan) member(m pools.MemberState) sdk.Member {
 		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
 	if pp := p.Pool.PodPool(m.PodPool); pp != nil {
 		out.Namespace, out.PodMemoryGB = pp.Namespace, pp.PodMemoryGB
+	} else if l := p.left("cluster", m.PodPool); l != nil {
+		out.Namespace, out.PodMemoryGB = l.Namespace, l.PodMemoryGB
 	}
 	return out
 }
@@ -146,9 +165,11 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 // carry their residency under the pool's active profile. The gateway gets
 // every node of the pool in GatewayNodes. Of the leaving members (those
 // the state holds and the pool no longer lists, see plan.Leaving), it gets
-// the ones of pod pools whose cluster it is.
-func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState) sdk.Inventory {
-	p := Plan{Pool: pool}
+// the ones of pod pools whose cluster it is. Of the targets that left the
+// pool (left, the state's records), it gets the nodes it served, and the
+// leaving members of the pod pools whose cluster it was.
+func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState, left ...pools.Served) sdk.Inventory {
+	p := Plan{Pool: pool, Left: left}
 	var inv sdk.Inventory
 	models := map[string]bool{}
 	inv.Gateway = pool.Gateway == plugin
@@ -188,12 +209,29 @@ func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState) sdk
 				SSHHost: m.SSHHost, SSHPort: m.SSHPort, Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image}))
 		}
 	}
+	for _, l := range left {
+		if l.Role == "runtime" && l.Plugin == plugin {
+			inv.Nodes = append(inv.Nodes, p.node(l.Name))
+		}
+	}
 	for _, m := range leaving {
-		if pp := pool.PodPool(m.PodPool); pp != nil && pp.Cluster == plugin {
+		if p.clusterOf(m.PodPool) == plugin {
 			inv.Leaving = append(inv.Leaving, p.member(m))
 		}
 	}
 	return inv
+}
+
+// clusterOf names the cluster plugin of the pod pool: the pool's, or the
+// one the state recorded when the pod pool left it.
+func (p Plan) clusterOf(podPool string) string {
+	if name := p.Pool.PluginOf("cluster", podPool); name != "" {
+		return name
+	}
+	if l := p.left("cluster", podPool); l != nil {
+		return l.Plugin
+	}
+	return ""
 }
 
 // mayRunOn reports whether a lane may be placed on one of the inventory's

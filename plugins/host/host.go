@@ -63,6 +63,11 @@ type Options struct {
 	// lists (plan.Leaving); each goes in the inventory of its pod pool's
 	// cluster plugin, which observes it so its member-remove is planned.
 	Leaving []pools.MemberState
+	// Left are the state's records of the targets that left the pool and
+	// still hold something (pools.State.Left): the plugin each names is
+	// started (it must be declared, or be the built-in default), gets the
+	// target in its inventory, observes it, and carries out its steps.
+	Left []pools.Served
 	// UnpinnedInside, when set, is a directory (a repository) whose
 	// unpinned binaries are not run: an external plugin without a sha256
 	// whose binary lies inside it is not started, and Set.Plugins lists
@@ -101,7 +106,8 @@ type Info struct {
 // it to stop their processes.
 type Set struct {
 	pool    *pools.Pool
-	plugins []*running // in declaration order, the implicit default last
+	left    []pools.Served // Options.Left
+	plugins []*running     // in declaration order, the implicit default last
 	byName  map[string]*running
 	skipped []Info // the plugins not started (Options.UnpinnedInside)
 	out     *output
@@ -135,8 +141,8 @@ func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Dia
 	if opts.Self == nil {
 		opts.Self = defaultSelf()
 	}
-	s := &Set{pool: pool, byName: map[string]*running{}, out: &output{w: opts.Stderr}}
-	decls, implicit := declarations(pool)
+	s := &Set{pool: pool, left: opts.Left, byName: map[string]*running{}, out: &output{w: opts.Stderr}}
+	decls, implicit := declarations(pool, opts.Left)
 	reattach, ds := reattachFromEnv(decls)
 	var ok []bool
 	for _, d := range decls {
@@ -178,6 +184,17 @@ func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Dia
 				t.What, kindNames(roleKinds[t.Role]), t.Plugin, strings.Join(missing, ", "))
 		}
 	}
+	for _, l := range opts.Left {
+		what := l.What() + ", which has left the pool"
+		if p := s.byName[l.Plugin]; p != nil {
+			p.info.Targets = append(p.info.Targets, what)
+			continue
+		}
+		if !slices.ContainsFunc(decls, func(d pools.Plugin) bool { return d.Name == l.Plugin }) {
+			ds.Errorf("plugin-left", nil, "the state records that plugin %q served %s and the state still holds what it set up there; keep plugin %q { ... } declared until an apply has taken that away",
+				l.Plugin, what, l.Plugin)
+		}
+	}
 	if ds.HasErrors() {
 		s.Close()
 		return nil, ds
@@ -186,14 +203,16 @@ func Start(ctx context.Context, pool *pools.Pool, opts Options) (*Set, pools.Dia
 }
 
 // declarations are the plugins to start: the pool's declarations and, when
-// some target uses the default plugin without the pool declaring it, the
-// built-in default, whose name is then returned too.
-func declarations(pool *pools.Pool) ([]pools.Plugin, string) {
+// some target uses the default plugin without the pool declaring it (or
+// a target that left the pool used it), the built-in default, whose name
+// is then returned too.
+func declarations(pool *pools.Pool, left []pools.Served) ([]pools.Plugin, string) {
 	decls := slices.Clone(pool.Plugins)
 	if slices.ContainsFunc(decls, func(d pools.Plugin) bool { return d.Name == pools.DefaultPlugin }) {
 		return decls, ""
 	}
-	if !slices.Contains(pool.TargetPlugins(), pools.DefaultPlugin) {
+	if !slices.Contains(pool.TargetPlugins(), pools.DefaultPlugin) &&
+		!slices.ContainsFunc(left, func(l pools.Served) bool { return l.Plugin == pools.DefaultPlugin }) {
 		return decls, ""
 	}
 	return append(decls, pools.Plugin{Name: pools.DefaultPlugin, Builtin: true}), pools.DefaultPlugin

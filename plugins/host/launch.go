@@ -211,7 +211,7 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 		config = checked
 	}
 	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: p.pool.Name, ConfigJSON: config, WorkDir: p.opts.WorkDir,
-		Inventory: convert.Inventory(p.pool, d.Name, p.opts.Leaving)})
+		Inventory: convert.Inventory(p.pool, d.Name, p.opts.Leaving, p.opts.Left...)})
 	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
 }
 

@@ -39,8 +39,9 @@ type owner struct {
 	listed     map[string]bool // keys of the members the pool lists
 }
 
-// ownerOf is what the plugin serves in the pool.
-func ownerOf(pool *pools.Pool, plugin string) owner {
+// ownerOf is what the plugin serves in the pool, and of the targets that
+// left it (the state's records), those it served.
+func ownerOf(pool *pools.Pool, left []pools.Served, plugin string) owner {
 	o := owner{nodes: map[string]bool{}, clusters: map[string]bool{}, imageSyncs: map[string]bool{}, listed: map[string]bool{}}
 	for _, pp := range pool.PodPools {
 		for _, m := range pp.Members {
@@ -60,6 +61,15 @@ func ownerOf(pool *pools.Pool, plugin string) owner {
 			o.clusters[t.Name] = true
 		case "image_sync":
 			o.imageSyncs[t.Name] = true
+		}
+	}
+	for _, l := range left {
+		switch {
+		case l.Plugin != plugin:
+		case l.Role == "runtime":
+			o.nodes[l.Name] = true
+		case l.Role == "cluster":
+			o.clusters[l.Name] = true
 		}
 	}
 	return o
@@ -104,7 +114,7 @@ func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 			}
 			parts = append(parts, part)
 		}
-		obs.seen = append(obs.seen, seen{plugin: p.info.Name, parts: parts, owns: ownerOf(s.pool, p.info.Name), fleet: convert.Fleet(r.Fleet)})
+		obs.seen = append(obs.seen, seen{plugin: p.info.Name, parts: parts, owns: ownerOf(s.pool, s.left, p.info.Name), fleet: convert.Fleet(r.Fleet)})
 	}
 	return obs, ds
 }

@@ -53,9 +53,9 @@ func TestRefreshLeavesTheImageOfAMemberWithoutRegistry(t *testing.T) {
 func TestRefreshLeavesTheImageOfALeavingMember(t *testing.T) {
 	pool := &pools.Pool{PodPools: []pools.PodPool{{Name: "harness", Cluster: "kube", ImageSync: "image-sync", Members: []pools.Member{{Context: "k1"}}}}}
 	leaving := pools.MemberState{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001", Image: "h:1"}
-	cluster := seen{plugin: "kube", parts: []string{sdk.ObserveMembers}, owns: ownerOf(pool, "kube"),
+	cluster := seen{plugin: "kube", parts: []string{sdk.ObserveMembers}, owns: ownerOf(pool, nil, "kube"),
 		fleet: pools.Fleet{Members: []pools.MemberState{{PodPool: "harness", Context: "k2", Capacity: 1, Registry: "k3d-r:5001"}}}}
-	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: ownerOf(pool, "image-sync")}
+	images := seen{plugin: "image-sync", parts: []string{sdk.ObserveImages}, owns: ownerOf(pool, nil, "image-sync")}
 	f := pools.Fleet{Members: []pools.MemberState{leaving}}
 	if drift := (Observation{seen: []seen{cluster, images}}).Refresh(&f); len(drift) != 0 || len(f.Members) != 1 || f.Members[0] != leaving {
 		t.Errorf("members %+v, drift %v; want the leaving member kept as it was", f.Members, drift)

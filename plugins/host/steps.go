@@ -15,7 +15,7 @@ import (
 // a route's old and new endpoints), and what a plugin observed after the
 // step comes back in poolc's terms.
 func (s *Set) Steps(before *pools.Fleet) runner.Actuators {
-	return steps{set: s, plan: convert.Plan{Pool: s.pool, Before: before}}
+	return steps{set: s, plan: convert.Plan{Pool: s.pool, Before: before, Left: s.left}}
 }
 
 type steps struct {
@@ -23,9 +23,13 @@ type steps struct {
 	plan convert.Plan
 }
 
-// For returns the plugin serving the step's target.
+// For returns the plugin serving the step's target: the pool's, or the
+// one the state recorded for a target that left the pool.
 func (st steps) For(s pools.Step) (runner.Actuator, string, bool) {
 	name := st.set.pool.StepPlugin(s)
+	if name == "" {
+		name = pools.LeftPlugin(st.set.left, s)
+	}
 	p, ok := st.set.byName[name]
 	if !ok {
 		return nil, name, false
