@@ -5,23 +5,25 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"poolc.dev/poolc/internal/poolctest"
 )
 
 // poolc plan reads the journal as apply does: after a kill that left a
 // start in flight at a plugin that observes no lanes, the plan shows the
 // step as "may have run" in text, Markdown and JSON, and sends nothing.
 func TestPlanShowsTheStepsAKilledApplyLeftThatMayHaveRun(t *testing.T) {
-	bin := poolcBinary(t)
+	bin := poolctest.Binary(t)
 	dir := blindPool(t, "")
 	killMidStart(t, bin, dir, nil)
 
-	out, err := run(t, bin, "plan", dir)
+	out, err := poolctest.Run(t, bin, "plan", dir)
 	if err != nil || !strings.Contains(out, "May have run") ||
 		!strings.Contains(out, "? start:chat@a may have run: the last apply was killed while it was in flight, and plugin blind does not observe lanes; this plan holds it again: apply refuses to send it again without --retry-uncertain") {
 		t.Errorf("plan (text) does not show start:chat@a as may-have-run: %v\n%s", err, out)
 	}
 
-	out, err = run(t, bin, "plan", "--format", "markdown", dir)
+	out, err = poolctest.Run(t, bin, "plan", "--format", "markdown", dir)
 	if err != nil || !strings.Contains(out, "> [!CAUTION]") || !strings.Contains(out, "> - `start:chat@a`: start:chat@a may have run") {
 		t.Errorf("plan (markdown) does not show start:chat@a as may-have-run: %v\n%s", err, out)
 	}
@@ -44,7 +46,7 @@ func TestPlanShowsTheStepsAKilledApplyLeftThatMayHaveRun(t *testing.T) {
 		t.Errorf("start:chat@a was sent %d times; plan sends nothing", n)
 	}
 	// Plan settled nothing: apply still refuses to send the step again.
-	if out, err := run(t, bin, "apply", "--auto-approve", dir); err == nil || !strings.Contains(out, "start:chat@a may have run") {
+	if out, err := poolctest.Run(t, bin, "apply", "--auto-approve", dir); err == nil || !strings.Contains(out, "start:chat@a may have run") {
 		t.Errorf("apply after plan: %v\n%s", err, out)
 	}
 }
