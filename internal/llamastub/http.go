@@ -125,15 +125,18 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// modelEntry is a model's entry in /v1/models or, for a router, in
+// GET /models: as llama-server's router does, the router's entry names
+// the model file only in the arguments it starts the model's process with
+// (status.args), and a model whose process failed has its exit code.
 func (s *Server) modelEntry(m *model, snap snapshot, router bool) map[string]any {
-	id := m.name
-	e := map[string]any{"id": id, "object": "model", "owned_by": "llamacpp", "created": s.started.Unix(),
-		"aliases": append([]string{}, m.aliases...), "path": m.path}
+	e := map[string]any{"id": m.name, "object": "model", "owned_by": "llamacpp", "created": s.started.Unix(),
+		"aliases": append([]string{}, m.aliases...)}
 	if router {
-		st := map[string]any{"value": snap.state}
+		st := map[string]any{"value": snap.state, "args": []string{"llama-server", "--host", "127.0.0.1", "--alias", m.name, "-m", m.path}}
 		if snap.failure != "" {
 			st["failed"] = true
-			st["message"] = snap.failure
+			st["exit_code"] = 1
 		}
 		e["status"] = st
 	}

@@ -435,10 +435,10 @@ func parseRouterModels(body []byte) ([]RouterModelState, error) {
 	var list struct {
 		Data []struct {
 			ID      string   `json:"id"`
-			Path    string   `json:"path"`
 			Aliases []string `json:"aliases"`
 			Status  struct {
-				Value string `json:"value"`
+				Value string   `json:"value"`
+				Args  []string `json:"args"`
 			} `json:"status"`
 		} `json:"data"`
 	}
@@ -447,7 +447,22 @@ func parseRouterModels(body []byte) ([]RouterModelState, error) {
 	}
 	var out []RouterModelState
 	for _, d := range list.Data {
-		out = append(out, RouterModelState{Name: d.ID, Path: d.Path, Aliases: d.Aliases, State: d.Status.Value})
+		out = append(out, RouterModelState{Name: d.ID, Path: modelArg(d.Status.Args), Aliases: d.Aliases, State: d.Status.Value})
 	}
 	return out, nil
+}
+
+// modelArg is the model file in the arguments the router starts a model's
+// process with (GET /models names the file nowhere else): the value of -m
+// or --model, "" when there is none.
+func modelArg(args []string) string {
+	for i, a := range args {
+		switch {
+		case (a == "-m" || a == "--model") && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "--model="):
+			return strings.TrimPrefix(a, "--model=")
+		}
+	}
+	return ""
 }
