@@ -34,6 +34,8 @@ func sparkLabState(t testing.TB) []byte {
 func FuzzParseState(f *testing.F) {
 	f.Add(sparkLabState(f))
 	f.Add([]byte(`{"format_version":1,"lanes":[{"name":"a","node":"b"}],"routes":[{"alias":"x","lane":"a","node":"b"}]}`))
+	f.Add([]byte(crossing(true)))
+	f.Add([]byte(crossing(false)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := pools.ParseState("fuzz.json", data)
 		if err != nil {

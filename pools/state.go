@@ -130,12 +130,24 @@ func (l LaneState) Reserved() float64 {
 // Route sends an alias to a lane on a node, or to the hosted fallback
 // (Lane "cloud", no node). Port says which of the lane's processes on the
 // node serves it; 0 (a state written before routes recorded it) means
-// the lane's process on the node, whichever port it listens on.
+// the lane's process on the node, whichever port it listens on. Router
+// says the alias reaches the lane as a model of its node's router (an
+// on-demand lane), not as a process of its own: while the lane's
+// residency crosses on-demand both serve it under one node and port, and
+// the route names the one it reaches.
 type Route struct {
-	Alias string `json:"alias"`
-	Lane  string `json:"lane"`
-	Node  string `json:"node,omitempty"`
-	Port  int    `json:"port,omitempty"`
+	Alias  string `json:"alias"`
+	Lane   string `json:"lane"`
+	Node   string `json:"node,omitempty"`
+	Port   int    `json:"port,omitempty"`
+	Router bool   `json:"router,omitempty"`
+}
+
+// Reaches reports whether the route sends its alias to process l: its
+// lane, on its node and port (any, when the route names none), as its
+// own process or through the router as the route says.
+func (r Route) Reaches(l LaneState) bool {
+	return r.Lane == l.Name && r.Node == l.Node && (r.Port == 0 || r.Port == l.Port) && r.Router == (l.Residency == OnDemand)
 }
 
 // Prefetch records that a model's weights file is on a node. A file is
@@ -185,13 +197,18 @@ func (f *Fleet) Process(name, node string, port int) *LaneState {
 	return nil
 }
 
-// Serves returns the process a route sends its alias to, or nil (for the
-// cloud fallback, or a route to a process the fleet does not hold).
+// Serves returns the process a route sends its alias to (the one on the
+// lowest port when the route names none), or nil (for the cloud fallback,
+// or a route to a process the fleet does not hold).
 func (f *Fleet) Serves(r Route) *LaneState {
 	if r.Lane == Cloud || r.Lane == "" {
 		return nil
 	}
-	return f.Process(r.Lane, r.Node, r.Port)
+	in := f.Instances(r.Lane)
+	if i := slices.IndexFunc(in, r.Reaches); i >= 0 {
+		return &in[i]
+	}
+	return nil
 }
 
 // Instances returns the processes of the named lane, on any node.
@@ -322,6 +339,7 @@ func ParseState(name string, data []byte) (*State, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, JSONError(name, data, err)
 	}
+	s.Fleet.markRouterRoutes()
 	if err := s.Fleet.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -329,25 +347,48 @@ func ParseState(name string, data []byte) (*State, error) {
 	return &s, nil
 }
 
+// markRouterRoutes reads a route that says nothing of the router (a state
+// written before routes did) as reaching the lane through its node's
+// router when the lane runs there only as a model of the router.
+func (s *Fleet) markRouterRoutes() {
+	for i := range s.Routes {
+		r := &s.Routes[i]
+		if r.Router || r.Lane == Cloud {
+			continue
+		}
+		own := slices.ContainsFunc(s.Lanes, r.Reaches)
+		routed := *r
+		routed.Router = true
+		if !own && slices.ContainsFunc(s.Lanes, routed.Reaches) {
+			r.Router = true
+		}
+	}
+}
+
 // check refuses fleets no poolc would write: duplicate keys, lanes
-// without a node, routes to lanes that do not exist.
+// without a node, routes to lanes that do not exist. A lane may run twice
+// under one node and port: as its own process and as a model of the
+// node's router, while its residency crosses on-demand.
 func (s *Fleet) check() error {
-	lanes := map[[2]string]bool{}
 	type process struct {
 		name, node string
 		port       int
+		router     bool
 	}
 	procs := map[process]bool{}
 	for _, l := range s.Lanes {
 		if l.Name == "" || l.Node == "" {
 			return fmt.Errorf("lane %q has no name or node", l.Name)
 		}
-		key := process{l.Name, l.Node, l.Port}
+		key := process{l.Name, l.Node, l.Port, l.Residency == OnDemand}
 		if procs[key] {
-			return fmt.Errorf("lane %q appears twice on node %q port %d", l.Name, l.Node, l.Port)
+			how := "as a process of its own"
+			if key.router {
+				how = "as a model of the router"
+			}
+			return fmt.Errorf("lane %q appears twice on node %q port %d %s", l.Name, l.Node, l.Port, how)
 		}
 		procs[key] = true
-		lanes[[2]string{l.Name, l.Node}] = true
 	}
 	aliases := map[string]bool{}
 	for _, r := range s.Routes {
@@ -355,11 +396,20 @@ func (s *Fleet) check() error {
 			return fmt.Errorf("alias %q is routed twice", r.Alias)
 		}
 		aliases[r.Alias] = true
-		if r.Lane != Cloud && (!lanes[[2]string{r.Lane, r.Node}] || r.Port != 0 && !procs[process{r.Lane, r.Node, r.Port}]) {
-			return fmt.Errorf("alias %q routes to lane %q on node %q, which the state does not hold", r.Alias, r.Lane, r.Node)
+		if r.Lane != Cloud && !slices.ContainsFunc(s.Lanes, r.Reaches) {
+			return fmt.Errorf("alias %q routes to lane %q on node %q%s, which the state does not hold", r.Alias, r.Lane, r.Node, r.via())
 		}
 	}
 	return nil
+}
+
+// via is " through its router" for a route that reaches its lane as a
+// model of the node's router, else "".
+func (r Route) via() string {
+	if r.Router {
+		return " through its router"
+	}
+	return ""
 }
 
 // JSONError adds to a JSON syntax or type error the line and column, in

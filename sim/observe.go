@@ -44,7 +44,7 @@ func (w *world) routes() []pools.Route {
 			out = append(out, pools.Route{Alias: a.name, Lane: pools.Cloud})
 		case a.route >= 0:
 			in := &w.insts[a.route]
-			out = append(out, pools.Route{Alias: a.name, Lane: in.spec.Name, Node: w.nodes[in.node].name})
+			out = append(out, pools.Route{Alias: a.name, Lane: in.spec.Name, Node: w.nodes[in.node].name, Router: in.spec.Residency == pools.OnDemand})
 		}
 	}
 	return out

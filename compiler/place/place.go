@@ -145,6 +145,13 @@ func Place(in Input) Result {
 		}
 	}
 	res.Desired.Normalize()
+	// An on-demand lane is reached through its node's router.
+	for i := range res.Desired.Routes {
+		r := &res.Desired.Routes[i]
+		if l := res.Desired.Lane(r.Lane, r.Node); l != nil {
+			r.Router = l.Residency == pools.OnDemand
+		}
+	}
 	return res
 }
 

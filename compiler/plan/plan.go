@@ -401,10 +401,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		will = b.des.Serves(*dr)
 	}
 	leaving := was != nil && b.gone[processOf(*was)]
-	// A lane whose residency crosses on-demand is reached elsewhere (its
-	// own process or its node's router) under the same route.
-	crosses := was != nil && will != nil && !sameProcess(*was, *will)
-	changed := cr == nil || dr == nil || *cr != *dr || crosses
+	changed := cr == nil || dr == nil || *cr != *dr
 	if !changed && !leaving {
 		return
 	}
@@ -423,7 +420,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 			target = *dr
 		}
 		reason := b.routeReason(cr, dr)
-		if crosses && cr != nil && dr != nil && *cr == *dr {
+		if crosses(cr, dr) && will != nil {
 			reason = crossRouteReason(*will)
 		}
 		s = b.add(pools.Step{
@@ -473,7 +470,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	var why string
 	for _, l := range b.cur.Lanes {
 		if l.Name != cr.Lane && l.Model == b.modelOf(cr) && stable(l.Name) != nil {
-			to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port}, "it serves the same model"
+			to, why = routeTo(alias, l), "it serves the same model"
 			break
 		}
 	}
@@ -488,7 +485,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 					break
 				}
 				if l := stable(f); l != nil {
-					to, why = &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port}, "it is a declared fallback"
+					to, why = routeTo(alias, *l), "it is a declared fallback"
 					break
 				}
 			}
@@ -502,6 +499,12 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 		Reason:   fmt.Sprintf("because lane %s must stop before it can start again; %s serves %s meanwhile: %s", cr.Lane, routeText(*to), alias, why),
 		Estimate: pools.Estimate{Seconds: RouteSeconds},
 	})
+}
+
+// routeTo is the route of alias to process l: through its node's router
+// when l is an on-demand lane.
+func routeTo(alias string, l pools.LaneState) *pools.Route {
+	return &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port, Router: l.Residency == pools.OnDemand}
 }
 
 func (b *builder) modelOf(r pools.Route) string {
@@ -526,6 +529,18 @@ func (b *builder) interrupt(alias string, cr, dr pools.Route) {
 		Alias: alias, Lane: cr.Lane, Seconds: seconds,
 		Reason: fmt.Sprintf("%s, and no lane of the same model or declared fallback can serve %s meanwhile", why, alias),
 	})
+}
+
+// crosses reports whether routes cr and dr reach one lane on one node and
+// port, one through the node's router and the other as its own process:
+// the lane's residency crosses on-demand.
+func crosses(cr, dr *pools.Route) bool {
+	if cr == nil || dr == nil {
+		return false
+	}
+	was := *cr
+	was.Router = dr.Router
+	return was == *dr && cr.Router != dr.Router
 }
 
 func routeText(r pools.Route) string {

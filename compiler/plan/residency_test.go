@@ -13,8 +13,9 @@ import (
 // on-demand (its own process ↔ its node's router) the lane starts as it
 // will be, the alias is routed to it, and only then is the lane as it was
 // drained and stopped; between keep-warm and preferred the process stays
-// and one residency step changes it in place. Applying the plan reaches
-// a fleet that plans nothing more.
+// and one residency step changes it in place. The route names the
+// process it reaches: the router's model of an on-demand lane, else the
+// lane's own. Applying the plan reaches a fleet that plans nothing more.
 func TestAResidencyChangeAcrossOnDemandIsMakeBeforeBreak(t *testing.T) {
 	mbb := map[string][]string{
 		"route:ask":    {"start:chat@a"},
@@ -58,6 +59,10 @@ func TestAResidencyChangeAcrossOnDemandIsMakeBeforeBreak(t *testing.T) {
 					if s.Lane.Residency != tc.from {
 						t.Errorf("%s is about chat %s; want the lane as it was, %s", s.ID, s.Lane.Residency, tc.from)
 					}
+				case pools.StepRoute:
+					if s.Route.Router != (tc.to == pools.OnDemand) {
+						t.Errorf("the route reaches chat through the router: %v; want %v", s.Route.Router, tc.to == pools.OnDemand)
+					}
 				case pools.StepResidency:
 					if s.Lane.Residency != tc.to || s.From != tc.from {
 						t.Errorf("residency step %s → %s; want %s → %s", s.From, s.Lane.Residency, tc.from, tc.to)
@@ -73,6 +78,9 @@ func TestAResidencyChangeAcrossOnDemandIsMakeBeforeBreak(t *testing.T) {
 			after := applied(t, cur, p)
 			if l := after.Instances("chat"); len(l) != 1 || l[0].Residency != tc.to {
 				t.Fatalf("after the plan chat runs as %+v; want one process, %s", l, tc.to)
+			}
+			if r := after.Route("ask"); r == nil || after.Serves(*r) == nil || r.Router != (tc.to == pools.OnDemand) {
+				t.Errorf("after the plan ask routes %+v; want chat as it is now, %s", r, tc.to)
 			}
 			if again := diff(t, pool, after); len(again.Steps) != 0 {
 				t.Errorf("planning after the plan: %v; want nothing", ids(again))

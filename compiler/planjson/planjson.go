@@ -133,12 +133,14 @@ type Lane struct {
 }
 
 // Route sends an alias to a lane on a node, or to "cloud" (no node); in
-// a route step, an empty lane removes the alias.
+// a route step, an empty lane removes the alias. Router is true when it
+// reaches the lane as a model of its node's router (an on-demand lane).
 type Route struct {
-	Alias string `json:"alias"`
-	Lane  string `json:"lane"`
-	Node  string `json:"node,omitempty"`
-	Port  int    `json:"port,omitempty"`
+	Alias  string `json:"alias"`
+	Lane   string `json:"lane"`
+	Node   string `json:"node,omitempty"`
+	Port   int    `json:"port,omitempty"`
+	Router bool   `json:"router,omitempty"`
 }
 
 // Prefetch is a model's weights file on a node.
@@ -231,11 +233,11 @@ func (l Lane) pools() pools.LaneState {
 }
 
 func fromRoute(r pools.Route) Route {
-	return Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port}
+	return Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port, Router: r.Router}
 }
 
 func (r Route) pools() pools.Route {
-	return pools.Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port}
+	return pools.Route{Alias: r.Alias, Lane: r.Lane, Node: r.Node, Port: r.Port, Router: r.Router}
 }
 
 func fromPrefetch(p pools.Prefetch) Prefetch {

@@ -89,7 +89,7 @@ func routeTo(p *pools.Plan, r pools.Route) string {
 	if r.Lane == pools.Cloud || r.Node == "" || r.Port == 0 {
 		return routeText(r)
 	}
-	return processText(p, pools.LaneState{Name: r.Lane, Node: r.Node, Port: r.Port})
+	return processText(p, pools.LaneState{Name: r.Lane, Node: r.Node, Port: r.Port}) + viaRouter(r)
 }
 
 // Unplaced describes a lane that cannot be placed and every excluded node.

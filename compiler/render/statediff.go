@@ -64,11 +64,20 @@ func StateText(f pools.Fleet) string {
 	return b.String()
 }
 
+// routeText names where a route goes: LANE@NODE, with " via router" when
+// it reaches the lane as a model of its node's router.
 func routeText(r pools.Route) string {
 	if r.Node == "" {
 		return r.Lane
 	}
-	return r.Lane + "@" + r.Node
+	return r.Lane + "@" + r.Node + viaRouter(r)
+}
+
+func viaRouter(r pools.Route) string {
+	if r.Router {
+		return " via router"
+	}
+	return ""
 }
 
 // UnifiedDiff returns a unified diff of two texts with three lines of

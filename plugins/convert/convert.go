@@ -108,6 +108,7 @@ func (p Plan) endpoint(r pools.Route, fleet *pools.Fleet) *sdk.LaneEndpoint {
 	if lane == pools.Cloud {
 		return e
 	}
+	e.Router = r.Router
 	e.Address = p.node(node).Address
 	e.Port = r.Port
 	if fleet != nil && e.Port == 0 {
@@ -261,7 +262,7 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 		out.Lanes = append(out.Lanes, LaneState(l))
 	}
 	for _, r := range f.Routes {
-		out.Routes = append(out.Routes, pools.Route{Alias: r.Alias, Lane: r.Lane.Lane, Node: r.Lane.Node, Port: r.Lane.Port})
+		out.Routes = append(out.Routes, pools.Route{Alias: r.Alias, Lane: r.Lane.Lane, Node: r.Lane.Node, Port: r.Lane.Port, Router: r.Lane.Router})
 	}
 	for _, pf := range f.Prefetched {
 		out.Prefetched = append(out.Prefetched, pools.Prefetch{Node: pf.Node, Model: pf.Model.Name, Path: pf.Model.Path, SHA256: pf.Model.SHA256, SizeGB: pf.Model.SizeGB})
@@ -299,7 +300,7 @@ func PoolsStep(s sdk.Step) pools.Step {
 	case s.Route != nil:
 		r := pools.Route{Alias: s.Route.Alias}
 		if s.Route.To != nil {
-			r.Lane, r.Node, r.Port = s.Route.To.Lane, s.Route.To.Node, s.Route.To.Port
+			r.Lane, r.Node, r.Port, r.Router = s.Route.To.Lane, s.Route.To.Node, s.Route.To.Port, s.Route.To.Router
 		}
 		out.Route, out.Node = &r, r.Node
 	case s.Prefetch != nil:
@@ -335,7 +336,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 			Model: sdk.Model{Name: l.Model, Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB}})
 	}
 	for _, r := range f.Routes {
-		e := sdk.LaneEndpoint{Lane: r.Lane, Node: r.Node, Port: r.Port}
+		e := sdk.LaneEndpoint{Lane: r.Lane, Node: r.Node, Port: r.Port, Router: r.Router}
 		if r.Node != "" {
 			e.Address = node(r.Node).Address
 		}

@@ -123,37 +123,45 @@ func (a *Actuator) gateway() (*Gateway, sdk.Inventory, error) {
 	return a.gw, a.inv, nil
 }
 
-// lanePort inverts servedPort for a route observed at port: an
-// on-demand lane's route, at its router's port, is reported at the
-// lane's own port, as poolc plans routes.
-func (a *Actuator) lanePort(inv sdk.Inventory, lane string, port int) int {
-	for _, l := range inv.Lanes {
-		if l.Name == lane && l.Residency == sdk.OnDemand && port == a.routerPort && l.Port > 0 {
-			return l.Port
-		}
+// servedPort is the port HAProxy sends endpoint e to: its node's
+// router's when e reaches the lane through the router (an on-demand lane,
+// which the llama plugin serves from the router); else e's port, or the
+// lane's own as the pool declares it when e names none. (A lane replaced
+// on its node runs at a spare port for a while.)
+func (a *Actuator) servedPort(inv sdk.Inventory, e sdk.LaneEndpoint) int {
+	if e.Router {
+		return a.routerPort
 	}
-	return port
+	if e.Port == 0 {
+		return declaredPort(inv, e.Lane)
+	}
+	return e.Port
 }
 
-// servedPort is the port a lane that a route or HAProxy puts at port is
-// reached at: its node's router's when the pool makes it on-demand (the
-// llama plugin serves those from the router); else port, unless that is
-// the router's or 0, then the lane's own. (A lane replaced on its node
-// runs at a spare port for a while: any port but the router's is its.)
-func (a *Actuator) servedPort(inv sdk.Inventory, lane string, port int) int {
+// observedAt is the endpoint of lane that HAProxy sends to port, in
+// poolc's terms: at the router's port, the lane reached through its
+// node's router and named at its own port as the pool declares it (as
+// the llama plugin reports a router's models); else the lane's process
+// at port.
+func (a *Actuator) observedAt(inv sdk.Inventory, lane string, port int) (int, bool) {
+	if port != a.routerPort {
+		return port, false
+	}
+	if p := declaredPort(inv, lane); p > 0 {
+		return p, true
+	}
+	return port, true
+}
+
+// declaredPort is the lane's port as the pool declares it, 0 for a lane
+// the inventory does not hold.
+func declaredPort(inv sdk.Inventory, lane string) int {
 	for _, l := range inv.Lanes {
-		if l.Name != lane {
-			continue
-		}
-		if l.Residency == sdk.OnDemand {
-			return a.routerPort
-		}
-		if port == 0 || port == a.routerPort {
+		if l.Name == lane {
 			return l.Port
 		}
-		return port
 	}
-	return port
+	return 0
 }
 
 // resolveEndpoint is where a route goes; a lane's address is resolved to an IP,
@@ -191,7 +199,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
 	}
 	if to != nil && to.Lane != Cloud {
-		to.Port = a.servedPort(inv, to.Lane, to.Port)
+		to.Port = a.servedPort(inv, *st.Route.To)
 	}
 	err = gw.Route(ctx, st.Route.Alias, to, func(s string) {
 		if progress != nil {
@@ -216,7 +224,8 @@ func isNetErr(err error) bool {
 // Observe implements sdk.Actuator: each alias of the map with the lane
 // endpoint its backend sends it to. An alias whose backend has no ready
 // server routes nowhere and is left out; one with two (a move in
-// progress) is reported with a warning at the first.
+// progress) is reported with a warning at the first. One sent to the
+// router's port reaches its lane through the node's router.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	gw, inv, err := a.gateway()
 	if err != nil {
@@ -246,21 +255,12 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			continue
 		}
 		e := o.Endpoints[0]
-		if want := a.servedPort(inv, o.Lane, e.Port); want != e.Port {
-			// The lane moved between its own port and its node's router
-			// (a residency change in place): the route is stale, and is
-			// reported on no node so the next apply routes it again.
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
-				Summary: fmt.Sprintf("alias %s: lane %s is routed to port %d but served at %d; the next apply routes it there", o.Alias, o.Lane, e.Port, want)})
-			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: o.Lane}})
-			continue
-		}
 		if e.Node == "" {
 			e.Node = nodeAt(ctx, inv, e.Addr)
 		}
-		e.Port = a.lanePort(inv, o.Lane, e.Port)
+		port, router := a.observedAt(inv, o.Lane, e.Port)
 		resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias,
-			Lane: sdk.LaneEndpoint{Lane: o.Lane, Node: e.Node, Address: e.Addr, Port: e.Port}})
+			Lane: sdk.LaneEndpoint{Lane: o.Lane, Node: e.Node, Address: e.Addr, Port: port, Router: router}})
 	}
 	return resp
 }

@@ -29,11 +29,13 @@ func TestActuatorConfigure(t *testing.T) {
 	}
 }
 
-// TestAnOnDemandLaneIsReachedAtTheRouterPort: the pool's on-demand lanes
-// are served by their node's router, so a route to one goes to the
-// router's port (llama's default unless configured), the others to their
-// own.
-func TestAnOnDemandLaneIsReachedAtTheRouterPort(t *testing.T) {
+// TestARouteThroughTheRouterIsReachedAtTheRouterPort: an on-demand lane
+// is served by its node's router, so a route that says it reaches the
+// lane through the router goes to the router's port (llama's default
+// unless configured), the others to their own; and HAProxy sending an
+// alias to the router's port is observed as such a route, at the lane's
+// own port as the pool declares it.
+func TestARouteThroughTheRouterIsReachedAtTheRouterPort(t *testing.T) {
 	inv := sdk.Inventory{Gateway: true, Lanes: []sdk.LaneSpec{
 		{Name: "vision", Port: 8083, Residency: sdk.OnDemand},
 		{Name: "chat", Port: 8081, Residency: sdk.KeepWarm},
@@ -46,26 +48,39 @@ func TestAnOnDemandLaneIsReachedAtTheRouterPort(t *testing.T) {
 		if r := a.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(cfg), Inventory: inv}); r.Diagnostics.HasErrors() {
 			t.Fatal(r.Diagnostics)
 		}
-		if got := a.servedPort(inv, "vision", 8083); got != want {
-			t.Errorf("%s: on-demand lane at port %d, want %d", cfg, got, want)
+		for _, c := range []struct {
+			e    sdk.LaneEndpoint
+			port int
+		}{
+			{sdk.LaneEndpoint{Lane: "vision", Port: 8083, Router: true}, want},
+			// The pool makes chat on-demand: through the router, as the
+			// step says, whatever the inventory.
+			{sdk.LaneEndpoint{Lane: "chat", Port: 8081, Router: true}, want},
+			// vision's own process while its residency crosses on-demand.
+			{sdk.LaneEndpoint{Lane: "vision", Port: 8083}, 8083},
+			{sdk.LaneEndpoint{Lane: "chat"}, 8081},
+			{sdk.LaneEndpoint{Lane: "chat", Port: 8091}, 8091}, // a spare port
+			{sdk.LaneEndpoint{Lane: "gone", Port: 7000}, 7000},
+		} {
+			if got := a.servedPort(inv, c.e); got != c.port {
+				t.Errorf("%s: %+v is sent to port %d, want %d", cfg, c.e, got, c.port)
+			}
 		}
-		if got := a.servedPort(inv, "chat", 0); got != 8081 {
-			t.Errorf("%s: keep-warm lane at port %d, want its own 8081", cfg, got)
-		}
-		if got := a.servedPort(inv, "chat", 8091); got != 8091 {
-			t.Errorf("%s: keep-warm lane at a spare port: %d, want 8091", cfg, got)
-		}
-		if got := a.servedPort(inv, "chat", want); got != 8081 {
-			t.Errorf("%s: keep-warm lane left at the router's port: %d, want its own 8081", cfg, got)
-		}
-		if got := a.lanePort(inv, "vision", want); got != 8083 {
-			t.Errorf("%s: the on-demand lane's route at the router's port is reported at %d, want its own 8083", cfg, got)
-		}
-		if got := a.lanePort(inv, "chat", 8091); got != 8091 {
-			t.Errorf("%s: a keep-warm lane's route at 8091 is reported at %d", cfg, got)
-		}
-		if got := a.servedPort(inv, "gone", 7000); got != 7000 {
-			t.Errorf("%s: a lane the pool does not know at port %d, want the step's 7000", cfg, got)
+		for _, c := range []struct {
+			lane   string
+			at     int
+			port   int
+			router bool
+		}{
+			{"vision", want, 8083, true},
+			{"chat", want, 8081, true},
+			{"vision", 8083, 8083, false},
+			{"chat", 8091, 8091, false},
+			{"gone", want, want, true},
+		} {
+			if port, router := a.observedAt(inv, c.lane, c.at); port != c.port || router != c.router {
+				t.Errorf("%s: %s sent to port %d is observed at %d (router %v), want %d (router %v)", cfg, c.lane, c.at, port, router, c.port, c.router)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	mrand "math/rand"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,6 +51,15 @@ type fleet struct {
 	// where every node's router listens.
 	residency  map[string]string
 	routerPort int
+	// extra are the lanes the pool holds beside cognition and scribe.
+	extra []extraLane
+}
+
+// extraLane is a lane of its own model (file <name>.gguf), placed as
+// placement says, with its aliases.
+type extraLane struct {
+	name, residency, placement string
+	aliases                    []string
 }
 
 // weights is where a model's file is downloaded from and its sha256.
@@ -86,9 +96,9 @@ func (f *fleet) residencyOf(lane string) string {
 	return "keep-warm"
 }
 
-func newFleet(t *testing.T) *fleet {
-	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}}
-	f.routerPort = freePort(t)
+// newFleet sets up the fleet with cognition, scribe and the extra lanes.
+func newFleet(t *testing.T, extra ...extraLane) *fleet {
+	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}, extra: extra}
 	f.poolc = filepath.Join(f.dir, "poolc")
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
 		t.Fatalf("building poolc: %v\n%s", err, out)
@@ -115,6 +125,7 @@ func newFleet(t *testing.T) *fleet {
 	for _, s := range f.nodes[1:] {
 		os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600)
 	}
+	f.routerPort = f.freeOnNodes()
 	f.known = filepath.Join(f.dir, "known_hosts")
 	os.WriteFile(f.known, known.Bytes(), 0o600)
 
@@ -125,18 +136,26 @@ func newFleet(t *testing.T) *fleet {
 	w := serveWeights(t, "q.gguf")
 	f.src, f.sum = w.src, w.sum
 
-	spec := testSpec(t, []LaneBackend{{Lane: "cognition"}, {Lane: "scribe"}},
-		[]AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}})
+	backends := []LaneBackend{{Lane: "cognition"}, {Lane: "scribe"}}
+	aliases := []AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}}
+	for _, l := range extra {
+		backends = append(backends, LaneBackend{Lane: l.name})
+		for _, a := range l.aliases {
+			aliases = append(aliases, AliasRoute{Alias: a, Lane: l.name})
+		}
+	}
+	spec := testSpec(t, backends, aliases)
 	f.proxy = startProxy(t, spec)
 	t.Cleanup(f.stopLanes)
 	return f
 }
 
-// writePool writes the pool with cognition's placement.
+// writePool writes the pool with cognition's placement, and the extra
+// lanes.
 func (f *fleet) writePool(placement string) {
-	var nodes strings.Builder
+	var decls strings.Builder
 	for i, s := range f.nodes {
-		fmt.Fprintf(&nodes, `
+		fmt.Fprintf(&decls, `
   node "n%d" {
     address   = %q
     ssh_port  = %d
@@ -144,6 +163,28 @@ func (f *fleet) writePool(placement string) {
     memory_gb = 64
     runtime   = "llama"
   }`, i+1, s.Host, s.Port, s.User)
+	}
+	for _, l := range f.extra {
+		fmt.Fprintf(&decls, `
+  model %[1]q {
+    path      = %[2]q
+    source    = %[3]q
+    sha256    = %[4]q
+    size_gb   = 0.002
+    memory_gb = 4
+  }
+  lane %[1]q {
+    model     = %[1]q
+    residency = %[5]q
+    placement = [%[6]s]
+    port      = %[7]d
+  }`, l.name, filepath.Join(f.dir, "models", l.name+".gguf"), f.src, f.sum, l.residency, l.placement, f.port(l.name))
+		for _, a := range l.aliases {
+			fmt.Fprintf(&decls, `
+  alias %q {
+    lane = %q
+  }`, a, l.name)
+		}
 	}
 	spec := f.proxy.spec
 	pool := fmt.Sprintf(`pool "fleet" {%s
@@ -205,7 +246,7 @@ func (f *fleet) writePool(placement string) {
     }
   }
 }
-`, nodes.String(), filepath.Join(f.dir, "models", "q.gguf"), f.weightsOf("q").src, f.weightsOf("q").sum,
+`, decls.String(), filepath.Join(f.dir, "models", "q.gguf"), f.weightsOf("q").src, f.weightsOf("q").sum,
 		filepath.Join(f.dir, "models", "q-notes.gguf"), f.weightsOf("q-notes").src, f.weightsOf("q-notes").sum, f.residencyOf("cognition"), placement, f.port("cognition"),
 		f.residencyOf("scribe"), f.port("scribe"), f.known, f.keyFile, f.stub, filepath.Join(f.dir, "lanes"), f.routerPort,
 		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort)
@@ -221,8 +262,27 @@ func (f *fleet) port(lane string) int {
 	if p, ok := lanePorts[lane]; ok {
 		return p
 	}
-	lanePorts[lane] = freePort(f.t)
+	lanePorts[lane] = f.freeOnNodes()
 	return lanePorts[lane]
+}
+
+// freeOnNodes is a port free on this machine's loopback and on every
+// node's address (other tests may listen on those).
+func (f *fleet) freeOnNodes() int {
+	for {
+		p, free := freePort(f.t), true
+		for _, s := range f.nodes {
+			l, err := net.Listen("tcp", joinHostPort(s.Host, p))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			return p
+		}
+	}
 }
 
 // run runs poolc in the fleet's directory and returns its output and exit code.

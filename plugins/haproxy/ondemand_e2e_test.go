@@ -84,8 +84,8 @@ func TestE2EApplyServesAnOnDemandLaneFromTheRouter(t *testing.T) {
 		t.Fatal(r.Diagnostics)
 	}
 	for _, r := range gw.Observe(t.Context(), sdk.ObserveRequest{}).Fleet.Routes {
-		if r.Alias == "notes" && r.Lane.Port != f.port("scribe") {
-			t.Errorf("the gateway reports notes at port %d, want scribe's own %d (it sends it to the router's)", r.Lane.Port, f.port("scribe"))
+		if r.Alias == "notes" && (r.Lane.Port != f.port("scribe") || !r.Lane.Router) {
+			t.Errorf("the gateway reports notes at port %d (router %v), want scribe's own %d through the router (it sends it to the router's port)", r.Lane.Port, r.Lane.Router, f.port("scribe"))
 		}
 	}
 	obs, err := f.proxy.gateway(t).Observe(t.Context())
@@ -173,7 +173,7 @@ func (a *actuators) moveResidency(ctx context.Context, from, to string) {
 	a.configure(ctx, to, f.model())
 	a.apply(ctx, sdk.Step{ID: "start:cognition@n1 (" + to + ")", Kind: sdk.KindStart, Target: "cognition", Lane: lane(to)})
 	a.apply(ctx, sdk.Step{ID: "route:chat", Kind: sdk.KindRoute, Target: "chat", Route: &sdk.RouteChange{Alias: "chat",
-		To: &sdk.LaneEndpoint{Lane: "cognition", Node: "n1", Address: f.nodes[0].Host, Port: f.port("cognition")}}})
+		To: &sdk.LaneEndpoint{Lane: "cognition", Node: "n1", Address: f.nodes[0].Host, Port: f.port("cognition"), Router: to == sdk.OnDemand}}})
 	a.apply(ctx, sdk.Step{ID: "drain:cognition@n1 (" + from + ")", Kind: sdk.KindDrain, Target: "cognition", Lane: lane(from)})
 	a.apply(ctx, sdk.Step{ID: "stop:cognition@n1 (" + from + ")", Kind: sdk.KindStop, Target: "cognition", Lane: lane(from)})
 }
@@ -183,9 +183,8 @@ func (a *actuators) moveResidency(ctx context.Context, from, to string) {
 // and back while the load generator streams chat completions for its
 // alias through HAProxy the whole time: not one request fails or is cut.
 // The steps are the make-before-break form of the change, handed to the
-// actuators directly: poolc's planner plans a residency change as one step
-// in place, which the actuator carries out but which leaves the gateway on
-// the old port until the next apply. After each change a refreshed poolc
+// actuators directly (TestE2EApplyChangesAResidencyAcrossOnDemandUnderLoad
+// has poolc apply plan and run them). After each change a refreshed poolc
 // plan of the pool with the new residency is empty.
 func TestE2EResidencyChangeUnderLiveTrafficFailsNoRequest(t *testing.T) {
 	ctx := t.Context()

@@ -148,11 +148,15 @@ const Cloud = "cloud"
 
 // LaneEndpoint is where a route sends requests: a lane on a node, reached
 // at Address:Port, or the hosted fallback (Lane "cloud", the rest empty).
+// Router says the lane is reached as a model of its node's router (an
+// on-demand lane): the gateway sends it to the router's port, and Port
+// stays the lane's, which names the lane's process as poolc does.
 type LaneEndpoint struct {
 	Lane    string `json:"lane,omitempty"`
 	Node    string `json:"node,omitempty"`
 	Address string `json:"address,omitempty"`
 	Port    int    `json:"port,omitempty"`
+	Router  bool   `json:"router,omitempty"`
 }
 
 // RouteChange points Alias from where it points now (From, nil when it

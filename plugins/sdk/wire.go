@@ -38,14 +38,14 @@ func endpointToProto(e *LaneEndpoint) *pb.LaneEndpoint {
 	if e == nil {
 		return nil
 	}
-	return &pb.LaneEndpoint{Lane: e.Lane, Node: e.Node, Address: e.Address, Port: int32(e.Port)}
+	return &pb.LaneEndpoint{Lane: e.Lane, Node: e.Node, Address: e.Address, Port: int32(e.Port), Router: e.Router}
 }
 
 func endpointFromProto(e *pb.LaneEndpoint) *LaneEndpoint {
 	if e == nil {
 		return nil
 	}
-	return &LaneEndpoint{Lane: e.GetLane(), Node: e.GetNode(), Address: e.GetAddress(), Port: int(e.GetPort())}
+	return &LaneEndpoint{Lane: e.GetLane(), Node: e.GetNode(), Address: e.GetAddress(), Port: int(e.GetPort()), Router: e.GetRouter()}
 }
 
 func memberToProto(m Member) *pb.Member {

@@ -303,18 +303,10 @@ func (s *Sim) check(step pools.Step) sdk.Diagnostics {
 			return violate(fmt.Sprintf("%s of %s@%s, which is not running", step.Kind, step.Lane.Name, step.Lane.Node))
 		}
 	case pools.StepStop:
-		l := *step.Lane
-		// The lane across on-demand (its router's model or its own
-		// process) still serves a route to it.
-		l.Residency = pools.OnDemand
-		if step.Lane.Residency == pools.OnDemand {
-			l.Residency = pools.KeepWarm
-		}
-		if f.ProcessAs(l) != nil {
-			break
-		}
+		// A route reaches one of the lane's processes: across on-demand,
+		// its router's model or its own process.
 		for _, r := range f.Routes {
-			if r.Lane == step.Lane.Name && r.Node == step.Lane.Node && (r.Port == 0 || r.Port == step.Lane.Port) {
+			if r.Reaches(*step.Lane) {
 				s.record(change{Interruption: fmt.Sprintf("alias %s routed to %s@%s while it stopped", r.Alias, r.Lane, r.Node)})
 			}
 		}

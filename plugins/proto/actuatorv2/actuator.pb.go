@@ -1532,7 +1532,11 @@ type LaneEndpoint struct {
 	// address is the node's address (empty for cloud).
 	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
 	// port is the lane's port (0 for cloud).
-	Port          int32 `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
+	Port int32 `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
+	// router is true when the route reaches the lane as a model of its
+	// node's router (an on-demand lane), which listens on the router's
+	// port, not on port; false for a process of the lane's own.
+	Router        bool `protobuf:"varint,5,opt,name=router,proto3" json:"router,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1593,6 +1597,13 @@ func (x *LaneEndpoint) GetPort() int32 {
 		return x.Port
 	}
 	return 0
+}
+
+func (x *LaneEndpoint) GetRouter() bool {
+	if x != nil {
+		return x.Router
+	}
+	return false
 }
 
 // Route is where an alias points.
@@ -2567,12 +2578,13 @@ const file_actuator_proto_rawDesc = "" +
 	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x18\n" +
 	"\aaliases\x18\x05 \x03(\tR\aaliases\x12\x1c\n" +
 	"\tresidency\x18\x06 \x01(\tR\tresidency\x12\x16\n" +
-	"\x06loaded\x18\a \x01(\bR\x06loaded\"d\n" +
+	"\x06loaded\x18\a \x01(\bR\x06loaded\"|\n" +
 	"\fLaneEndpoint\x12\x12\n" +
 	"\x04lane\x18\x01 \x01(\tR\x04lane\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x12\n" +
-	"\x04port\x18\x04 \x01(\x05R\x04port\"R\n" +
+	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x16\n" +
+	"\x06router\x18\x05 \x01(\bR\x06router\"R\n" +
 	"\x05Route\x12\x14\n" +
 	"\x05alias\x18\x01 \x01(\tR\x05alias\x123\n" +
 	"\x04lane\x18\x02 \x01(\v2\x1f.poolc.actuator.v2.LaneEndpointR\x04lane\"P\n" +
