@@ -249,6 +249,9 @@ func (e *jsonWriter) step(s *pools.Step) {
 		e.str(r.Lane)
 		e.optStr(`,"node":`, r.Node)
 		e.optInt(`,"port":`, r.Port)
+		if r.Router {
+			e.raw(`,"router":true`)
+		}
 		e.raw(`}`)
 	}
 	if p := s.Prefetch; p != nil {
