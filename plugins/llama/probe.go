@@ -50,6 +50,11 @@ func (p prober) get(ctx context.Context, path string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	return p.do(req)
+}
+
+// do sends req and returns the status and (bounded) body of the answer.
+func (p prober) do(req *http.Request) (int, []byte, error) {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -66,13 +71,7 @@ func (p prober) post(ctx context.Context, path string, body []byte) (int, []byte
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
-	return resp.StatusCode, b, err
+	return p.do(req)
 }
 
 // getJSON decodes the body of GET path, which must answer 200, into v.
