@@ -132,7 +132,9 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 			last = "503 (loading)"
 		case err == nil:
 			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(string(body)))
-		default:
+		case ctx.Err() == nil:
+			// A probe cut by the start timeout tells nothing: the last
+			// answer the lane gave stays the one reported.
 			last = err.Error()
 		}
 		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
