@@ -162,23 +162,53 @@ func applyUntilKilled(dir string) {
 // and a lane is never started twice.
 func TestAKilledSimLosesNoReportedStep(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 2026))
+	checked := 0
 	for trial := range 6 {
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), killedWorld+"="+dir)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(50+r.IntN(400)) * time.Millisecond)
+		// The kill lands a random while after the first reported step,
+		// however long a loaded machine takes to get there.
+		var out bytes.Buffer
+		first, read := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(read)
+			buf := make([]byte, 4096)
+			for once := false; ; {
+				n, err := stdout.Read(buf)
+				out.Write(buf[:n])
+				if n > 0 && !once {
+					once = true
+					close(first)
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		select {
+		case <-first:
+		case <-time.After(time.Minute):
+		}
+		time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
+		<-read
 		cmd.Wait()
 		reported := bytes.Fields(out.Bytes())
 		if len(reported) == 0 || len(reported) == 20000 {
 			t.Logf("trial %d: %d steps reported before the kill; stderr: %s", trial, len(reported), errOut.String())
 			continue
 		}
+		checked++
 		w, err := ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
@@ -196,6 +226,9 @@ func TestAKilledSimLosesNoReportedStep(t *testing.T) {
 			}
 		}
 		t.Logf("trial %d: %d steps reported, %d lanes in the world", trial, len(reported), len(w.Fleet.Lanes))
+	}
+	if checked == 0 {
+		t.Fatal("no trial was killed between its first and its last step: nothing was checked")
 	}
 }
 
