@@ -152,7 +152,7 @@ func (a *Actuator) lane(l *sdk.Lane) Lane {
 		host = l.Node.Address
 	}
 	return Lane{Name: l.Name, Host: host, Port: l.Port, Model: l.Model.Path, Aliases: l.Aliases,
-		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9), SHA256: l.Model.SHA256, Source: l.Model.Source}
+		Args: l.Model.Args, SizeBytes: int64(l.Model.SizeGB * 1e9), SHA256: l.Model.SHA256, Source: l.Model.Source, Residency: l.Residency}
 }
 
 // Apply implements sdk.Actuator.
@@ -165,7 +165,6 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	st := req.Step
 	var err error
 	var observed *sdk.Fleet
-	var warnings sdk.Diagnostics
 	switch st.Kind {
 	case sdk.KindPrefetch:
 		if st.Prefetch == nil {
@@ -209,7 +208,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		case st.Kind == sdk.KindStart:
 			err = n.Start(ctx, l, say)
 		case st.Kind == sdk.KindResidency:
-			warnings, err = a.residency(ctx, n, st, l, say)
+			err = a.residency(ctx, n, st, l)
 		case st.Kind == sdk.KindDrain && onDemand(st.Lane):
 			err = a.drainOnDemand(ctx, n, st.Lane, say)
 		case st.Kind == sdk.KindDrain:
@@ -232,11 +231,9 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		err = fmt.Errorf("llama does not carry out %s steps", st.Kind)
 	}
 	if err != nil {
-		r := fail(err)
-		r.Diagnostics = append(r.Diagnostics, warnings...)
-		return r
+		return fail(err)
 	}
-	return sdk.ApplyResponse{Observed: observed, Diagnostics: warnings}
+	return sdk.ApplyResponse{Observed: observed}
 }
 
 func prefetchSummary(path string, r PrefetchResult) string {
@@ -246,51 +243,16 @@ func prefetchSummary(path string, r PrefetchResult) string {
 	return fmt.Sprintf("%s copied: %d bytes sent, resumed at %d", path, r.Sent, r.ResumedAt)
 }
 
-func running(o Observation, name string) bool {
-	for _, l := range o.Lanes {
-		if l.Name == name {
-			return true
-		}
+// residency changes a lane's residency in place, which poolc plans only
+// between keep-warm and preferred: the process stays as it is and its
+// metadata records the new residency. A change across on-demand changes
+// the process and its port, so the plan makes it make-before-break
+// (start, route, drain, stop); a residency step across it is refused.
+func (a *Actuator) residency(ctx context.Context, n *Node, st sdk.Step, l Lane) error {
+	if st.From == sdk.OnDemand || onDemand(st.Lane) {
+		return fmt.Errorf("lane %s: %s to %s changes its process and port, which a residency step does not do: it is planned as start, route, drain and stop", l.Name, st.From, st.Lane.Residency)
 	}
-	return false
-}
-
-// residency changes a lane's residency in place. Between keep-warm and
-// preferred the process stays as it is. Into on-demand the lane becomes a
-// model of the router and its own process is drained and stopped; out of
-// it, the lane starts as its own process and leaves the router. Either
-// way the lane is then reached on another port, which a residency step
-// does not tell the gateway: the warning says so (the gateway observes
-// the route as stale, so the next apply routes it again). A plan that
-// starts the lane as it will be, routes, then drains and stops it as it
-// was moves it without an interruption.
-func (a *Actuator) residency(ctx context.Context, n *Node, st sdk.Step, l Lane, say Progress) (sdk.Diagnostics, error) {
-	from, to := st.From == sdk.OnDemand, onDemand(st.Lane)
-	if from == to {
-		if to {
-			return nil, nil // the router serves it either way
-		}
-		obs, err := n.Observe(ctx, nil)
-		if err == nil && !running(obs, l.Name) {
-			err = fmt.Errorf("lane %s does not run on %s: its residency cannot change in place", l.Name, st.Lane.Node.Name)
-		}
-		return nil, err
-	}
-	warn := sdk.Diagnostics{{Severity: sdk.Warning, Summary: fmt.Sprintf(
-		"lane %s: %s to %s in place moves it between its own port %d and the router's port %d; the gateway is routed there by the next apply",
-		l.Name, st.From, st.Lane.Residency, l.Port, a.cfg.routerPort())}}
-	if to {
-		if err := a.changeRouter(ctx, n, st.Lane, true, say); err != nil {
-			return nil, err
-		}
-		return warn, n.Stop(ctx, l, say)
-	}
-	if err := n.Start(ctx, l, say); err != nil {
-		return nil, err
-	}
-	was := *st.Lane
-	was.Residency = sdk.OnDemand
-	return warn, a.changeRouter(ctx, n, &was, false, say)
+	return n.SetResidency(ctx, l)
 }
 
 // modelOf is the model a lane loading path serves: the inventory's model
@@ -358,7 +320,12 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			// The weights the lane started with, as recorded then (none
 			// recorded: not known, which the planner takes as unchanged).
 			m.SHA256, m.Source = l.SHA256, l.Source
-			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: specs[l.Name].Residency, Loaded: l.Loaded}
+			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded}
+			if lane.Residency == "" {
+				// Metadata from before the residency was recorded: the
+				// pool's residency now.
+				lane.Residency = specs[l.Name].Residency
+			}
 			switch {
 			case l.OnDemand:
 				// A model of the router: on-demand whatever the pool says

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,7 +58,10 @@ func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
 	if r.Diagnostics.HasErrors() || len(r.Diagnostics) != 0 || r.Observed == nil || len(r.Observed.Lanes) != 1 || r.Observed.Lanes[0].Residency != sdk.Preferred {
 		t.Fatalf("residency preferred: %+v", r)
 	}
-	if again := act.Observe(ctx, sdk.ObserveRequest{}); len(again.Fleet.Lanes) != 1 || again.Fleet.Lanes[0].Port != before.Port {
+	// The process records its new residency: observe reports it, not the
+	// pool's keep-warm the actuator was configured with.
+	if again := act.Observe(ctx, sdk.ObserveRequest{}); len(again.Fleet.Lanes) != 1 || again.Fleet.Lanes[0].Port != before.Port ||
+		again.Fleet.Lanes[0].Residency != sdk.Preferred {
 		t.Errorf("after the residency step: %+v", again.Fleet.Lanes)
 	}
 	r = act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop", Kind: sdk.KindStop, Lane: lane}}, nil)
@@ -65,6 +70,79 @@ func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
 	}
 	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Lanes) != 0 {
 		t.Errorf("after stop: %+v", obs.Fleet.Lanes)
+	}
+}
+
+// TestActuatorReportsTheResidencyALaneStartedWith: a lane's own process
+// is observed with the residency it was started with, recorded in its
+// metadata, not the one the pool declares now: while a change to
+// on-demand is under way, the keep-warm process is still keep-warm.
+// Metadata that records no residency (written before it did) falls back
+// to the pool's declaration.
+func TestActuatorReportsTheResidencyALaneStartedWith(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	cfg, _ := json.Marshal(map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
+		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3, "router_port": freePort(t)})
+	l := testLane(t, "cognition", 400_000, "chat")
+	node := sdk.Node{Name: "node-a", Address: "127.0.0.1", MemoryGB: 64, BudgetGB: 56}
+	model := sdk.Model{Name: "qwen", Path: l.Model, SizeGB: 0.0004, MemoryGB: 4}
+	act := NewActuator("test")
+	configure := func(res string) {
+		t.Helper()
+		if r := act.Configure(ctx, sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: sdk.Inventory{
+			Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
+			Lanes: []sdk.LaneSpec{{Name: "cognition", Model: "qwen", Port: l.Port, Aliases: l.Aliases, Residency: res}},
+		}}); r.Diagnostics.HasErrors() {
+			t.Fatal(r.Diagnostics)
+		}
+	}
+	observe := func() sdk.Lane {
+		t.Helper()
+		obs := act.Observe(ctx, sdk.ObserveRequest{})
+		if len(obs.Fleet.Lanes) != 1 {
+			t.Fatalf("observed %+v %v", obs.Fleet.Lanes, obs.Diagnostics)
+		}
+		return obs.Fleet.Lanes[0]
+	}
+	configure(sdk.KeepWarm)
+	lane := &sdk.Lane{Name: "cognition", Node: node, Model: model, Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: lane}}, nil)
+
+	// The pool now declares it on-demand; its process is still keep-warm.
+	configure(sdk.OnDemand)
+	if got := observe(); got.Residency != sdk.KeepWarm {
+		t.Errorf("while the pool says on-demand: residency %q; want keep-warm, as the process started", got.Residency)
+	}
+
+	// Metadata from before residency was recorded: the pool's word, as
+	// an own process (on-demand is not).
+	meta := filepath.Join(set.StateDir, node.Name, Lane{Name: "cognition", Port: l.Port}.key()+".json")
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["residency"] != sdk.KeepWarm {
+		t.Fatalf("metadata %s records residency %v; want keep-warm", b, m["residency"])
+	}
+	delete(m, "residency")
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(meta, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := observe(); got.Residency != sdk.Preferred {
+		t.Errorf("old metadata, the pool says on-demand: residency %q; want preferred", got.Residency)
+	}
+	configure(sdk.KeepWarm)
+	if got := observe(); got.Residency != sdk.KeepWarm {
+		t.Errorf("old metadata, the pool says keep-warm: residency %q", got.Residency)
 	}
 }
 
@@ -89,8 +167,9 @@ func TestActuatorRefusesAnUnknownSetting(t *testing.T) {
 // TestActuatorServesOnDemandLanesFromTheRouter: an on-demand lane's start
 // makes it a model of the node's router (not loaded until its first
 // request), observe reports it from the router's GET /models at the
-// lane's declared port, a residency change moves it to its own process
-// and back, and its stop leaves the router, which stops with no model.
+// lane's declared port, a residency step across on-demand is refused
+// (it is planned make-before-break), and its stop leaves the router,
+// which stops with no model.
 func TestActuatorServesOnDemandLanesFromTheRouter(t *testing.T) {
 	ctx := context.Background()
 	set := testSettings(t)
@@ -152,21 +231,16 @@ func TestActuatorServesOnDemandLanesFromTheRouter(t *testing.T) {
 		t.Errorf("drain observed nothing")
 	}
 
-	// Out of the router into its own process, and back.
+	// A residency step across on-demand changes the process and its
+	// port: poolc plans that as start, route, drain and stop, never in
+	// place.
 	warm := *lane
 	warm.Residency = sdk.KeepWarm
-	if r := apply(sdk.KindResidency, &warm, sdk.OnDemand); len(r.Diagnostics) != 1 || !strings.Contains(r.Diagnostics[0].Summary, "router's port") {
-		t.Errorf("residency to keep-warm: diagnostics %+v; want the warning about the port", r.Diagnostics)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "residency", Kind: sdk.KindResidency, Lane: &warm, From: sdk.OnDemand}}, nil); !r.Diagnostics.HasErrors() {
+		t.Errorf("residency on-demand to keep-warm: %+v; want it refused", r)
 	}
-	if got := observe(); got.Residency != sdk.Preferred || !got.Loaded {
-		t.Errorf("after the residency step: %+v; want its own process (reported preferred, the pool still says on-demand)", got)
-	}
-	if served, _ := n.RouterServes(ctx); len(served) != 0 {
-		t.Errorf("the router still serves %+v", served)
-	}
-	apply(sdk.KindResidency, lane, sdk.KeepWarm)
 	if got := observe(); got.Residency != sdk.OnDemand {
-		t.Errorf("back on demand: %+v", got)
+		t.Errorf("after the refused residency step: %+v", got)
 	}
 
 	apply(sdk.KindStop, lane, "")

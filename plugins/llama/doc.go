@@ -34,7 +34,7 @@
 // two starts of one lane on one port, so a node never runs two processes
 // of it there; a start finding it live succeeds without starting another.
 // The metadata records the sha256 and source of the weights the process
-// started with, which observe reports.
+// started with and its residency, which observe reports.
 //
 // Keep-warm and preferred lanes run as their own processes. On-demand
 // lanes are served by the node's router (RouterLane): one llama-server in
@@ -49,7 +49,9 @@
 // needs a restart when it changes. A step's lane residency says which
 // process it is about, so a residency change across on-demand runs
 // make-before-break as start (as it will be), route, drain and stop (as
-// it was); a residency step does the switch in place. The gateway
+// it was); a residency step, between keep-warm and preferred only, keeps
+// the process and records its new residency in its metadata, which
+// observe reports (the pool's residency when none is recorded). The gateway
 // reaches an on-demand lane at the router's port. The router evicts the
 // least recently used idle model when --models-max are loaded: by count,
 // blind to memory. poolc therefore passes --models-max 0 (no bound) while

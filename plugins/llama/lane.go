@@ -26,6 +26,10 @@ type Lane struct {
 	// can tell a process running older weights under the same path.
 	SHA256 string
 	Source string
+	// Residency is the pool's residency of the lane (keep-warm or
+	// preferred for a process of its own), recorded at the start so
+	// observe reports what runs, not what the pool declares now.
+	Residency string
 }
 
 // Settings say how a node runs lanes. The zero value of each field means

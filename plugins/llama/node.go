@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ type laneMeta struct {
 	Aliases []string `json:"aliases"`
 	SHA256  string   `json:"sha256,omitempty"`
 	Source  string   `json:"source,omitempty"`
+	// Residency is the lane's residency as started or last changed in
+	// place; metadata written before it was recorded has none.
+	Residency string `json:"residency,omitempty"`
 	// Models and ModelsMax are a router's: the on-demand lanes its preset
 	// holds and its --models-max.
 	Models    []RouterModel `json:"models,omitempty"`
@@ -44,7 +48,7 @@ type laneMeta struct {
 }
 
 func (m laneMeta) lane() Lane {
-	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source}
+	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
 }
 
 func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
@@ -92,7 +96,7 @@ func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progr
 // launchMeta is launch with the metadata's router fields from meta.
 func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
 	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
-	meta.SHA256, meta.Source = l.SHA256, l.Source
+	meta.SHA256, meta.Source, meta.Residency = l.SHA256, l.Source, l.Residency
 	line, _ := json.Marshal(meta)
 	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.key()), argv...), strings.NewReader(string(line)+"\n"))
 	if err != nil {
@@ -238,6 +242,30 @@ func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress P
 		case <-time.After(n.set.Poll):
 		}
 	}
+}
+
+// SetResidency records l.Residency in the metadata of lane l's running
+// process, which a residency change between keep-warm and preferred
+// leaves as it is; a lane that does not run is an error.
+func (n *Node) SetResidency(ctx context.Context, l Lane) error {
+	st, err := n.status(ctx)
+	if err != nil {
+		return err
+	}
+	r, ok := st.lane(l)
+	if !ok || !r.isLane(l) {
+		return fmt.Errorf("lane %s does not run on port %d of %s: its residency cannot change in place", l.Name, l.Port, n.host)
+	}
+	meta := r.meta
+	meta.Residency = l.Residency
+	line, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+		return fmt.Errorf("recording lane %s's residency on %s: %w", l.Name, n.host, err)
+	}
+	return nil
 }
 
 // Stop drains the lane, then sends SIGTERM and, if it has not exited
