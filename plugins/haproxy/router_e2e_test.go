@@ -19,7 +19,8 @@ import (
 // apply makes cognition a model of n1's router, and while the load
 // generator streams chat completions for its alias through HAProxy the
 // whole time, lane scribe is added to the same router (prefetch, start,
-// route of notes), serves a request through HAProxy, and is removed again
+// route of notes to the router, as poolc plans it for an on-demand
+// lane), serves a request through HAProxy, and is removed again
 // (drain, stop). The router rereads its preset in place each time, its
 // process never changes, and not one of chat's requests fails or is cut.
 func TestE2EAddingAnOnDemandLaneBesideAStreamingOneFailsNoRequest(t *testing.T) {
@@ -69,7 +70,7 @@ func TestE2EAddingAnOnDemandLaneBesideAStreamingOneFailsNoRequest(t *testing.T) 
 	a.apply(ctx, sdk.Step{ID: "prefetch:q-notes@n1", Kind: sdk.KindPrefetch, Target: "q-notes", Prefetch: &sdk.Prefetch{Node: f.sdkNode(0), Model: notes}})
 	a.apply(ctx, sdk.Step{ID: "start:scribe@n1 (on-demand)", Kind: sdk.KindStart, Target: "scribe", Lane: scribe})
 	a.apply(ctx, sdk.Step{ID: "route:notes", Kind: sdk.KindRoute, Target: "notes", Route: &sdk.RouteChange{Alias: "notes",
-		To: &sdk.LaneEndpoint{Lane: "scribe", Node: "n1", Address: f.nodes[0].Host, Port: f.port("scribe")}}})
+		To: &sdk.LaneEndpoint{Lane: "scribe", Node: "n1", Address: f.nodes[0].Host, Port: f.port("scribe"), Router: true}}})
 	if err := loadgen.Chat(ctx, http.DefaultClient, f.proxy.base(), "notes", 3); err != nil {
 		t.Fatalf("notes through HAProxy, from n1's router: %v", err)
 	}
