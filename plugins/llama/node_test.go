@@ -217,8 +217,8 @@ func TestLaneValidationAndArgv(t *testing.T) {
 }
 
 // TestAZombieIsNotALane: a lane process that exited but was not reaped
-// (its parent gone, no init reaping) still answers kill -0; it is drift
-// and a stop does not wait for it.
+// (its parent gone, no init reaping) still answers kill -0; it is drift,
+// a stop does not wait for it, and a start starts the lane anew.
 func TestAZombieIsNotALane(t *testing.T) {
 	ctx := context.Background()
 	set := testSettings(t)
@@ -248,6 +248,17 @@ func TestAZombieIsNotALane(t *testing.T) {
 	}
 	if alive, err := n.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
 		t.Errorf("a zombie is alive: %v %v", alive, err)
+	}
+	// A start over the zombie's pidfile starts the lane (seen in the
+	// e2e suite: a lane killed by hand stayed a zombie, and the repair's
+	// start reported it running, then exited while loading).
+	stopAtEnd(t, n, l)
+	var lines []string
+	if err := n.Start(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatalf("start over a zombie's pidfile: %v %q", err, lines)
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "started as pid") || strings.Contains(lines[0], "pid "+strconv.Itoa(pid)+",") {
+		t.Errorf("start over a zombie's pidfile: %q", lines)
 	}
 }
 

@@ -5,13 +5,23 @@ package llama
 // parameters (quoted one by one by sshx.Quote on the way), never as part
 // of the program text.
 
+// shLives defines lives PID, the one test of whether a process runs: it
+// exists (kill -0) and is no zombie, a process that has exited and that
+// only its parent has not reaped yet (on a node whose init does not reap,
+// a killed lane stays one). Every program that asks prepends it.
+const shLives = `lives() {
+  kill -0 "$1" 2>/dev/null || return 1
+  case $(ps -o stat= -p "$1" 2>/dev/null) in *Z*) return 1 ;; esac
+}
+`
+
 // scriptStart starts a lane detached from the session, unless its pidfile
 // names a live process. $1 is the state directory, $2 the lane name, the
 // rest the server's argv; stdin is the lane's metadata (one JSON line). It
 // prints "running PID" or "started PID". A lock directory serialises two
 // starts of one lane, so a node never runs two processes of it; a lock
 // whose holder died (a start cut off with its session) is broken.
-const scriptStart = `set -eu
+const scriptStart = shLives + `set -eu
 dir=$1 name=$2
 shift 2
 mkdir -p "$dir"
@@ -21,7 +31,7 @@ until mkdir "$lock" 2>/dev/null; do
   holder=$(cat "$lock/pid" 2>/dev/null || true)
   case $holder in
     ''|*[!0-9]*) ;;
-    *) if ! kill -0 "$holder" 2>/dev/null; then rm -rf "$lock"; continue; fi ;;
+    *) if ! lives "$holder"; then rm -rf "$lock"; continue; fi ;;
   esac
   n=$((n+1))
   if [ "$n" -ge 50 ]; then echo "lane $name: another start (pid $holder) holds $lock" >&2; exit 75; fi
@@ -32,7 +42,7 @@ trap 'rm -rf "$lock"' EXIT
 pidf="$dir/$name.pid"
 if [ -s "$pidf" ]; then
   pid=$(cat "$pidf")
-  case $pid in *[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null; then echo "running $pid"; exit 0; fi ;; esac
+  case $pid in *[!0-9]*) ;; *) if lives "$pid"; then echo "running $pid"; exit 0; fi ;; esac
 fi
 cat > "$dir/$name.json.tmp"
 mv -f "$dir/$name.json.tmp" "$dir/$name.json"
@@ -49,7 +59,7 @@ echo "started $!"
 // scriptStatus lists the lanes of state directory $1, one line each:
 // "lane NAME PID ALIVE META ARGS" separated by tabs, ALIVE 1 or 0, META the
 // metadata JSON line, ARGS the live process's command line.
-const scriptStatus = `dir=$1
+const scriptStatus = shLives + `dir=$1
 for f in "$dir"/*.pid; do
   [ -e "$f" ] || continue
   name=${f##*/}; name=${name%.pid}
@@ -57,11 +67,8 @@ for f in "$dir"/*.pid; do
   alive=0 args=
   case $pid in
     ''|*[!0-9]*) pid=0 ;;
-    *) if kill -0 "$pid" 2>/dev/null; then
-         case $(ps -o stat= -p "$pid" 2>/dev/null) in
-           *Z*) ;; # a zombie has exited; only its parent has not reaped it
-           *) alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1) ;;
-         esac
+    *) if lives "$pid"; then
+         alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1)
        fi ;;
   esac
   meta=$(head -n 1 "$dir/$name.json" 2>/dev/null || true)
@@ -79,9 +86,7 @@ const scriptForget = `rm -f "$1/$2.pid" "$1/$2.json"`
 // or "gone" for process $1 (a zombie, exited but not reaped, is gone).
 const (
 	scriptSignal = `kill -s "$1" "$2" 2>/dev/null || true`
-	scriptAlive  = `if kill -0 "$1" 2>/dev/null; then
-  case $(ps -o stat= -p "$1" 2>/dev/null) in *Z*) echo gone ;; *) echo alive ;; esac
-else echo gone; fi`
+	scriptAlive  = shLives + `if lives "$1"; then echo alive; else echo gone; fi`
 )
 
 // scriptLogTail prints the end of lane $2's log in state directory $1.
