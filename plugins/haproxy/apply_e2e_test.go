@@ -310,6 +310,59 @@ func (f *fleet) apply() string {
 	return out
 }
 
+// applyUnderLoad streams chat completions for each alias through HAProxy
+// (streams at a time each), makes change to the pool, applies it and
+// checks that every alias is served before and after and that not one
+// request failed or was cut; what names the change in messages. It
+// returns poolc apply's output, which must name every step in steps.
+func (f *fleet) applyUnderLoad(what string, streams int, aliases []string, change func(), steps ...string) string {
+	t := f.t
+	t.Helper()
+	loads := make([]*loadgen.Load, len(aliases))
+	for i, alias := range aliases {
+		loads[i] = loadgen.Start(f.proxy.base(), alias, streams, 10)
+	}
+	for i, l := range loads {
+		if !l.WaitServed(20, 60*time.Second) {
+			t.Fatalf("no traffic for %s before %s: %d failed", aliases[i], what, l.Failed())
+		}
+	}
+	change()
+	start := time.Now()
+	out := f.apply()
+	took := time.Since(start)
+	var summary []string
+	failed := false
+	for i, l := range loads {
+		if !l.WaitServed(20, 60*time.Second) {
+			t.Errorf("no traffic for %s after %s: %d failed", aliases[i], what, l.Failed())
+			failed = true
+		}
+		r := l.Stop()
+		summary = append(summary, fmt.Sprintf("%s %d served, %d failed in %s", aliases[i], r.Served, r.Failed, r.Duration.Round(time.Millisecond)))
+		if r.Failed != 0 {
+			t.Errorf("%d requests for %s failed or were cut during %s: %q", r.Failed, aliases[i], what, r.Errors)
+			failed = true
+		}
+	}
+	t.Logf("%s under load (%s); the apply took %s:\n%s", what, strings.Join(summary, "; "), took.Round(time.Millisecond), out)
+	if failed {
+		t.FailNow()
+	}
+	f.outputNames(out, steps...)
+	return out
+}
+
+// outputNames asserts that poolc's output names every step in steps.
+func (f *fleet) outputNames(out string, steps ...string) {
+	f.t.Helper()
+	for _, want := range steps {
+		if !strings.Contains(out, want) {
+			f.t.Errorf("apply output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
 // planIsEmpty asserts a refreshed plan has nothing to do.
 func (f *fleet) planIsEmpty(when string) {
 	f.t.Helper()
@@ -355,35 +408,14 @@ func processLives(pid int) bool {
 func TestE2EApplyBringsUpTheFleetAndMovesALaneUnderLoad(t *testing.T) {
 	f := newFleet(t)
 	f.writePool(`"n1", "n2"`)
-	out := f.apply()
-	for _, want := range []string{"prefetch:q@n1", "prefetch:q-notes@n3", "start:cognition@n1", "start:scribe@n3", "route:chat", "route:notes"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("apply output lacks %s:\n%s", want, out)
-		}
-	}
+	f.outputNames(f.apply(), "prefetch:q@n1", "prefetch:q-notes@n3", "start:cognition@n1", "start:scribe@n3", "route:chat", "route:notes")
 	f.planIsEmpty("after the bring-up")
 	if pids := f.lanePIDs(); len(pids) != 2 || pids["n1/cognition"] == 0 || pids["n3/scribe"] == 0 {
 		t.Fatalf("lane processes %v", pids)
 	}
 
 	// The move: cognition prefers n2 now.
-	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
-	if !load.WaitServed(30, 30*time.Second) {
-		t.Fatalf("no traffic before the move: %d failed", load.Failed())
-	}
-	f.writePool(`"n2", "n1"`)
-	start := time.Now()
-	out = f.apply()
-	moved := time.Since(start)
-	if !load.WaitServed(30, 30*time.Second) {
-		t.Fatalf("no traffic after the move: %d failed", load.Failed())
-	}
-	res := load.Stop()
-	t.Logf("lane move under load: %d requests served, %d failed, in %s; the apply took %s:\n%s",
-		res.Served, res.Failed, res.Duration.Round(time.Millisecond), moved.Round(time.Millisecond), out)
-	if res.Failed != 0 {
-		t.Fatalf("%d requests failed or were cut during the move: %q", res.Failed, res.Errors)
-	}
+	f.applyUnderLoad("the lane move", 6, []string{"chat"}, func() { f.writePool(`"n2", "n1"`) })
 	if pids := f.lanePIDs(); len(pids) != 2 || pids["n2/cognition"] == 0 || pids["n1/cognition"] != 0 {
 		t.Fatalf("after the move, lane processes %v", pids)
 	}

@@ -6,9 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/plugins/llama"
 )
 
@@ -55,29 +53,10 @@ func TestE2EApplyChangesAResidencyAcrossOnDemandUnderLoad(t *testing.T) {
 func (f *fleet) residencyUnderLoad(res string) {
 	t := f.t
 	t.Helper()
-	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
-	if !load.WaitServed(30, 60*time.Second) {
-		t.Fatalf("no traffic before the change to %s: %d failed", res, load.Failed())
-	}
-	f.residency["cognition"] = res
-	f.writePool(`"n1", "n2"`)
-	start := time.Now()
-	out := f.apply()
-	took := time.Since(start)
-	if !load.WaitServed(30, 60*time.Second) {
-		t.Fatalf("no traffic after the change to %s: %d failed %q", res, load.Failed(), load.Stop().Errors)
-	}
-	r := load.Stop()
-	t.Logf("residency change to %s under load: %d requests served, %d failed, in %s; the apply took %s:\n%s",
-		res, r.Served, r.Failed, r.Duration.Round(time.Millisecond), took.Round(time.Millisecond), out)
-	if r.Failed != 0 {
-		t.Fatalf("%d requests failed or were cut during the change to %s: %q", r.Failed, res, r.Errors)
-	}
-	for _, want := range []string{"start:cognition@n1", "route:chat", "drain:cognition@n1", "stop:cognition@n1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("apply output lacks %s:\n%s", want, out)
-		}
-	}
+	out := f.applyUnderLoad("the change to "+res, 6, []string{"chat"}, func() {
+		f.residency["cognition"] = res
+		f.writePool(`"n1", "n2"`)
+	}, "start:cognition@n1", "route:chat", "drain:cognition@n1", "stop:cognition@n1")
 	// Make before break: the lane as it was drains only once chat
 	// reaches the lane as it is.
 	routed, drains := routeDone.FindStringIndex(out), drainStarted.FindStringIndex(out)

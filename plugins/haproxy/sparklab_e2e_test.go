@@ -3,11 +3,8 @@
 package haproxy
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/plugins/llama"
@@ -35,12 +32,7 @@ var sparkLabLanes = []extraLane{
 func TestE2EApplyBringsUpASparkLabLikePoolAndMovesALaneUnderLoad(t *testing.T) {
 	f := newFleet(t, sparkLabLanes...)
 	f.writePool(`"n1", "n2"`)
-	out := f.apply()
-	for _, want := range []string{"start:cognition@n1", "start:scribe@n3", "start:coder@n2", "start:embed@n1", "start:vision@n2", "start:music@n3"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("apply output lacks %s:\n%s", want, out)
-		}
-	}
+	f.outputNames(f.apply(), "start:cognition@n1", "start:scribe@n3", "start:coder@n2", "start:embed@n1", "start:vision@n2", "start:music@n3")
 	f.planIsEmpty("after the bring-up")
 	pids := f.lanePIDs()
 	for _, want := range []string{"n1/cognition", "n1/embed", "n2/coder", "n2/" + llama.RouterLane, "n3/scribe", "n3/" + llama.RouterLane} {
@@ -61,32 +53,7 @@ func TestE2EApplyBringsUpASparkLabLikePoolAndMovesALaneUnderLoad(t *testing.T) {
 	}
 	f.planIsEmpty("after every alias answered")
 
-	loads := map[string]*loadgen.Load{}
-	for _, alias := range []string{"chat", "code", "draw"} {
-		loads[alias] = loadgen.Start(f.proxy.base(), alias, 3, 10)
-	}
-	for alias, l := range loads {
-		if !l.WaitServed(20, 60*time.Second) {
-			t.Fatalf("no traffic for %s before the move: %d failed", alias, l.Failed())
-		}
-	}
-	f.writePool(`"n2", "n1"`)
-	start := time.Now()
-	out = f.apply()
-	took := time.Since(start)
-	var summary []string
-	for _, alias := range []string{"chat", "code", "draw"} {
-		l := loads[alias]
-		if !l.WaitServed(20, 60*time.Second) {
-			t.Errorf("no traffic for %s after the move: %d failed", alias, l.Failed())
-		}
-		res := l.Stop()
-		summary = append(summary, fmt.Sprintf("%s %d served, %d failed", alias, res.Served, res.Failed))
-		if res.Failed != 0 {
-			t.Errorf("%d requests for %s failed or were cut during the move: %q", res.Failed, alias, res.Errors)
-		}
-	}
-	t.Logf("cognition n1 → n2 under load (%s); the apply took %s:\n%s", strings.Join(summary, "; "), took.Round(time.Millisecond), out)
+	f.applyUnderLoad("cognition's move from n1 to n2", 3, []string{"chat", "code", "draw"}, func() { f.writePool(`"n2", "n1"`) })
 	if pids := f.lanePIDs(); pids["n2/cognition"] == 0 || pids["n1/cognition"] != 0 {
 		t.Errorf("after the move, lane processes %v", pids)
 	}

@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"poolc.dev/poolc/internal/loadgen"
 )
 
 // TestE2EApplyUpgradesAModelUnderTheSameNameUnderLoad is a model upgrade
@@ -48,30 +45,11 @@ func TestE2EApplyUpgradesAModelUnderTheSameNameUnderLoad(t *testing.T) {
 func (f *fleet) upgradeUnderLoad(name string) (int, string) {
 	t := f.t
 	t.Helper()
-	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
-	if !load.WaitServed(30, 30*time.Second) {
-		t.Fatalf("no traffic before the upgrade to %s: %d failed", name, load.Failed())
-	}
 	upgraded := serveWeights(t, name)
-	f.weights["q"] = upgraded
-	f.writePool(`"n1", "n2"`)
-	start := time.Now()
-	out := f.apply()
-	took := time.Since(start)
-	if !load.WaitServed(30, 30*time.Second) {
-		t.Fatalf("no traffic after the upgrade to %s: %d failed", name, load.Failed())
-	}
-	res := load.Stop()
-	t.Logf("model upgrade to %s under load: %d requests served, %d failed, in %s; the apply took %s:\n%s",
-		name, res.Served, res.Failed, res.Duration.Round(time.Millisecond), took.Round(time.Millisecond), out)
-	if res.Failed != 0 {
-		t.Fatalf("%d requests failed or were cut during the upgrade to %s: %q", res.Failed, name, res.Errors)
-	}
-	for _, want := range []string{"prefetch:q@n1", "start:cognition@n1", "route:chat", "drain:cognition@n1", "stop:cognition@n1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("apply output lacks %s:\n%s", want, out)
-		}
-	}
+	f.applyUnderLoad("the upgrade to "+name, 6, []string{"chat"}, func() {
+		f.weights["q"] = upgraded
+		f.writePool(`"n1", "n2"`)
+	}, "prefetch:q@n1", "start:cognition@n1", "route:chat", "drain:cognition@n1", "stop:cognition@n1")
 	f.planIsEmpty("after the upgrade to " + name)
 
 	// The live processes themselves, found by their command lines.
