@@ -270,12 +270,6 @@ func (m *Machine) acyclic(steps []Step) error {
 	return nil
 }
 
-// Len is the number of steps.
-func (m *Machine) Len() int { return len(m.steps) }
-
-// Over reports whether every step has its outcome.
-func (m *Machine) Over() bool { return m.open == 0 }
-
 // Result says what became of step i so far.
 func (m *Machine) Result(i int) Result {
 	s := &m.steps[i]
