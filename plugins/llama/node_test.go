@@ -240,8 +240,10 @@ func TestAZombieIsNotALane(t *testing.T) {
 		}
 	}
 	os.MkdirAll(set.StateDir, 0o755)
-	os.WriteFile(set.StateDir+"/zombie.pid", []byte(strconv.Itoa(pid)+"\n"), 0o644)
-	os.WriteFile(set.StateDir+"/zombie.json", []byte(`{"name":"zombie","host":"127.0.0.1","port":`+strconv.Itoa(l.Port)+`,"model":"`+l.Model+`"}`+"\n"), 0o644)
+	// The lane's own files, as its start would have left them.
+	key := set.StateDir + "/" + l.key()
+	os.WriteFile(key+".pid", []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	os.WriteFile(key+".json", []byte(`{"name":"zombie","host":"127.0.0.1","port":`+strconv.Itoa(l.Port)+`,"model":"`+l.Model+`"}`+"\n"), 0o644)
 	obs, err := n.Observe(ctx, nil)
 	if err != nil || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
 		t.Fatalf("%+v %v", obs, err)
