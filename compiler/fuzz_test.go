@@ -50,6 +50,10 @@ func FuzzCompileHCL(f *testing.F) {
 		`pool "p" { plugin "x" { config { a = [1, {b = null}] } } }`,
 		`pool "p" { profile "x" { lane "l" { residency = "keep-warm" } } }`,
 		`pool "p" { nodes "a" {} }`,
+		`pool "p" { model "m" { path = "/m.gguf"
+ source = "file:///srv/m.gguf" } }`,
+		`pool "p" { model "m" { path = "/m.gguf"
+ source = "file:/srv/../m.gguf" } }`,
 		"pool \"p\" { node \"\xff\" {} }",
 	)
 	f.Fuzz(func(t *testing.T, src []byte) { checkCompile(t, "pool.hcl", src) })
@@ -79,6 +83,8 @@ func FuzzCompileCUE(f *testing.F) {
 		`pool: p: lane: l: port: int`,
 		`pool: p: lane: l: port: 1 & 2`,
 		`pool: p: plugin: x: config: {a: [1, {b: null}]}`,
+		`pool: p: model: m: {path: "/m.gguf", source: "file:///srv/m.gguf"}`,
+		`pool: p: model: m: {path: "/m.gguf", source: "file:/srv/../m.gguf"}`,
 		`import "nosuch.dev/pkg"
 pool: p: pkg.x`,
 		`import "strings"

@@ -1,8 +1,10 @@
 package pools
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Pool is one fleet: machines, the models and lanes they serve, public
@@ -70,6 +72,25 @@ type Model struct {
 	SizeGB   float64
 	MemoryGB float64
 	Args     []string
+}
+
+// SchemeHostProblem says what is wrong with a model source the schema's
+// #Source admits as host:/path but whose host is spelt like a URL scheme
+// (file:/m.gguf, https:/m.gguf): a file URL or URL with a slash missing,
+// which would have the node copy from a host named "file". It returns ""
+// for any other source.
+func SchemeHostProblem(src string) string {
+	host, rest, ok := strings.Cut(src, ":")
+	if !ok || strings.HasPrefix(rest, "//") {
+		return ""
+	}
+	switch host {
+	case "file":
+		return fmt.Sprintf("%q reads as host %q: a file on the machine running poolc is written file:///absolute/path", src, host)
+	case "http", "https":
+		return fmt.Sprintf("%q reads as host %q: a URL is written %s://host/path", src, host, host)
+	}
+	return ""
 }
 
 // Residency says when a lane is loaded and whether it may be evicted.

@@ -91,6 +91,12 @@ func TestCheckerAgreesWithCUE(t *testing.T) {
 		"args control":      base + `pool: p: model: m: args: ["a\nb"]`,
 		"source url":        base + `pool: p: model: m: source: "https://w.lan/m.gguf"`,
 		"source backtick":   base + "pool: p: model: m: source: \"https://w.lan/`id`\"",
+		"source no host":    base + `pool: p: model: m: source: "https:///m.gguf"`,
+		"source file":       base + `pool: p: model: m: source: "file:///srv/m.gguf"`,
+		"source file rel":   base + `pool: p: model: m: source: "file://srv/m.gguf"`,
+		"source file dots":  base + `pool: p: model: m: source: "file:///srv/../m.gguf"`,
+		"source file quote": base + `pool: p: model: m: source: "file:///srv/m'.gguf"`,
+		"source bare path":  base + `pool: p: model: m: source: "/srv/m.gguf"`,
 	}
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -141,11 +141,8 @@ func (c *checker) string(v *tree.Value, s *Spec, w where, subject string) {
 			return
 		}
 	}
-	for _, re := range s.Patterns {
-		if !re.MatchString(v.Str) {
-			c.errorf("bad-format", v.Pos, w.say(subject, "must be %s, got %s", expected(s), v.Describe()))
-			return
-		}
+	if !s.MatchesPatterns(v.Str) {
+		c.errorf("bad-format", v.Pos, w.say(subject, "must be %s, got %s", expected(s), v.Describe()))
 	}
 }
 

@@ -95,5 +95,17 @@ func (s *Spec) Field(name string) *Field {
 	return nil
 }
 
+// MatchesPatterns reports whether str matches every pattern of the spec,
+// so that code outside the compiler (an actuator checking a step's field)
+// applies the schema's own rule instead of restating it.
+func (s *Spec) MatchesPatterns(str string) bool {
+	for _, re := range s.Patterns {
+		if !re.MatchString(str) {
+			return false
+		}
+	}
+	return true
+}
+
 // Accepts reports whether the spec accepts values of kind k.
 func (s *Spec) Accepts(k Kinds) bool { return s.Kinds&k != 0 || s.Kinds&KindAny != 0 }

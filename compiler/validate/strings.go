@@ -18,13 +18,20 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 const maxImageName = 255
 
 // strings checks what the schema's patterns cannot: that an IP address is
-// written in its one shortest form, that a pod pool's namespace is a DNS
+// written in its one shortest form, that a model's host:/path source does
+// not name a host spelt like a URL scheme (file:/m, a file URL missing a
+// slash), that a pod pool's namespace is a DNS
 // label when it is taken from the pool's name, and the length of an image
 // name apart from its tag and digest.
 func (v *validator) strings() {
 	for _, n := range v.p.Nodes {
 		if msg := hostProblem(n.Address); msg != "" {
 			v.errorf("bad-format", pools.Path{"node", n.Name, "address"}, "node %q: address %s", n.Name, msg)
+		}
+	}
+	for _, m := range v.p.Models {
+		if msg := pools.SchemeHostProblem(m.Source); msg != "" {
+			v.errorf("bad-format", pools.Path{"model", m.Name, "source"}, "model %q: source %s", m.Name, msg)
 		}
 	}
 	for _, pp := range v.p.PodPools {

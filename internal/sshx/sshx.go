@@ -4,8 +4,9 @@
 // key is refused, never ignored). A Pool keeps one connection per
 // user@host:port, reused by every call and redialled when it died; through
 // it a Client runs commands (every argument quoted by Quote, never a command
-// string built from unquoted input) and opens direct-tcpip tunnels to ports
-// on the far side.
+// string built from unquoted input), opens direct-tcpip tunnels to ports
+// on the far side, and writes files over SFTP (WriteFrom: an append from
+// an offset, resumable, with progress in bytes).
 //
 // The remote login shell must be a POSIX shell (sh, bash, dash, zsh, ksh):
 // the quoting relies on POSIX single quotes.

@@ -192,3 +192,76 @@ func TestE2EUnauthorisedKey(t *testing.T) {
 		t.Errorf("unauthorised key: err = %v (retryable %v)", err, sshx.Retryable(err))
 	}
 }
+
+func TestE2EWriteFromCreatesResumesAndRefusesAWrongOffset(t *testing.T) {
+	srv := testsshd.Start(t)
+	c := pool(t, srv.ClientConfig()).Client(srv.Endpoint())
+	ctx := context.Background()
+	data := make([]byte, 200_000)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	dst := filepath.Join(t.TempDir(), "a", "b", "m.part")
+
+	// A new file in directories that do not exist yet: created, mode 0644.
+	var sizes []int64
+	n, err := c.WriteFrom(ctx, dst, 0, strings.NewReader(string(data[:70_000])), func(size int64) { sizes = append(sizes, size) })
+	if err != nil || n != 70_000 {
+		t.Fatalf("first write: %d, %v", n, err)
+	}
+	if len(sizes) < 2 || sizes[len(sizes)-1] != 70_000 {
+		t.Errorf("progress %v, want several sizes ending at 70000", sizes)
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] <= sizes[i-1] {
+			t.Errorf("progress went from %d to %d", sizes[i-1], sizes[i])
+		}
+	}
+	fi, err := os.Stat(dst)
+	if err != nil || fi.Mode().Perm() != sshx.FileMode {
+		t.Fatalf("created file: %v %v, want mode %v", fi, err, sshx.FileMode)
+	}
+
+	// The rest, from where the file ends: appended, nothing before again.
+	sizes = sizes[:0]
+	n, err = c.WriteFrom(ctx, dst, 70_000, strings.NewReader(string(data[70_000:])), func(size int64) { sizes = append(sizes, size) })
+	if err != nil || n != int64(len(data))-70_000 || sizes[0] <= 70_000 || sizes[len(sizes)-1] != int64(len(data)) {
+		t.Fatalf("resumed write: %d, %v, progress %v", n, err, sizes)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != string(data) {
+		t.Fatal("the file is not the data")
+	}
+
+	// An offset the file does not end at is refused, the file untouched.
+	_, err = c.WriteFrom(ctx, dst, 1000, strings.NewReader("x"), nil)
+	var oe *sshx.OffsetError
+	if !errors.As(err, &oe) || oe.Size != int64(len(data)) || oe.Offset != 1000 || sshx.Retryable(err) {
+		t.Errorf("wrong offset: %v", err)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != string(data) {
+		t.Error("a refused write changed the file")
+	}
+	if _, err := c.WriteFrom(ctx, "rel/m.part", 0, strings.NewReader("x"), nil); err == nil {
+		t.Error("a relative path was accepted")
+	}
+	// A cancelled copy stops at once and leaves a prefix of the data.
+	cctx, cancel := context.WithCancel(ctx)
+	cut := filepath.Join(t.TempDir(), "cut.part")
+	n, err = c.WriteFrom(cctx, cut, 0, strings.NewReader(string(data)), func(size int64) { cancel() })
+	if !errors.Is(err, context.Canceled) || n >= int64(len(data)) {
+		t.Errorf("cancelled write: %d, %v", n, err)
+	}
+	if got, _ := os.ReadFile(cut); !strings.HasPrefix(string(data), string(got)) {
+		t.Errorf("the cancelled copy left %d bytes that are not a prefix", len(got))
+	}
+	// A reader's failure is its own, not the connection's.
+	boom := errors.New("source unreadable")
+	_, err = c.WriteFrom(ctx, filepath.Join(t.TempDir(), "m"), 0, io.MultiReader(strings.NewReader("abc"), errReader{boom}), nil)
+	if !errors.Is(err, boom) || sshx.Retryable(err) {
+		t.Errorf("failing reader: %v", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

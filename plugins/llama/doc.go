@@ -7,7 +7,9 @@
 // Every remote command is a constant shell program run as
 // `sh -c PROGRAM sh ARG...` (scripts.go), so input only ever reaches the
 // node as positional parameters, each quoted by sshx.Quote; nothing is
-// ever spliced into a command line.
+// ever spliced into a command line. File contents (a file:// model
+// source) go by Host.WriteFrom: over SFTP on the node's connection, to a
+// path checked against the schema, never through a shell.
 //
 // What llama-server does and the actuator relies on:
 //

@@ -7,19 +7,28 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 
 	"poolc.dev/poolc/internal/sshx"
 )
 
 // Host is the machine a node's lanes run on, as the actuator reaches it:
 // it runs a program with exactly the argv given (never a command line
-// parsed from input) and opens TCP connections from the host's side, to
-// the lanes' HTTP ports.
+// parsed from input), writes files, and opens TCP connections from the
+// host's side, to the lanes' HTTP ports.
 type Host interface {
 	// Run executes argv, feeding it stdin (nil for none), and returns its
 	// standard output. A non-zero exit is an error carrying the stderr.
 	Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error)
+	// WriteFrom makes the file at the absolute path hold its first offset
+	// bytes, which must be there (the file's size is offset), followed
+	// by what r yields, creating it (mode 0644) and its directory when
+	// missing. A copy cut at any point leaves a whole prefix of the data.
+	// progress, when not nil, receives the file's size as it grows. It
+	// returns the bytes written.
+	WriteFrom(ctx context.Context, path string, offset int64, r io.Reader, progress func(size int64)) (int64, error)
 	// DialContext connects to addr as the host itself would.
 	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
 	// String names the host in messages.
@@ -50,6 +59,52 @@ func (Local) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, e
 	return out.Bytes(), nil
 }
 
+// WriteFrom implements Host with os files.
+func (Local) WriteFrom(ctx context.Context, path string, offset int64, r io.Reader, progress func(size int64)) (int64, error) {
+	if err := checkPath("file", path); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, sshx.FileMode)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if fi.Size() != offset {
+		return 0, &sshx.OffsetError{Path: path, Size: fi.Size(), Offset: offset}
+	}
+	if err := f.Chmod(sshx.FileMode); err != nil {
+		return 0, err
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n, err := sshx.CopyChunks(f, ctxReader{ctx, r}, offset, progress)
+	if err != nil {
+		return n, err
+	}
+	return n, f.Close()
+}
+
+// ctxReader is a reader that fails once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // DialContext implements Host.
 func (Local) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
@@ -71,6 +126,11 @@ var _ Host = SSH{}
 func (s SSH) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
 	out, err := s.Client.Run(ctx, argv, stdin)
 	return out.Stdout, err
+}
+
+// WriteFrom implements Host over SFTP, on the node's pooled connection.
+func (s SSH) WriteFrom(ctx context.Context, path string, offset int64, r io.Reader, progress func(size int64)) (int64, error) {
+	return s.Client.WriteFrom(ctx, path, offset, r, progress)
 }
 
 // DialContext implements Host.

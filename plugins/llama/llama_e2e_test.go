@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -95,7 +97,9 @@ func TestE2EAPrefetchCutMidwayResumesWithoutResending(t *testing.T) {
 	os.WriteFile(src, data, 0o644)
 	dst := filepath.Join(t.TempDir(), "models", "m.gguf")
 	var cut sync.Once
-	_, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, func(done, total int64) {
+	var reported int64
+	first, err := n.Prefetch(ctx, Model{Path: dst, Source: "file://" + src, SHA256: sum}, func(done, total int64) {
+		reported = done
 		if done > total/3 {
 			cut.Do(func() { srv.KillSessions(t) })
 		}
@@ -108,7 +112,12 @@ func TestE2EAPrefetchCutMidwayResumesWithoutResending(t *testing.T) {
 		t.Fatalf("partial copy after the cut: %v %v", fi, err)
 	}
 	arrived := fi.Size()
-	res, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, nil)
+	// Each write is acknowledged before the next is sent, so what the
+	// progress reported and the cut copy counted is what had arrived.
+	if first.Sent != arrived || reported != arrived {
+		t.Errorf("the cut copy counted %d bytes and reported %d; %d had arrived", first.Sent, reported, arrived)
+	}
+	res, err := n.Prefetch(ctx, Model{Path: dst, Source: "file://" + src, SHA256: sum}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +128,46 @@ func TestE2EAPrefetchCutMidwayResumesWithoutResending(t *testing.T) {
 		t.Error("the resumed copy differs from the source")
 	}
 	t.Logf("cut after %d of %d bytes; the resume sent %d", arrived, len(data), res.Sent)
+	// sshd logs each session it starts and closes. Each copy is one sftp
+	// subsystem session, and the first was still open when the cut came:
+	// the bytes were going through it, not through a command's stdin.
+	sftp := sftpSessions(t, srv, 2)
+	if closed := regexp.MustCompile(`Close session: user \S+ from ` + regexp.QuoteMeta(sftp[0]) + `\n`); closed.MatchString(srv.Log()) {
+		t.Errorf("the first sftp session (%s) closed before the cut:\n%s", sftp[0], srv.Log())
+	}
+}
+
+var sftpSessionRE = regexp.MustCompile(`Starting session: subsystem 'sftp' for \S+ from (\S+ port \d+ id \d+)`)
+
+// sftpSessions waits until sshd has logged want sftp subsystem sessions
+// (its log reaches the test through a pipe, a moment after the fact) and
+// returns each one's "ADDR port P id N"; more than want fails the test.
+func sftpSessions(t *testing.T, srv *testsshd.Server, want int) []string {
+	t.Helper()
+	var got []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got = got[:0]
+		for _, m := range sftpSessionRE.FindAllStringSubmatch(srv.Log(), -1) {
+			got = append(got, m[1])
+		}
+		if len(got) >= want || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(got) != want {
+		t.Fatalf("sshd logged %d sftp sessions, want %d, one per copy:\n%s", len(got), want, srv.Log())
+	}
+	return got
 }
 
 func TestE2EAPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
-	n, _ := sshNode(t)
+	n, srv := sshNode(t)
 	data, _ := weights(t, 200_000)
 	_, other := weights(t, 1)
 	src := filepath.Join(t.TempDir(), "src.gguf")
 	os.WriteFile(src, data, 0o644)
 	dir := filepath.Join(t.TempDir(), "models")
-	_, err := n.Prefetch(context.Background(), Model{Path: filepath.Join(dir, "m.gguf"), Source: src, SHA256: other}, nil)
+	_, err := n.Prefetch(context.Background(), Model{Path: filepath.Join(dir, "m.gguf"), Source: "file://" + src, SHA256: other}, nil)
 	var de *DigestError
 	if !errors.As(err, &de) {
 		t.Fatalf("err = %v", err)
@@ -136,4 +175,5 @@ func TestE2EAPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("files left: %v", entries)
 	}
+	sftpSessions(t, srv, 1)
 }

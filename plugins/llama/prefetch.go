@@ -10,14 +10,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/schema"
 )
 
 // Model is a weights file to bring to a node: where it goes (Path), where
-// it comes from (Source: an http or https URL the node downloads, a
-// host:/path the node copies with its own SSH access, or a file on the
-// machine running poolc, as an absolute path or a file URL, sent through
-// the connection), its sha256 (required: a file is never
-// used unverified) and its size when known (0 otherwise).
+// it comes from (Source, as the schema's #Source admits: an http or https
+// URL the node downloads, a host:/path the node copies with its own SSH
+// access, or file:///path, a file on the machine running poolc that the
+// host's WriteFrom copies, over SFTP for a node reached over SSH), its
+// sha256 (required: a file is never used unverified) and its size when
+// known (0 otherwise).
 type Model struct {
 	Path      string
 	Source    string
@@ -71,37 +75,31 @@ func (e *DigestError) Error() string {
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// remoteRE is a host:path source: a host name and an absolute path.
-var remoteRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]*:/[^\x00\n\r]*$`)
-
 // sourceKind classifies a model source: "http" for a URL the node
-// downloads, "file" with the local path for a file poolc sends, "remote"
-// for a host:path the node copies from over its own SSH (rsync, resuming,
-// or scp).
+// downloads, "file" with the local path for a file:///path poolc copies to
+// the node, "remote" for a host:/path the node copies from over its own
+// SSH (rsync, resuming, or scp). It admits what the schema's #Source
+// does, by the schema's own pattern, less what poolc validate refuses
+// beyond it (a host spelt like a URL scheme, pools.SchemeHostProblem) and
+// a URL in which url.Parse finds no host: a step carries what a validated
+// pool names, and nothing else.
 func sourceKind(src string) (kind, local string, err error) {
-	if strings.HasPrefix(src, "/") {
-		return "file", src, nil
+	if !schema.Definition("#Source").MatchesPatterns(src) {
+		return "", "", fmt.Errorf("source %q: want an http(s) URL, host:/absolute/path or file:///absolute/path (the schema's #Source)", src)
 	}
-	if !strings.Contains(src, "://") && remoteRE.MatchString(src) {
-		return "remote", "", nil
+	if msg := pools.SchemeHostProblem(src); msg != "" {
+		return "", "", fmt.Errorf("source %s", msg)
 	}
-	u, err := url.Parse(src)
-	if err != nil {
-		return "", "", fmt.Errorf("source %q: %v", src, err)
+	if p, ok := strings.CutPrefix(src, "file://"); ok {
+		return "file", p, nil
 	}
-	switch u.Scheme {
-	case "http", "https":
-		if u.Host == "" {
-			return "", "", fmt.Errorf("source %q has no host", src)
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		if u, err := url.Parse(src); err != nil || u.Host == "" {
+			return "", "", fmt.Errorf("source %q: not a URL with a host", src)
 		}
 		return "http", "", nil
-	case "file":
-		if u.Host != "" && u.Host != "localhost" || !strings.HasPrefix(u.Path, "/") {
-			return "", "", fmt.Errorf("source %q: want file:///absolute/path", src)
-		}
-		return "file", u.Path, nil
 	}
-	return "", "", fmt.Errorf("source %q: want an http(s) URL, host:/path, a file URL or an absolute path", src)
+	return "remote", "", nil
 }
 
 // modelProbe is what scriptProbe reports of a model path.
@@ -178,10 +176,10 @@ func (n *Node) sha256(ctx context.Context, path string) (string, error) {
 // Prefetch brings the model to its path on the node: a file already there
 // with the right sha256 is kept; otherwise the source is copied to
 // PATH.part (resuming what an interrupted copy left there: the node
-// downloads with a Range request, a local file is sent from the offset
-// the node has), checked against the sha256 (a mismatch deletes the copy
-// and leaves the path as it was) and renamed to the path. Free disk is
-// checked first.
+// downloads with a Range request, a local file is sent from the size of
+// the node's PATH.part on, nothing before it again), checked against the
+// sha256 (a mismatch deletes the copy and leaves the path as it was) and
+// renamed to the path. Free disk is checked first.
 func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
 	var res PrefetchResult
 	if err := checkPath("model path", m.Path); err != nil {
@@ -248,9 +246,11 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		if _, err := src.Seek(res.ResumedAt, io.SeekStart); err != nil {
 			return res, err
 		}
-		cr := &countingReader{r: src, done: res.ResumedAt, total: total, progress: progress}
-		_, err := n.host.Run(ctx, shArgv(scriptAppend, part), cr)
-		res.Sent = cr.done - res.ResumedAt
+		var grew func(int64)
+		if progress != nil {
+			grew = func(size int64) { progress(size, total) }
+		}
+		res.Sent, err = n.host.WriteFrom(ctx, part, res.ResumedAt, src, grew)
 		if err != nil {
 			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, n.host, err)
 		}
@@ -294,21 +294,4 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 func (n *Node) commitDigest(ctx context.Context, path, sum string, size int64) error {
 	_, err := n.host.Run(ctx, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
 	return err
-}
-
-// countingReader reports the bytes read through it.
-type countingReader struct {
-	r        io.Reader
-	done     int64
-	total    int64
-	progress BytesProgress
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.done += int64(n)
-	if n > 0 && c.progress != nil {
-		c.progress(c.done, c.total)
-	}
-	return n, err
 }

@@ -16,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"poolc.dev/poolc/internal/sshx"
+	"poolc.dev/poolc/schema"
 )
 
 func weights(t *testing.T, size int) ([]byte, string) {
@@ -37,7 +40,7 @@ func TestPrefetchOfALocalFileResumesVerifiesAndSkips(t *testing.T) {
 	os.WriteFile(dst+".part", data[:300_000], 0o644)
 
 	var last int64
-	res, err := n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, func(done, total int64) {
+	res, err := n.Prefetch(ctx, Model{Path: dst, Source: "file://" + src, SHA256: sum}, func(done, total int64) {
 		if total != int64(len(data)) || done < last {
 			t.Errorf("progress %d/%d after %d", done, total, last)
 		}
@@ -59,7 +62,7 @@ func TestPrefetchOfALocalFileResumesVerifiesAndSkips(t *testing.T) {
 	if err != nil || len(obs.Models) != 1 || obs.Models[0].SHA256 != sum || obs.Models[0].Size != int64(len(data)) {
 		t.Fatalf("observed models %+v %v", obs.Models, err)
 	}
-	res, err = n.Prefetch(ctx, Model{Path: dst, Source: src, SHA256: sum}, nil)
+	res, err = n.Prefetch(ctx, Model{Path: dst, Source: "file://" + src, SHA256: sum}, nil)
 	if err != nil || !res.Skipped || res.Sent != 0 {
 		t.Errorf("second prefetch %+v %v", res, err)
 	}
@@ -73,7 +76,7 @@ func TestPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
 	os.WriteFile(src, data, 0o644)
 	dir := filepath.Join(t.TempDir(), "models")
 	dst := filepath.Join(dir, "m.gguf")
-	_, err := n.Prefetch(context.Background(), Model{Path: dst, Source: src, SHA256: other}, nil)
+	_, err := n.Prefetch(context.Background(), Model{Path: dst, Source: "file://" + src, SHA256: other}, nil)
 	var de *DigestError
 	if !errors.As(err, &de) || de.Want != other || !strings.Contains(err.Error(), "nothing is written at "+dst) {
 		t.Fatalf("err = %v", err)
@@ -136,8 +139,9 @@ func TestPrefetchRefusesBadInput(t *testing.T) {
 	n := NewNode(Local{}, testSettings(t))
 	_, sum := weights(t, 10)
 	for _, m := range []Model{
-		{Path: "rel/m.gguf", Source: "/x", SHA256: sum},
-		{Path: "/m.gguf", Source: "/x", SHA256: "abc"},
+		{Path: "rel/m.gguf", Source: "file:///x", SHA256: sum},
+		{Path: "/m.gguf", Source: "file:///x", SHA256: "abc"},
+		{Path: "/m.gguf", Source: "/x", SHA256: sum},
 		{Path: "/m.gguf", Source: "ftp://h/x", SHA256: sum},
 		{Path: "/m.gguf", Source: "x.gguf", SHA256: sum},
 		{Path: "/m.gguf", Source: "file://other/x", SHA256: sum},
@@ -153,18 +157,84 @@ func TestSourceKinds(t *testing.T) {
 		"https://h/m.gguf":            "http",
 		"http://h:8080/m":             "http",
 		"nas.lan:/srv/models/m.gguf":  "remote",
-		"/srv/m.gguf":                 "file",
 		"file:///srv/m.gguf":          "file",
+		"file:///srv/.cache/m@v1+2":   "file",
+		"/srv/m.gguf":                 "",
+		"file://localhost/srv/m.gguf": "",
+		"file:/srv/m.gguf":            "",
+		"https:/h/m.gguf":             "",
+		"file://srv/m.gguf":           "",
+		"file:///srv/../etc/passwd":   "",
+		"file:///srv/./m":             "",
+		"file:///srv//m":              "",
+		"file:///srv/m y":             "",
+		"file:///srv/$(id)":           "",
+		"file:///":                    "",
 		"-oProxyCommand=x:/m":         "",
 		"nas.lan:relative":            "",
 		"ftp://h/m":                   "",
 		"nas.lan:/m\nrm -rf /":        "",
 		"https:///nohost":             "",
+		"https://?x=1":                "",
+		"https://[::1]:8080/m":        "http",
 		"file://elsewhere/srv/m.gguf": "",
 	} {
-		kind, _, err := sourceKind(src)
+		kind, local, err := sourceKind(src)
 		if (err != nil) != (want == "") || kind != want {
 			t.Errorf("%q: %q %v, want %q", src, kind, err, want)
 		}
+		if kind == "file" && "file://"+local != src {
+			t.Errorf("%q: local path %q", src, local)
+		}
+	}
+}
+
+// FuzzSourceKind holds sourceKind to the schema: whatever it admits the
+// schema's #Source admits, and a file it names is an absolute, clean path.
+func FuzzSourceKind(f *testing.F) {
+	for _, s := range []string{"https://h/m", "nas:/m", "file:///m.gguf", "file:/m", "file:///a/../b", "/m", "file://h/m", "https:///x"} {
+		f.Add(s)
+	}
+	spec := schema.Definition("#Source")
+	f.Fuzz(func(t *testing.T, src string) {
+		kind, local, err := sourceKind(src)
+		if err != nil {
+			return
+		}
+		if !spec.MatchesPatterns(src) {
+			t.Fatalf("%q admitted as %s, which the schema refuses", src, kind)
+		}
+		if kind == "file" && (checkPath("file", local) != nil || strings.ContainsAny(local, " '\"$`\\;")) {
+			t.Fatalf("%q names the local file %q", src, local)
+		}
+	})
+}
+
+func TestLocalWriteFromCreatesAppendsAndRefusesAWrongOffset(t *testing.T) {
+	ctx := context.Background()
+	dst := filepath.Join(t.TempDir(), "a", "b", "m.part")
+	var sizes []int64
+	n, err := Local{}.WriteFrom(ctx, dst, 0, strings.NewReader("hello "), func(size int64) { sizes = append(sizes, size) })
+	if err != nil || n != 6 || len(sizes) != 1 || sizes[0] != 6 {
+		t.Fatalf("first write: %d %v, progress %v", n, err, sizes)
+	}
+	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("created file: %v %v, want mode 0644", fi, err)
+	}
+	if n, err := (Local{}).WriteFrom(ctx, dst, 6, strings.NewReader("world"), nil); err != nil || n != 5 {
+		t.Fatalf("append: %d %v", n, err)
+	}
+	_, err = Local{}.WriteFrom(ctx, dst, 3, strings.NewReader("x"), nil)
+	var oe *sshx.OffsetError
+	if !errors.As(err, &oe) || oe.Size != 11 {
+		t.Errorf("wrong offset: %v", err)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != "hello world" {
+		t.Errorf("file holds %q", got)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (Local{}).WriteFrom(cctx, dst, 11, strings.NewReader("x"), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled write: %v", err)
 	}
 }

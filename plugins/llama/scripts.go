@@ -109,11 +109,8 @@ printf 'free\t%s\n' "$(df -Pk "$dir" | awk 'NR==2 {print $4}')"
 // scriptSHA256 prints the sha256 of file $1 as the first word.
 const scriptSHA256 = `if command -v sha256sum >/dev/null 2>&1; then sha256sum < "$1"; else shasum -a 256 < "$1"; fi`
 
-// scriptAppend appends stdin to file $1; scriptRemove removes file $1.
-const (
-	scriptAppend = `cat >> "$1"`
-	scriptRemove = `rm -f "$1"`
-)
+// scriptRemove removes file $1.
+const scriptRemove = `rm -f "$1"`
 
 // scriptCommit renames the verified download $1 to the model path $2 and
 // records its digest $3 and size $4 beside it.

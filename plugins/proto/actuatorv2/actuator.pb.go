@@ -713,7 +713,8 @@ type Model struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// path is the absolute path of the weights file on a node.
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	// source is where prefetch copies the weights from (URL or host:path).
+	// source is where prefetch copies the weights from: an http(s) URL,
+	// host:/path, or file:///path on the machine running poolc.
 	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	// sha256 is the digest of the weights file, when the pool gives it.
 	Sha256 string `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
