@@ -87,6 +87,7 @@ type Error struct {
 	Err         error
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Err.Error()
@@ -94,6 +95,7 @@ func (e *Error) Error() string {
 	return e.Diagnostics.Err().Error()
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 // open locks the state (when asked), reads it, starts the plugins and
@@ -247,6 +249,7 @@ type UncertainError struct {
 	Steps []Uncertain
 }
 
+// Error implements error.
 func (e *UncertainError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "refusing to send again %d steps that may have run: the last apply (%s) was killed while they were in flight, and their plugins do not observe whether they ran:", len(e.Steps), e.Apply)

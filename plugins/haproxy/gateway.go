@@ -99,6 +99,7 @@ type Endpoint struct {
 	Port int
 }
 
+// String implements fmt.Stringer.
 func (e Endpoint) String() string {
 	if e.Lane == Cloud {
 		return Cloud

@@ -24,6 +24,7 @@ type VerifyError struct {
 	What   string
 }
 
+// Error implements error.
 func (e *VerifyError) Error() string {
 	msg := "verify " + e.Ref + ": " + e.What + ": want " + e.Want
 	if e.Got != "" {
@@ -42,6 +43,7 @@ type TagConflictError struct {
 	Have       string
 }
 
+// Error implements error.
 func (e *TagConflictError) Error() string {
 	return "tag " + e.Repository + ":" + e.Tag + " already names " + e.Have + ", not " + e.Want + "; tags are immutable, refusing to move it"
 }
@@ -52,6 +54,7 @@ type PinError struct {
 	Got  string
 }
 
+// Error implements error.
 func (e *PinError) Error() string {
 	return "the source image is " + e.Got + " but the pool pins " + e.Want
 }

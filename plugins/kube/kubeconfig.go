@@ -107,6 +107,7 @@ type ContextError struct {
 	Detail  string
 }
 
+// Error implements error.
 func (e *ContextError) Error() string {
 	if e.Missing {
 		return fmt.Sprintf("kube context %q is not in the kubeconfig (%s)", e.Context, e.Detail)

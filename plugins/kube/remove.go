@@ -23,6 +23,7 @@ type JobsRunningError struct {
 	Jobs               []string
 }
 
+// Error implements error.
 func (e *JobsRunningError) Error() string {
 	shown := e.Jobs
 	if len(shown) > 5 {

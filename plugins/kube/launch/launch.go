@@ -93,6 +93,7 @@ type FullError struct {
 	Use    string
 }
 
+// Error implements error.
 func (e *FullError) Error() string {
 	return fmt.Sprintf("pod pool %s: every member stayed full for %s (%s)", e.Pool, e.Waited.Round(time.Second), e.Use)
 }
