@@ -2,7 +2,6 @@ package llama
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -62,20 +61,8 @@ func systemctl(t *testing.T, args ...string) string {
 func TestActuatorRunsALaneAsASystemdUserUnit(t *testing.T) {
 	units := withSystemctl(t)
 	ctx := context.Background()
-	set := testSettings(t)
-	cfg, _ := json.Marshal(map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
-		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3, "service_manager": "systemd"})
-	l := testLane(t, "cognition", 400_000, "chat")
-	node := sdk.Node{Name: "node-a", Address: "127.0.0.1"}
-	model := sdk.Model{Name: "qwen", Path: l.Model, SizeGB: 0.0004}
-	act := NewActuator("test")
-	if r := act.Configure(ctx, sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: sdk.Inventory{
-		Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
-		Lanes: []sdk.LaneSpec{{Name: "cognition", Model: "qwen", Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}},
-	}}); r.Diagnostics.HasErrors() {
-		t.Fatal(r.Diagnostics)
-	}
-	lane := &sdk.Lane{Name: "cognition", Node: node, Model: model, Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}
+	act, lane, l, set := oneLaneActuator(t, map[string]any{"service_manager": "systemd"})
+	node := lane.Node
 	apply := func(kind sdk.StepKind) {
 		t.Helper()
 		if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: string(kind), Kind: kind, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
