@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/systemdstub"
+	"poolc.dev/poolc/internal/servicestub"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -96,11 +96,11 @@ func TestSystemdUnitCarriesHostileArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := systemdstub.ParseUnit(text, systemdstub.Specifiers{Home: "/home/h", Unit: u.Name, User: "h"})
+	parsed, err := servicestub.ParseUnit(text, servicestub.Specifiers{Home: "/home/h", Unit: u.Name, User: "h"})
 	if err != nil {
 		t.Fatalf("%v in\n%s", err, text)
 	}
-	if got := systemdstub.Substitute(parsed.Exec, parsed.Env); !slices.Equal(got, argv) {
+	if got := servicestub.Substitute(parsed.Exec, parsed.Env); !slices.Equal(got, argv) {
 		t.Errorf("ExecStart runs\n%q\nwant\n%q\nunit:\n%s", got, argv, text)
 	}
 	if !slices.Equal(parsed.Env, env) {
@@ -155,6 +155,10 @@ func TestLaunchdPlistCarriesHostileArguments(t *testing.T) {
 	}
 	if err := xml.Unmarshal([]byte(text), &doc); err != nil {
 		t.Fatalf("%v in\n%s", err, text)
+	}
+	// The launchctl stand-in reads it the same.
+	if a, err := servicestub.ParsePlist(text); err != nil || !slices.Equal(a.Program, argv) || !slices.Equal(a.Env, u.Env) || a.Stdout != u.Log || a.ExitTimeOut != 2*time.Second {
+		t.Errorf("the launchctl stand-in reads %+v (%v)", a, err)
 	}
 	got := map[string]int{}
 	for i, it := range doc.Dict.Items {
@@ -213,11 +217,11 @@ func FuzzSystemdQuote(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := systemdstub.ParseUnit(text, systemdstub.Specifiers{})
+		u, err := servicestub.ParseUnit(text, servicestub.Specifiers{})
 		if err != nil {
 			t.Fatalf("%v in\n%s", err, text)
 		}
-		if got := systemdstub.Substitute(u.Exec, u.Env); !slices.Equal(got, []string{"/bin/x", a}) || !slices.Equal(u.Env, []string{"A=" + a}) {
+		if got := servicestub.Substitute(u.Exec, u.Env); !slices.Equal(got, []string{"/bin/x", a}) || !slices.Equal(u.Env, []string{"A=" + a}) {
 			t.Fatalf("%q reads back as %q, env %q", a, got, u.Env)
 		}
 	})

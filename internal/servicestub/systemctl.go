@@ -1,7 +1,6 @@
-package systemdstub
+package servicestub
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,18 +10,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
-
-	"poolc.dev/poolc/internal/proctree"
 )
 
-// Build compiles the stand-in into dir as "systemctl" and returns its path.
-func Build(dir string) (string, error) {
-	out := filepath.Join(dir, "systemctl")
-	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/systemdstub/cmd/systemctl")
+// The stand-ins Build compiles.
+const (
+	Systemctl = "systemctl"
+	Launchctl = "launchctl"
+)
+
+// Build compiles the stand-in name (Systemctl or Launchctl) into dir
+// under that name and returns its path.
+func Build(dir, name string) (string, error) {
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/servicestub/cmd/"+name)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the systemctl stand-in: %v\n%s", err, b)
+		return "", fmt.Errorf("building the %s stand-in: %v\n%s", name, err, b)
 	}
 	return out, nil
 }
@@ -50,10 +52,14 @@ func fail(code int, format string, args ...any) error {
 	return &exitError{msg: fmt.Sprintf(format, args...), code: code}
 }
 
-// Main runs the stand-in with the arguments after the program name and
-// returns its exit status, as systemctl's.
-func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	err := run(args, getenv, stdout, stderr)
+// SystemctlMain runs the systemctl stand-in with the arguments after the
+// program name and returns its exit status, as systemctl's.
+func SystemctlMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return exitStatus(run(args, getenv, stdout, stderr), stderr)
+}
+
+// exitStatus prints a command's error on stderr and returns its status.
+func exitStatus(err error, stderr io.Writer) int {
 	var ee *exitError
 	switch {
 	case err == nil:
@@ -239,46 +245,11 @@ func (m *manager) unit(name, verb string) (Unit, error) {
 	return u, nil
 }
 
-// pidFile records a running unit's main process: its pid and start time
-// (a pid reused by another process is not the unit's).
+// pidFile records a running unit's main process.
 func (m *manager) pidFile(name string) string { return filepath.Join(m.state, name+".pid") }
 
 // mainPID is the unit's main process, 0 when it has none.
-func (m *manager) mainPID(name string) int {
-	b, err := os.ReadFile(m.pidFile(name))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return 0
-	}
-	pid, _ := strconv.Atoi(f[0])
-	if pid <= 0 || startTime(pid) != f[1] {
-		return 0
-	}
-	if p, err := proctree.Read(pid); err != nil || p.Ended() {
-		return 0
-	}
-	return pid
-}
-
-// startTime is field 22 of /proc/PID/stat, "" when there is no process.
-func startTime(pid int) string {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
-}
+func (m *manager) mainPID(name string) int { return recorded(m.pidFile(name)) }
 
 // start runs the unit's ExecStart detached in a session of its own, as
 // the manager's child would be, with the manager's environment (not the
@@ -293,41 +264,14 @@ func (m *manager) start(name string) error {
 		return nil
 	}
 	env := append([]string{"HOME=" + m.getenv("HOME"), "PATH=/usr/local/bin:/usr/bin:/bin", "XDG_RUNTIME_DIR=" + m.getenv("XDG_RUNTIME_DIR")}, u.Env...)
-	argv := Substitute(u.Exec, env)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Args = argv
-	cmd.Env = env
-	cmd.Dir = m.getenv("HOME")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	for _, o := range []struct {
-		out Output
-		to  *io.Writer
-	}{{u.Stdout, &cmd.Stdout}, {u.Stderr, &cmd.Stderr}} {
-		if o.out.Path == "" {
-			continue
-		}
-		flag := os.O_WRONLY | os.O_CREATE
-		switch o.out.Mode {
-		case "append":
-			flag |= os.O_APPEND
-		case "truncate":
-			flag |= os.O_TRUNC
-		}
-		f, err := os.OpenFile(o.out.Path, flag, 0o644)
-		if err != nil {
-			return fail(1, "Job for %s failed because of unavailable resources or another system error.", name)
-		}
-		defer f.Close()
-		*o.to = f
-	}
-	if err := cmd.Start(); err != nil {
+	err = spawn(m.pidFile(name), Substitute(u.Exec, env), env, m.getenv("HOME"), u.Stdout, u.Stderr)
+	switch {
+	case errors.Is(err, errExec):
 		return fail(1, "Job for %s failed because the control process exited with error code.\nSee \"systemctl --user status %s\" and \"journalctl --user -xeu %s\" for details.", name, name, name)
+	case err != nil:
+		return fail(1, "Job for %s failed because of unavailable resources or another system error.", name)
 	}
-	pid := cmd.Process.Pid
-	if err := os.WriteFile(m.pidFile(name), []byte(fmt.Sprintf("%d %s\n", pid, startTime(pid))), 0o600); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
+	return nil
 }
 
 // stop sends the unit's KillSignal (to the main process, or with
@@ -341,41 +285,14 @@ func (m *manager) stop(name string) error {
 			return fail(5, "Failed to stop %s: Unit %s not loaded.", name, name)
 		}
 	}
-	pid := m.mainPID(name)
-	if pid == 0 {
-		os.Remove(m.pidFile(name))
-		return nil
+	if m.mainPID(name) == 0 {
+		return stopRecorded(m.pidFile(name), 0, false, 0, false, false)
 	}
 	u, err := m.unit(name, "stop")
 	if err != nil {
 		return err
 	}
-	target := pid
-	if u.KillMode == "control-group" {
-		target = -pid
-	}
-	syscall.Kill(target, u.KillSignal)
-	if !m.waitGone(name, u.TimeoutStop) && u.SendSIGKILL {
-		target = -pid
-		if u.KillMode == "process" {
-			target = pid
-		}
-		syscall.Kill(target, syscall.SIGKILL)
-		m.waitGone(name, 1<<63-1)
-	}
-	return os.Remove(m.pidFile(name))
-}
-
-// waitGone polls until the unit has no main process or d passes.
-func (m *manager) waitGone(name string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for m.mainPID(name) > 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
+	return stopRecorded(m.pidFile(name), u.KillSignal, u.KillMode == "control-group", u.TimeoutStop, u.SendSIGKILL, u.KillMode != "process")
 }
 
 // show prints the properties asked for (MainPID and ActiveState), as

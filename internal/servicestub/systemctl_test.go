@@ -1,4 +1,4 @@
-package systemdstub
+package servicestub
 
 import (
 	"errors"
@@ -13,16 +13,23 @@ import (
 	"poolc.dev/poolc/internal/proctree"
 )
 
-// standIn builds the stand-in and returns a runner of `systemctl --user
-// ARGS` with a user manager of the test's own, and its unit directory.
+// standIn builds the systemctl stand-in and returns a runner of it with
+// a user manager of the test's own, and its unit directory.
 func standIn(t *testing.T) (func(args ...string) (string, string, int), string) {
-	bin, err := Build(t.TempDir())
+	home, rt := t.TempDir(), t.TempDir()
+	return runner(t, Systemctl, "HOME="+home, "XDG_RUNTIME_DIR="+rt, "XDG_CONFIG_HOME="), filepath.Join(home, ".config", "systemd", "user")
+}
+
+// runner builds stand-in name and returns a runner of it with env added
+// to the test's environment: its stdout, its stderr trimmed, its exit
+// status.
+func runner(t *testing.T, name string, env ...string) func(args ...string) (string, string, int) {
+	bin, err := Build(t.TempDir(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, rt := t.TempDir(), t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+rt, "XDG_CONFIG_HOME=")
-	run := func(args ...string) (string, string, int) {
+	env = append(os.Environ(), env...)
+	return func(args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
@@ -33,9 +40,8 @@ func standIn(t *testing.T) (func(args ...string) (string, string, int), string) 
 		if err != nil && !errors.As(err, &ee) {
 			t.Fatal(err)
 		}
-		return strings.TrimSpace(out.String()), strings.TrimSpace(errb.String()), cmd.ProcessState.ExitCode()
+		return out.String(), strings.TrimSpace(errb.String()), cmd.ProcessState.ExitCode()
 	}
-	return run, filepath.Join(home, ".config", "systemd", "user")
 }
 
 // gone waits (30 s at most) until pid has exited.
@@ -54,7 +60,12 @@ func gone(pid int) bool {
 // systemctl gives them, and a stop that honours KillSignal, the stop
 // timeout and SIGKILL.
 func TestSystemctlStandInAnswersAsSystemd(t *testing.T) {
-	run, units := standIn(t)
+	runRaw, units := standIn(t)
+	run := func(args ...string) (string, string, int) {
+		t.Helper()
+		out, errs, code := runRaw(args...)
+		return strings.TrimSpace(out), errs, code
+	}
 	unit := "lane-a.service"
 	if out, errs, code := run("--user", "start", unit); code != 5 || out != "" || errs != "Failed to start lane-a.service: Unit lane-a.service not found." {
 		t.Errorf("start of an unknown unit: %q %q exit %d", out, errs, code)
@@ -150,7 +161,7 @@ func TestSystemctlStandInAnswersAsSystemd(t *testing.T) {
 	// Without a runtime directory there is no user manager to reach.
 	var errb strings.Builder
 	noenv := func(string) string { return "" }
-	if code := Main([]string{"--user", "is-active", unit}, noenv, &strings.Builder{}, &errb); code != 1 || !strings.HasPrefix(errb.String(), "Failed to connect to bus") {
+	if code := SystemctlMain([]string{"--user", "is-active", unit}, noenv, &strings.Builder{}, &errb); code != 1 || !strings.HasPrefix(errb.String(), "Failed to connect to bus") {
 		t.Errorf("without XDG_RUNTIME_DIR: %q exit %d", errb.String(), code)
 	}
 }

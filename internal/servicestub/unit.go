@@ -1,21 +1,25 @@
-// Package systemdstub is a stand-in for `systemctl --user` on machines
-// without systemd (containers, CI): the commands poolc's llama actuator
-// runs against a user manager, answered as systemd answers them, from
-// unit files in the user's unit directory, with the processes started
-// for real. Tests build it (Build) and put it first on PATH as
-// "systemctl".
+// Package servicestub stands in for the service managers poolc's llama
+// actuator drives, on machines that have none (containers, CI):
+// `systemctl --user` (SystemctlMain) and launchctl in the gui/UID domain
+// (LaunchctlMain), each answering the commands poolc runs as the real
+// one does, from the unit files and plists where the real one reads
+// them, with the services' processes started and stopped for real.
+// Tests build them (Build) and put them first on PATH.
 //
-// It implements daemon-reload, start, stop, is-active and show -p
-// MainPID|ActiveState [--value] for services of Type=simple or exec with
-// Restart=no: ExecStart (systemd's quoting, C escapes, specifiers %%, %h,
-// %n, %u, and $$, ${NAME} and $NAME substitution), Environment=,
-// StandardOutput= and StandardError= (append:, file:, truncate:, null),
-// KillSignal=, KillMode=, TimeoutStopSec= and SendSIGKILL=. Its state,
-// which systemd keeps in the manager, is kept in files under
-// $XDG_RUNTIME_DIR; a unit whose process ended is inactive, since the
-// stand-in is not its parent and sees no exit status (systemd would say
-// failed after a SIGKILL).
-package systemdstub
+// The systemctl stand-in implements daemon-reload, start, stop,
+// is-active and show -p MainPID|ActiveState [--value] for services of
+// Type=simple or exec with Restart=no: ExecStart (systemd's quoting, C
+// escapes, specifiers %%, %h, %n, %u, and $$, ${NAME} and $NAME
+// substitution), Environment=, StandardOutput= and StandardError=
+// (append:, file:, truncate:, null), KillSignal=, KillMode=,
+// TimeoutStopSec= and SendSIGKILL=. Its state, which systemd keeps in
+// the manager, is kept in files under $XDG_RUNTIME_DIR; a unit whose
+// process ended is inactive, since the stand-in is not its parent and
+// sees no exit status (systemd would say failed after a SIGKILL).
+//
+// The launchctl stand-in implements bootstrap, bootout and print for
+// the plist keys ParsePlist reads.
+package servicestub
 
 import (
 	"bufio"
@@ -87,8 +91,12 @@ func ParseUnit(text string, sp Specifiers) (Unit, error) {
 		if !ok {
 			return u, fmt.Errorf("line %d: %q is not KEY=VALUE", n, line)
 		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		if err := u.set(section, key, value, sp); err != nil {
+		key = strings.TrimSpace(key)
+		value, err := expand(strings.TrimSpace(value), sp)
+		if err == nil {
+			err = u.set(section, key, value)
+		}
+		if err != nil {
 			return u, fmt.Errorf("line %d: %s=: %w", n, key, err)
 		}
 	}
@@ -101,7 +109,8 @@ func ParseUnit(text string, sp Specifiers) (Unit, error) {
 	return u, nil
 }
 
-func (u *Unit) set(section, key, value string, sp Specifiers) error {
+// set takes one setting, its specifiers expanded.
+func (u *Unit) set(section, key, value string) error {
 	switch section + "." + key {
 	case "Unit.Description", "Service.StandardInput":
 		if key == "StandardInput" && value != "null" {
@@ -117,11 +126,7 @@ func (u *Unit) set(section, key, value string, sp Specifiers) error {
 			return fmt.Errorf("%q is not implemented (only no)", value)
 		}
 	case "Service.ExecStart":
-		v, err := expand(value, sp)
-		if err != nil {
-			return err
-		}
-		cmds, err := SplitExec(v)
+		cmds, err := SplitExec(value)
 		if err != nil {
 			return err
 		}
@@ -133,11 +138,7 @@ func (u *Unit) set(section, key, value string, sp Specifiers) error {
 		}
 		u.Exec = cmds[0]
 	case "Service.Environment":
-		v, err := expand(value, sp)
-		if err != nil {
-			return err
-		}
-		words, err := splitWords(v)
+		words, err := splitWords(value)
 		if err != nil {
 			return err
 		}
@@ -148,15 +149,11 @@ func (u *Unit) set(section, key, value string, sp Specifiers) error {
 		}
 		u.Env = append(u.Env, words...)
 	case "Service.StandardOutput", "Service.StandardError":
-		v, err := expand(value, sp)
-		if err != nil {
-			return err
-		}
 		o := Output{}
-		if v != "null" {
-			mode, p, ok := strings.Cut(v, ":")
+		if value != "null" {
+			mode, p, ok := strings.Cut(value, ":")
 			if !ok || (mode != "append" && mode != "truncate" && mode != "file") || !strings.HasPrefix(p, "/") {
-				return fmt.Errorf("%q is not implemented (null, or append:, truncate: or file: an absolute path)", v)
+				return fmt.Errorf("%q is not implemented (null, or append:, truncate: or file: an absolute path)", value)
 			}
 			o = Output{Path: p, Mode: mode}
 		}

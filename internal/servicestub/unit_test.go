@@ -1,4 +1,4 @@
-package systemdstub
+package servicestub
 
 import (
 	"slices"
