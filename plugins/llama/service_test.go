@@ -27,8 +27,9 @@ var (
 // withServiceManager puts the stand-ins of systemctl and launchctl first
 // on PATH (neither manager runs on the machines the tests run on) with a
 // user manager of the test's own: its own home, unit directory and
-// runtime directory.
-func withServiceManager(t *testing.T) {
+// runtime directory. It returns those variables as NAME=value, for a
+// node reached over SSH to have them too.
+func withServiceManager(t *testing.T) []string {
 	t.Helper()
 	standInOnce.Do(func() {
 		if standInDir, standInErr = os.MkdirTemp("", "servicestub-"); standInErr != nil {
@@ -43,10 +44,13 @@ func withServiceManager(t *testing.T) {
 	if standInErr != nil {
 		t.Fatal(standInErr)
 	}
-	t.Setenv("PATH", standInDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	vars := []string{"PATH=" + standInDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir()}
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return vars
 }
 
 // managerCase is how a test asks a service manager about a lane's unit.
