@@ -304,8 +304,8 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 
 // Stop drains the lane, then sends SIGTERM and, if it has not exited
 // after StopGrace, SIGKILL (a lane run as a unit: its service manager
-// stops the unit so, and poolc removes the unit), and forgets its pidfile. A lane that is gone
-// already stops at once; a pidfile whose process is not the lane (gone,
+// stops the unit so, and poolc removes the unit), and forgets its
+// pidfile. A lane that is gone already stops at once; a pidfile whose process is not the lane (gone,
 // or the pid reused by another program) is forgotten without signalling
 // anything. A drain that times out does not prevent the stop: it is
 // reported and the remaining requests are cut.
@@ -350,11 +350,16 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 		if _, err := n.run(ctx, m.stop, unit); err != nil {
 			return err
 		}
-		if !n.waitGone(ctx, pid, n.set.StopGrace) {
-			return fmt.Errorf("lane %s (pid %s) on %s still runs after its unit %s stopped", l.Name, pid, n.host, unit)
+	}
+	// Without a manager, and for a process the manager did not run (one
+	// started before service_manager changed), poolc signals it itself.
+	if alive, err := n.alive(ctx, pid); err != nil || alive {
+		if m.render != nil && progress != nil {
+			progress(fmt.Sprintf("lane %s (pid %s) is not the process of unit %s; signalling it", l.Name, pid, unit))
 		}
-	} else if err := n.signalStop(ctx, l, pid, progress); err != nil {
-		return err
+		if err := n.signalStop(ctx, l, pid, progress); err != nil {
+			return err
+		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -211,6 +211,41 @@ func TestAUnitThatExitsWhileLoadingFailsWithItsLog(t *testing.T) {
 	}
 }
 
+// TestALaneStartedBeforeAServiceManagerStops: a lane started detached
+// stops once the config names a manager, which does not run it: poolc
+// signals it itself.
+func TestALaneStartedBeforeAServiceManagerStops(t *testing.T) {
+	withServiceManager(t)
+	ctx := context.Background()
+	set := testSettings(t)
+	l := testLane(t, "cognition", 1000, "chat")
+	before := NewNode(Local{}, set)
+	stopAtEnd(t, before, l)
+	if err := before.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := before.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 {
+		t.Fatalf("%+v %v", obs, err)
+	}
+	for _, manager := range []string{ServiceSystemd, ServiceLaunchd} {
+		set.ServiceManager = manager
+		after := NewNode(Local{}, set)
+		if err := after.Start(ctx, l, nil); err != nil {
+			t.Fatalf("%s: start of the running lane: %v", manager, err)
+		}
+		if again, _ := after.Observe(ctx, nil); len(again.Lanes) != 1 || again.Lanes[0].PID != obs.Lanes[0].PID {
+			t.Fatalf("%s: the start ran another process: %+v", manager, again.Lanes)
+		}
+	}
+	if err := NewNode(Local{}, set).Stop(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	if processLives(obs.Lanes[0].PID) {
+		t.Errorf("pid %d survives the stop", obs.Lanes[0].PID)
+	}
+}
+
 // TestAnUnknownServiceManagerIsRefused: the schema takes only the three.
 func TestAnUnknownServiceManagerIsRefused(t *testing.T) {
 	r := NewActuator("test").Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"local":true,"service_manager":"upstart"}`)})
