@@ -62,6 +62,7 @@ type Option func(*options)
 type options struct {
 	extraConfig []string
 	host        string
+	env         []string
 }
 
 // OnAddress makes sshd listen on another loopback address (127.0.0.2,
@@ -74,6 +75,13 @@ func OnAddress(addr string) Option {
 // WithConfig adds sshd_config lines (e.g. "MaxSessions 2").
 func WithConfig(lines ...string) Option {
 	return func(o *options) { o.extraConfig = append(o.extraConfig, lines...) }
+}
+
+// WithEnv sets NAME=VALUE variables (no spaces or quotes in them) in the
+// environment of every session, after sshd's own (PATH and HOME too).
+// sshd takes the first SetEnv line alone, so they join the one it has.
+func WithEnv(vars ...string) Option {
+	return func(o *options) { o.env = append(o.env, vars...) }
 }
 
 // Start launches sshd for t and stops it when t ends.
@@ -117,7 +125,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
 		writeFile(t, s.KnownHosts, []byte(s.KnownHostsLine(hostPub)+"\n"), 0o600)
 		cfg := filepath.Join(dir, "sshd_config")
-		writeFile(t, cfg, []byte(s.config(o.extraConfig)), 0o600)
+		writeFile(t, cfg, []byte(s.config(o.env, o.extraConfig)), 0o600)
 		if lastErr = s.start(bin, cfg); lastErr == "" {
 			t.Cleanup(s.Stop)
 			return s
@@ -130,7 +138,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	return nil
 }
 
-func (s *Server) config(extra []string) string {
+func (s *Server) config(env, extra []string) string {
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
 		"ListenAddress " + s.Host,
@@ -154,7 +162,7 @@ func (s *Server) config(extra []string) string {
 		// pyenv rehash, which waits (up to a minute) for a machine-wide
 		// lock that every other shell starting on a busy machine holds
 		// in turn. Starting the shell at level 2 makes bash skip it.
-		"SetEnv SHLVL=1",
+		strings.Join(append([]string{"SetEnv SHLVL=1"}, env...), " "),
 	}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
 }

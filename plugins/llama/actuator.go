@@ -49,6 +49,9 @@ type PluginConfig struct {
 	// RouterPort is the port of each node's router, which serves the
 	// node's on-demand lanes (0: DefaultRouterPort).
 	RouterPort int `json:"router_port"`
+	// ServiceManager is how a lane's own process runs: "none" (detached,
+	// the default), "systemd" (a user unit) or "launchd" (a LaunchAgent).
+	ServiceManager string `json:"service_manager"`
 }
 
 // ConfigSchema is the CUE schema of the config block.
@@ -64,6 +67,7 @@ const ConfigSchema = `{
 	drain_timeout_seconds?: number & >0
 	stop_grace_seconds?:    number & >0
 	router_port?:           int & >=1 & <=65535
+	service_manager?:       ` + serviceManagerSchema + `
 }`
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -71,7 +75,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func (c PluginConfig) settings() Settings {
 	return Settings{Binary: c.Binary, StateDir: c.StateDir, Env: c.Env,
 		LoadRate: int64(c.LoadMiBPerSecond * (1 << 20)), StartBase: seconds(c.StartBaseSeconds),
-		DrainTimeout: seconds(c.DrainTimeoutSeconds), StopGrace: seconds(c.StopGraceSeconds)}
+		DrainTimeout: seconds(c.DrainTimeoutSeconds), StopGrace: seconds(c.StopGraceSeconds), ServiceManager: c.ServiceManager}
 }
 
 // Describe implements sdk.Actuator.

@@ -18,24 +18,38 @@ func TestActuatorConformance(t *testing.T) {
 	sdktest.Conformance(t, NewActuator("test"))
 }
 
-// TestActuatorRunsALaneOnThisMachine drives the actuator as poolc does:
-// configure with an inventory, start, observe, stop, observe.
-func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
-	ctx := context.Background()
+// oneLaneActuator configures an actuator running lanes on this machine
+// with the stand-in, its config block the test's settings and extra,
+// for a pool of one keep-warm lane "cognition" (serving model qwen
+// under alias chat) on node-a. It returns the actuator, the lane as a
+// step carries it, the lane as the node runs it, and the settings.
+func oneLaneActuator(t *testing.T, extra map[string]any) (*Actuator, *sdk.Lane, Lane, Settings) {
+	t.Helper()
 	set := testSettings(t)
-	cfg, _ := json.Marshal(map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
-		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3})
+	block := map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
+		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3}
+	for k, v := range extra {
+		block[k] = v
+	}
+	cfg, _ := json.Marshal(block)
 	l := testLane(t, "cognition", 400_000, "chat")
 	node := sdk.Node{Name: "node-a", Address: "127.0.0.1"}
 	model := sdk.Model{Name: "qwen", Path: l.Model, SizeGB: 0.0004}
 	act := NewActuator("test")
-	if r := act.Configure(ctx, sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: sdk.Inventory{
+	if r := act.Configure(context.Background(), sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: sdk.Inventory{
 		Nodes: []sdk.Node{node}, Models: []sdk.Model{model},
 		Lanes: []sdk.LaneSpec{{Name: "cognition", Model: "qwen", Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}},
 	}}); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
-	lane := &sdk.Lane{Name: "cognition", Node: node, Model: model, Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}
+	return act, &sdk.Lane{Name: "cognition", Node: node, Model: model, Port: l.Port, Aliases: l.Aliases, Residency: sdk.KeepWarm}, l, set
+}
+
+// TestActuatorRunsALaneOnThisMachine drives the actuator as poolc does:
+// configure with an inventory, start, observe, stop, observe.
+func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
+	ctx := context.Background()
+	act, lane, _, _ := oneLaneActuator(t, nil)
 	var progress []string
 	r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, func(p sdk.Progress) { progress = append(progress, p.Message) })
 	if r.Diagnostics.HasErrors() {

@@ -36,7 +36,12 @@
 // two starts of one lane on one port, so a node never runs two processes
 // of it there; a start finding it live succeeds without starting another.
 // The metadata records the sha256 and source of the weights the process
-// started with and its residency, which observe reports.
+// started with and its residency, which observe reports. With
+// Settings.ServiceManager a lane's process runs as a systemd user unit or
+// a LaunchAgent instead (units.go): poolc renders the unit, the start
+// script writes it and starts it, and the pidfile holds the unit's main
+// process, so observe and the drain are the same; the stop goes through
+// the manager, which sends SIGTERM and SIGKILL after StopGrace.
 //
 // Keep-warm and preferred lanes run as their own processes. On-demand
 // lanes are served by the node's router (RouterLane): one llama-server in

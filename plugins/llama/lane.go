@@ -56,6 +56,10 @@ type Settings struct {
 	StopGrace time.Duration
 	// Poll is the interval between probes while waiting.
 	Poll time.Duration
+	// ServiceManager is how a lane's own process runs: ServiceNone
+	// (detached from the session), ServiceSystemd (a systemd user unit)
+	// or ServiceLaunchd (a LaunchAgent).
+	ServiceManager string
 }
 
 // The defaults of Settings; they are written nowhere else.
@@ -67,6 +71,9 @@ const (
 	DefaultDrainTimeout = 120 * time.Second
 	DefaultStopGrace    = 10 * time.Second
 	DefaultPoll         = 200 * time.Millisecond
+	// DefaultServiceManager runs a lane's own process detached, with no
+	// service manager.
+	DefaultServiceManager = ServiceNone
 	// DefaultListenHost is a lane's --host when the lane names none: every
 	// interface, so a gateway on another machine reaches it.
 	DefaultListenHost = "0.0.0.0"
@@ -93,6 +100,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.Poll <= 0 {
 		s.Poll = DefaultPoll
+	}
+	if s.ServiceManager == "" {
+		s.ServiceManager = DefaultServiceManager
 	}
 	return s
 }
@@ -197,28 +207,39 @@ func joinHostPort(h string, port int) string {
 	return h + ":" + strconv.Itoa(port)
 }
 
-// argv is the command starting the lane: the environment, the binary,
-// always --port (llama-server's default port is changing), the model, the
-// aliases as one sorted comma-separated set, --metrics and --slots for
-// drain and observe, then the lane's own arguments.
-func (s Settings) argv(l Lane) ([]string, error) {
+// environ is the lanes' environment, "NAME=value" sorted by name.
+func (s Settings) environ() ([]string, error) {
 	var out []string
-	if len(s.Env) > 0 {
-		out = append(out, "env")
-		for _, k := range sortedKeys(s.Env) {
-			if !envRE.MatchString(k) {
-				return nil, fmt.Errorf("environment variable name %q is not an identifier", k)
-			}
-			if strings.IndexByte(s.Env[k], 0) >= 0 {
-				return nil, fmt.Errorf("environment variable %s holds a NUL byte", k)
-			}
-			out = append(out, k+"="+s.Env[k])
+	for _, k := range sortedKeys(s.Env) {
+		if !envRE.MatchString(k) {
+			return nil, fmt.Errorf("environment variable name %q is not an identifier", k)
 		}
+		if strings.IndexByte(s.Env[k], 0) >= 0 {
+			return nil, fmt.Errorf("environment variable %s holds a NUL byte", k)
+		}
+		out = append(out, k+"="+s.Env[k])
 	}
-	out = append(out, s.Binary, "--host", l.listenHost(), "--port", strconv.Itoa(l.Port), "-m", l.Model)
+	return out, nil
+}
+
+// argv is the server's command for the lane: the binary, always --port
+// (llama-server's default port is changing), the model, the aliases as
+// one sorted comma-separated set, --metrics and --slots for drain and
+// observe, then the lane's own arguments.
+func (s Settings) argv(l Lane) []string {
+	out := []string{s.Binary, "--host", l.listenHost(), "--port", strconv.Itoa(l.Port), "-m", l.Model}
 	if len(l.Aliases) > 0 {
 		out = append(out, "--alias", strings.Join(sortedSet(l.Aliases), ","))
 	}
 	out = append(out, "--metrics", "--slots")
-	return append(out, l.Args...), nil
+	return append(out, l.Args...)
+}
+
+// withEnv is argv run with environment env ("NAME=value") through env(1),
+// as a detached start runs it.
+func withEnv(env, argv []string) []string {
+	if len(env) == 0 {
+		return argv
+	}
+	return append(append([]string{"env"}, env...), argv...)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,54 @@ func TestE2ELaneOverSSHStartsServesDrainsAndStops(t *testing.T) {
 	}
 	if processLives(pid) {
 		t.Errorf("pid %d survives the stop", pid)
+	}
+}
+
+// TestE2EALaneRunsAsAUnitOverSSH: with a service manager, the unit file
+// reaches the node over SSH on stdin and every argument of the scripts
+// quoted: the lane starts as a unit (the systemctl and launchctl
+// stand-ins on the node's PATH), serves, stops, and its unit is gone.
+func TestE2EALaneRunsAsAUnitOverSSH(t *testing.T) {
+	for _, manager := range []string{ServiceSystemd, ServiceLaunchd} {
+		t.Run(manager, func(t *testing.T) {
+			ctx := context.Background()
+			srv := testsshd.Start(t, testsshd.WithEnv(withServiceManager(t)...))
+			pool, err := sshx.NewPool(srv.ClientConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { pool.Close() })
+			set := testSettings(t)
+			set.ServiceManager = manager
+			n := NewNode(SSH{Client: pool.Client(srv.Endpoint())}, set)
+			l := testLane(t, "cognition", 400_000, "chat")
+			l.Args = []string{"--chat-template", "it's $HOME 100% \\ \"quoted\""}
+			stopAtEnd(t, n, l)
+			if err := n.Start(ctx, l, nil); err != nil {
+				t.Fatal(err)
+			}
+			obs, err := n.Observe(ctx, nil)
+			if err != nil || len(obs.Lanes) != 1 || len(obs.Drift) != 0 {
+				t.Fatalf("%+v %v", obs, err)
+			}
+			unit := serviceManagers[manager].unit(l.key())
+			if got := managerCases[manager].mainPID(t, unit); got != strconv.Itoa(obs.Lanes[0].PID) {
+				t.Errorf("the unit's process %q, observed pid %d", got, obs.Lanes[0].PID)
+			}
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(obs.Lanes[0].PID) + "/cmdline")
+			if !strings.HasSuffix(string(cmdline), "\x00--chat-template\x00"+l.Args[1]+"\x00") {
+				t.Errorf("the lane runs %q; want its last argument %q as it is", cmdline, l.Args[1])
+			}
+			if err := n.Stop(ctx, l, nil); err != nil {
+				t.Fatal(err)
+			}
+			if processLives(obs.Lanes[0].PID) {
+				t.Errorf("pid %d survives the stop", obs.Lanes[0].PID)
+			}
+			if _, err := os.Stat(managerCases[manager].file(unit)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("unit file after the stop: %v", err)
+			}
+		})
 	}
 }
 

@@ -81,26 +81,44 @@ func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	argv, err := n.set.argv(l)
-	if err != nil {
-		return err
-	}
-	return n.launch(ctx, l, argv, progress)
+	return n.launchMeta(ctx, l, laneMeta{}, n.set.argv(l), progress)
 }
 
-// launch starts argv as lane l unless l runs, and waits until it serves.
-func (n *Node) launch(ctx context.Context, l Lane, argv []string, progress Progress) error {
-	return n.launchMeta(ctx, l, laneMeta{}, argv, progress)
-}
-
-// launchMeta is launch with the metadata's router fields from meta.
+// launchMeta starts the server argv as lane l unless l runs, with the
+// metadata's router fields from meta, and waits until it serves. The
+// process runs as the settings' service manager says: detached, with
+// the environment through env(1), or as a unit whose file poolc renders
+// here and passes on stdin.
 func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
 	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
 	meta.SHA256, meta.Source, meta.Residency = l.SHA256, l.Source, l.Residency
 	line, _ := json.Marshal(meta)
-	out, err := n.host.Run(ctx, append(shArgv(scriptStart, n.set.StateDir, l.key()), argv...), strings.NewReader(string(line)+"\n"))
+	m, err := n.set.manager()
+	if err != nil {
+		return err
+	}
+	env, err := n.set.environ()
+	if err != nil {
+		return err
+	}
+	unit := m.unit(l.key())
+	args := []string{n.set.StateDir, l.key(), unit}
+	stdin := string(line) + "\n"
+	if m.render == nil {
+		args = append(args, withEnv(env, argv)...)
+	} else {
+		text, err := n.unitFile(ctx, m, unitSpec{Name: unit, Lane: l.key(), Argv: argv, Env: env, StopGrace: n.set.StopGrace})
+		if err != nil {
+			return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
+		}
+		stdin += text
+	}
+	out, err := n.host.Run(ctx, shArgv(m.start, args...), strings.NewReader(stdin))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
+	}
+	if strings.TrimSpace(string(out)) == "exited" {
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited as its unit %s started on %s (no main process)", unit, n.host), Log: n.logTail(l.key())}
 	}
 	word, pidText, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	pid, err := strconv.Atoi(pidText)
@@ -117,6 +135,22 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
 	}
 	return nil
+}
+
+// unitFile renders the unit of u under manager m: the state directory
+// and the executable resolved to absolute paths on the node first.
+func (n *Node) unitFile(ctx context.Context, m serviceManager, u unitSpec) (string, error) {
+	out, err := n.run(ctx, scriptResolve, n.set.StateDir, u.Argv[0])
+	if err != nil {
+		return "", err
+	}
+	dir, bin, err := parseResolve(out)
+	if err != nil {
+		return "", err
+	}
+	u.Argv = append([]string{bin}, u.Argv[1:]...)
+	u.Log = unitLog(dir, u.Lane)
+	return m.render(u)
 }
 
 // waitReady polls the lane until it serves, its process exits or the
@@ -269,8 +303,9 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 }
 
 // Stop drains the lane, then sends SIGTERM and, if it has not exited
-// after StopGrace, SIGKILL, and forgets its pidfile. A lane that is gone
-// already stops at once; a pidfile whose process is not the lane (gone,
+// after StopGrace, SIGKILL (a lane run as a unit: its service manager
+// stops the unit so, and poolc removes the unit), and forgets its
+// pidfile. A lane that is gone already stops at once; a pidfile whose process is not the lane (gone,
 // or the pid reused by another program) is forgotten without signalling
 // anything. A drain that times out does not prevent the stop: it is
 // reported and the remaining requests are cut.
@@ -287,11 +322,16 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if ok {
 		key = rec.name
 	}
+	m, err := n.set.manager()
+	if err != nil {
+		return err
+	}
+	unit := m.unit(key)
 	if !ok || !rec.alive || !rec.isLane(l) {
 		if ok && progress != nil {
 			progress(fmt.Sprintf("lane %s is not running (%s); forgetting its pidfile", l.Name, rec.describe()))
 		}
-		_, err := n.run(ctx, scriptForget, n.set.StateDir, key)
+		_, err := n.run(ctx, m.forget, n.set.StateDir, key, unit)
 		return err
 	}
 	if err := n.Drain(ctx, l, progress); err != nil {
@@ -304,25 +344,49 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 		}
 	}
 	pid := strconv.Itoa(rec.pid)
-	if _, err := n.run(ctx, scriptSignal, "TERM", pid); err != nil {
-		return err
-	}
-	if !n.waitGone(ctx, pid, n.set.StopGrace) {
-		if progress != nil {
-			progress(fmt.Sprintf("lane %s (pid %s) still up %s after SIGTERM; sending SIGKILL", l.Name, pid, n.set.StopGrace))
-		}
-		if _, err := n.run(ctx, scriptSignal, "KILL", pid); err != nil {
+	if m.render != nil {
+		// The manager sends SIGTERM, then SIGKILL after StopGrace (the
+		// unit's stop timeout), and returns once the unit is down.
+		if _, err := n.run(ctx, m.stop, unit); err != nil {
 			return err
 		}
-		if !n.waitGone(ctx, pid, n.set.StopGrace) {
-			return fmt.Errorf("lane %s (pid %s) on %s survives SIGKILL", l.Name, pid, n.host)
+	}
+	// Without a manager, and for a process the manager did not run (one
+	// started before service_manager changed), poolc signals it itself.
+	if alive, err := n.alive(ctx, pid); err != nil || alive {
+		if m.render != nil && progress != nil {
+			progress(fmt.Sprintf("lane %s (pid %s) is not the process of unit %s; signalling it", l.Name, pid, unit))
+		}
+		if err := n.signalStop(ctx, l, pid, progress); err != nil {
+			return err
 		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	_, err = n.run(ctx, scriptForget, n.set.StateDir, key)
+	_, err = n.run(ctx, m.forget, n.set.StateDir, key, unit)
 	return err
+}
+
+// signalStop sends process pid SIGTERM and, if it has not exited after
+// StopGrace, SIGKILL.
+func (n *Node) signalStop(ctx context.Context, l Lane, pid string, progress Progress) error {
+	if _, err := n.run(ctx, scriptSignal, "TERM", pid); err != nil {
+		return err
+	}
+	if n.waitGone(ctx, pid, n.set.StopGrace) {
+		return nil
+	}
+	if progress != nil {
+		progress(fmt.Sprintf("lane %s (pid %s) still up %s after SIGTERM; sending SIGKILL", l.Name, pid, n.set.StopGrace))
+	}
+	if _, err := n.run(ctx, scriptSignal, "KILL", pid); err != nil {
+		return err
+	}
+	if !n.waitGone(ctx, pid, n.set.StopGrace) {
+		return fmt.Errorf("lane %s (pid %s) on %s survives SIGKILL", l.Name, pid, n.host)
+	}
+	return nil
 }
 
 // alive reports whether process pid runs on the node.

@@ -190,10 +190,12 @@ func TestLaneValidationAndArgv(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	argv, err := Settings{Env: map[string]string{"B": "2", "A": "1 two"}}.withDefaults().argv(good)
+	set := Settings{Env: map[string]string{"B": "2", "A": "1 two"}}.withDefaults()
+	env, err := set.environ()
 	if err != nil {
 		t.Fatal(err)
 	}
+	argv := withEnv(env, set.argv(good))
 	want := "env A=1 two B=2 llama-server --host 0.0.0.0 --port 8081 -m /m/a.gguf --alias chat,z --metrics --slots -ngl 99"
 	if strings.Join(argv, " ") != want {
 		t.Errorf("argv %q\nwant %q", strings.Join(argv, " "), want)
@@ -211,7 +213,7 @@ func TestLaneValidationAndArgv(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-	if _, err := (Settings{Env: map[string]string{"A;B": "x"}}).argv(good); err == nil {
+	if _, err := (Settings{Env: map[string]string{"A;B": "x"}}).environ(); err == nil {
 		t.Error("bad env name accepted")
 	}
 }

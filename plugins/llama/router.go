@@ -160,11 +160,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err := n.writePreset(ctx, preset); err != nil {
 		return err
 	}
-	argv, err := n.set.routerArgv(rl, r.ModelsMax)
-	if err != nil {
-		return err
-	}
-	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, argv, progress)
+	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, n.set.routerArgv(rl, r.ModelsMax), progress)
 }
 
 func (n *Node) writePreset(ctx context.Context, preset string) error {
@@ -390,19 +386,16 @@ func routerReady(rl Lane, r RouterSpec) Lane {
 	return rl
 }
 
-// routerArgv is the command starting a router: no -m, the preset,
+// routerArgv is the server's command for a router: no -m, the preset,
 // --models-max and autoload (a request loads its model).
-func (s Settings) routerArgv(rl Lane, modelsMax int) ([]string, error) {
-	argv, err := s.argv(Lane{Name: rl.Name, Host: rl.Host, Port: rl.Port, Model: rl.Model})
-	if err != nil {
-		return nil, err
-	}
+func (s Settings) routerArgv(rl Lane, modelsMax int) []string {
+	argv := s.argv(Lane{Name: rl.Name, Host: rl.Host, Port: rl.Port, Model: rl.Model})
 	for i, a := range argv {
 		if a == "-m" {
 			argv[i] = "--models-preset"
 		}
 	}
-	return append(argv, "--models-max", strconv.Itoa(modelsMax), "--models-autoload"), nil
+	return append(argv, "--models-max", strconv.Itoa(modelsMax), "--models-autoload")
 }
 
 // RouterModelState is one model of a router as GET /models reports it:

@@ -15,15 +15,18 @@ const shLives = `lives() {
 }
 `
 
-// scriptStart starts a lane detached from the session, unless its pidfile
-// names a live process. $1 is the state directory, $2 the lane name, the
-// rest the server's argv; stdin is the lane's metadata (one JSON line). It
-// prints "running PID" or "started PID". A lock directory serialises two
-// starts of one lane, so a node never runs two processes of it; a lock
-// whose holder died (a start cut off with its session) is broken.
-const scriptStart = shLives + `set -eu
-dir=$1 name=$2
-shift 2
+// scriptStartBody starts a lane unless its pidfile names a live process,
+// after shLives and a service manager's launch and teardown
+// (serviceManager). $1 is the state directory, $2 the lane's key, $3 its
+// unit ("" for none), the rest the server's argv when there is no unit;
+// stdin is the lane's metadata (one JSON line), then the unit file. It
+// prints "running PID", "started PID" or "exited" (the unit has no main
+// process: it exited at once). A lock directory serialises two starts of
+// one lane, so a node never runs two processes of it; a lock whose holder
+// died (a start cut off with its session) is broken.
+const scriptStartBody = `set -eu
+dir=$1 name=$2 unit=$3
+shift 3
 mkdir -p "$dir"
 lock="$dir/$name.lock"
 n=0
@@ -44,16 +47,16 @@ if [ -s "$pidf" ]; then
   pid=$(cat "$pidf")
   case $pid in *[!0-9]*) ;; *) if lives "$pid"; then echo "running $pid"; exit 0; fi ;; esac
 fi
-cat > "$dir/$name.json.tmp"
+IFS= read -r meta
+printf '%s\n' "$meta" > "$dir/$name.json.tmp"
 mv -f "$dir/$name.json.tmp" "$dir/$name.json"
-if command -v setsid >/dev/null 2>&1; then
-  setsid "$@" </dev/null >"$dir/$name.log" 2>&1 &
-else
-  nohup "$@" </dev/null >"$dir/$name.log" 2>&1 &
-fi
-echo $! > "$pidf.tmp"
+log="$dir/$name.log"
+: > "$log"
+pid=$(launch "$@")
+case $pid in ''|0|*[!0-9]*) echo exited; exit 0 ;; esac
+echo "$pid" > "$pidf.tmp"
 mv -f "$pidf.tmp" "$pidf"
-echo "started $!"
+echo "started $pid"
 `
 
 // scriptStatus lists the lanes of state directory $1, one line each:
@@ -79,8 +82,11 @@ if [ -r /proc/meminfo ]; then
 fi
 `
 
-// scriptForget removes lane $2's pidfile and metadata from state directory $1.
-const scriptForget = `rm -f "$1/$2.pid" "$1/$2.json"`
+// scriptForgetBody tears down unit $3 (a service manager's teardown) and
+// removes lane $2's pidfile and metadata from state directory $1.
+const scriptForgetBody = `teardown "$3"
+rm -f "$1/$2.pid" "$1/$2.json"
+`
 
 // scriptSignal sends signal $1 to process $2; scriptAlive prints "alive"
 // or "gone" for process $1 (a zombie, exited but not reaped, is gone).
