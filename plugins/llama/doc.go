@@ -67,6 +67,7 @@
 // largest k such that the k largest fit together, so no set of models
 // the router may keep loaded can pass the budget; the price is that
 // several small models may be evicted to respect a bound computed from
-// large ones, and that a change which moves that bound restarts the
-// router.
+// large ones. A running router keeps its bound while that is still safe
+// (keptBound), so only a change after which it no longer fits restarts
+// the router.
 package llama

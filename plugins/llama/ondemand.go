@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
@@ -70,17 +71,41 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 	}
 	room := node.BudgetGB - reserved
 	k := ModelsMax(room, sizes)
-	if k < len(models) {
-		// Not every model fits at once: the count bound. (When all fit
-		// the router needs none, and --models-max 0 then stays as it is
-		// while lanes come and go, so the router takes them on a reload.)
-		spec.ModelsMax = k
-	}
 	if k < 1 {
 		return spec, fmt.Errorf("node %s: the largest on-demand model (%.1f GB) does not fit in the %.1f GB its budget (%.1f GB) leaves beside its reserved lanes (%.1f GB)",
 			node.Name, slices.Max(sizes), room, node.BudgetGB, reserved)
 	}
+	current := -1
+	if r, ok := st.records[RouterLane]; ok && r.alive {
+		if v, err := strconv.Atoi(argValue(r.args, "--models-max")); err == nil && v >= 0 {
+			current = v
+		}
+	}
+	spec.ModelsMax = keptBound(k, len(models), current)
 	return spec, nil
+}
+
+// keptBound is the --models-max of a router with n models whose k largest
+// fit in its room (k >= 1), given the bound of the router running now
+// (-1 for none). The running bound is kept while it is still safe (the
+// models it lets be loaded at once fit), since the router reads it only
+// at startup and a change restarts it: a change that frees memory or
+// removes a model restarts nothing. Otherwise the bound is 0 (none) when
+// every model fits at once, else k.
+func keptBound(k, n, current int) int {
+	if current >= 0 {
+		loaded := current
+		if current == 0 || current > n {
+			loaded = n
+		}
+		if loaded <= k {
+			return current
+		}
+	}
+	if k >= n {
+		return 0
+	}
+	return k
 }
 
 // changeRouter makes the node's router serve its current models with

@@ -1,0 +1,97 @@
+package llama
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"poolc.dev/poolc/plugins/sdk"
+)
+
+// TestKeptBoundKeepsARunningRoutersSafeBound: a running router's
+// --models-max stays while the models it lets be loaded fit; only an
+// unsafe one, or no router, takes the bound the room gives.
+func TestKeptBoundKeepsARunningRoutersSafeBound(t *testing.T) {
+	for _, c := range []struct {
+		k, n, current, want int
+	}{
+		{k: 3, n: 3, current: -1, want: 0}, // all fit, no router: no bound
+		{k: 2, n: 3, current: -1, want: 2},
+		{k: 3, n: 3, current: 2, want: 2}, // room grew: the running bound is still safe
+		{k: 1, n: 1, current: 1, want: 1}, // a model left
+		{k: 2, n: 3, current: 0, want: 2}, // a model came that does not fit beside the rest
+		{k: 1, n: 3, current: 2, want: 1}, // room shrank below the running bound
+		{k: 3, n: 3, current: 0, want: 0},
+		{k: 2, n: 2, current: 5, want: 5}, // a bound above the count loads them all, which fit
+		{k: 1, n: 2, current: 5, want: 1},
+	} {
+		if got := keptBound(c.k, c.n, c.current); got != c.want {
+			t.Errorf("keptBound(k=%d, n=%d, current=%d) = %d, want %d", c.k, c.n, c.current, got, c.want)
+		}
+	}
+}
+
+// TestRemovingAnOnDemandLaneKeepsTheRoutersBound: two 30 GB on-demand
+// lanes in a 56 GB budget run with --models-max 1; when one stops, the
+// other would fit unbounded, but the running bound is still safe, so the
+// router takes the change in place (the same process, the same bound)
+// instead of restarting, which would cut the other lane's requests.
+func TestRemovingAnOnDemandLaneKeepsTheRoutersBound(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	cfg, _ := json.Marshal(map[string]any{"local": true, "llama_server": set.Binary, "state_dir": set.StateDir,
+		"listen_host": "127.0.0.1", "env": set.Env, "stop_grace_seconds": 3, "router_port": freePort(t)})
+	node := sdk.Node{Name: "node-a", Address: "127.0.0.1", MemoryGB: 64, BudgetGB: 56}
+	var inv sdk.Inventory
+	inv.Nodes = []sdk.Node{node}
+	var lanes []*sdk.Lane
+	for _, name := range []string{"vision", "audio"} {
+		l := testLane(t, name, 1000, name+"-alias")
+		m := sdk.Model{Name: name + "-model", Path: l.Model, SizeGB: 0.000001, MemoryGB: 30}
+		inv.Models = append(inv.Models, m)
+		inv.Lanes = append(inv.Lanes, sdk.LaneSpec{Name: name, Model: m.Name, Port: l.Port, Aliases: l.Aliases, Residency: sdk.OnDemand})
+		lanes = append(lanes, &sdk.Lane{Name: name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: sdk.OnDemand})
+	}
+	act := NewActuator("test")
+	if r := act.Configure(ctx, sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: inv}); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	n, err := act.node(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(kind sdk.StepKind, lane *sdk.Lane) {
+		t.Helper()
+		if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: string(kind) + ":" + lane.Name, Kind: kind, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
+			t.Fatalf("%s %s: %v", kind, lane.Name, r.Diagnostics)
+		}
+	}
+	for _, l := range lanes {
+		defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: l}}, nil)
+		apply(sdk.KindStart, l)
+	}
+	router := func() (int, string) {
+		t.Helper()
+		st, err := n.status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := st.records[RouterLane]
+		if !r.alive {
+			t.Fatalf("no router runs: %+v", st.records)
+		}
+		return r.pid, argValue(r.args, "--models-max")
+	}
+	pid, bound := router()
+	if bound != "1" {
+		t.Fatalf("two 30 GB models in 56 GB: --models-max %s, want 1", bound)
+	}
+	apply(sdk.KindDrain, lanes[1])
+	apply(sdk.KindStop, lanes[1])
+	if p, b := router(); p != pid || b != "1" {
+		t.Errorf("after audio's stop the router is pid %d with --models-max %s; want pid %d, still 1 (no restart)", p, b, pid)
+	}
+	if served, err := n.RouterServes(ctx); err != nil || len(served) != 1 || served[0].Name != "vision" {
+		t.Errorf("the router serves %+v (%v); want vision alone", served, err)
+	}
+}
