@@ -140,6 +140,7 @@ type ExitError struct {
 	Stderr []byte
 }
 
+// Error implements error.
 func (e *ExitError) Error() string {
 	what := fmt.Sprintf("exit status %d", e.Status)
 	if e.Signal != "" {

@@ -116,6 +116,7 @@ type KnownKey struct {
 	Fingerprint string
 }
 
+// String implements fmt.Stringer.
 func (k KnownKey) String() string {
 	return fmt.Sprintf("%s:%d (%s %s)", k.File, k.Line, k.KeyType, k.Fingerprint)
 }
@@ -132,6 +133,7 @@ type HostKeyError struct {
 	Revoked        *KnownKey
 }
 
+// Error implements error.
 func (e *HostKeyError) Error() string {
 	presented := e.KeyType + " " + e.Fingerprint
 	switch {

@@ -101,6 +101,7 @@ type OffsetError struct {
 	Offset int64
 }
 
+// Error implements error.
 func (e *OffsetError) Error() string {
 	return fmt.Sprintf("%s holds %d bytes, but the copy was to resume after %d", e.Path, e.Size, e.Offset)
 }

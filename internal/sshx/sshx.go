@@ -378,6 +378,7 @@ type ConnError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *ConnError) Error() string { return fmt.Sprintf("ssh %s: %v", e.Endpoint, e.Err) }
 
 // Unwrap returns the underlying error.

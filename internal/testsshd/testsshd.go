@@ -60,9 +60,8 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	extraConfig []string
-	host        string
-	env         []string
+	host string
+	env  []string
 }
 
 // OnAddress makes sshd listen on another loopback address (127.0.0.2,
@@ -70,11 +69,6 @@ type options struct {
 // have an address of their own for the services they run.
 func OnAddress(addr string) Option {
 	return func(o *options) { o.host = addr }
-}
-
-// WithConfig adds sshd_config lines (e.g. "MaxSessions 2").
-func WithConfig(lines ...string) Option {
-	return func(o *options) { o.extraConfig = append(o.extraConfig, lines...) }
 }
 
 // WithEnv sets NAME=VALUE variables (no spaces or quotes in them) in the
@@ -125,7 +119,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
 		writeFile(t, s.KnownHosts, []byte(s.KnownHostsLine(hostPub)+"\n"), 0o600)
 		cfg := filepath.Join(dir, "sshd_config")
-		writeFile(t, cfg, []byte(s.config(o.env, o.extraConfig)), 0o600)
+		writeFile(t, cfg, []byte(s.config(o.env)), 0o600)
 		if lastErr = s.start(bin, cfg); lastErr == "" {
 			t.Cleanup(s.Stop)
 			return s
@@ -138,7 +132,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	return nil
 }
 
-func (s *Server) config(env, extra []string) string {
+func (s *Server) config(env []string) string {
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
 		"ListenAddress " + s.Host,
@@ -164,7 +158,7 @@ func (s *Server) config(env, extra []string) string {
 		// in turn. Starting the shell at level 2 makes bash skip it.
 		strings.Join(append([]string{"SetEnv SHLVL=1"}, env...), " "),
 	}
-	return strings.Join(append(lines, extra...), "\n") + "\n"
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // start runs sshd and waits until it answers with an SSH banner; it

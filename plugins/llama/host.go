@@ -111,6 +111,7 @@ func (Local) DialContext(ctx context.Context, network, addr string) (net.Conn, e
 	return d.DialContext(ctx, network, addr)
 }
 
+// String implements fmt.Stringer.
 func (Local) String() string { return "local" }
 
 // SSH is a node reached through an sshx client: commands run through the
@@ -138,4 +139,5 @@ func (s SSH) DialContext(ctx context.Context, network, addr string) (net.Conn, e
 	return s.Client.Dial(ctx, network, addr)
 }
 
+// String implements fmt.Stringer.
 func (s SSH) String() string { return s.Client.Endpoint().String() }

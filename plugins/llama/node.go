@@ -64,6 +64,7 @@ type StartError struct {
 	Log    string
 }
 
+// Error implements error.
 func (e *StartError) Error() string {
 	msg := fmt.Sprintf("lane %s %s", e.Lane, e.Reason)
 	if s := strings.TrimSpace(e.Log); s != "" {
@@ -229,6 +230,7 @@ type DrainTimeoutError struct {
 	Timeout time.Duration
 }
 
+// Error implements error.
 func (e *DrainTimeoutError) Error() string {
 	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
 }

@@ -58,6 +58,7 @@ type DiskFullError struct {
 	TotalBytes int64
 }
 
+// Error implements error.
 func (e *DiskFullError) Error() string {
 	return fmt.Sprintf("not enough free disk for %s: %d bytes still to copy (of %d), %d bytes free", e.Path, e.NeedBytes, e.TotalBytes, e.FreeBytes)
 }
@@ -69,6 +70,7 @@ type DigestError struct {
 	Got, Want    string
 }
 
+// Error implements error.
 func (e *DigestError) Error() string {
 	return fmt.Sprintf("sha256 of %s is %s, want %s: the copy is deleted and nothing is written at %s", e.Source, e.Got, e.Want, e.Path)
 }
