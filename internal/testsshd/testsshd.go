@@ -60,8 +60,9 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	host string
-	env  []string
+	host   string
+	env    []string
+	noSFTP bool
 }
 
 // OnAddress makes sshd listen on another loopback address (127.0.0.2,
@@ -76,6 +77,12 @@ func OnAddress(addr string) Option {
 // sshd takes the first SetEnv line alone, so they join the one it has.
 func WithEnv(vars ...string) Option {
 	return func(o *options) { o.env = append(o.env, vars...) }
+}
+
+// WithoutSFTP leaves out the sftp subsystem, as on a node whose sshd
+// offers none.
+func WithoutSFTP() Option {
+	return func(o *options) { o.noSFTP = true }
 }
 
 // Start launches sshd for t and stops it when t ends.
@@ -119,7 +126,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
 		writeFile(t, s.KnownHosts, []byte(s.KnownHostsLine(hostPub)+"\n"), 0o600)
 		cfg := filepath.Join(dir, "sshd_config")
-		writeFile(t, cfg, []byte(s.config(o.env)), 0o600)
+		writeFile(t, cfg, []byte(s.config(o)), 0o600)
 		if lastErr = s.start(bin, cfg); lastErr == "" {
 			t.Cleanup(s.Stop)
 			return s
@@ -132,7 +139,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	return nil
 }
 
-func (s *Server) config(env []string) string {
+func (s *Server) config(o options) string {
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
 		"ListenAddress " + s.Host,
@@ -148,7 +155,6 @@ func (s *Server) config(env []string) string {
 		"AllowTcpForwarding yes",
 		"MaxStartups 64",
 		"MaxSessions 64",
-		"Subsystem sftp internal-sftp",
 		"LogLevel VERBOSE",
 		// Commands run in the test user's login shell. Bash reads
 		// ~/.bashrc for a command sent over ssh when it is the top-level
@@ -156,7 +162,10 @@ func (s *Server) config(env []string) string {
 		// pyenv rehash, which waits (up to a minute) for a machine-wide
 		// lock that every other shell starting on a busy machine holds
 		// in turn. Starting the shell at level 2 makes bash skip it.
-		strings.Join(append([]string{"SetEnv SHLVL=1"}, env...), " "),
+		strings.Join(append([]string{"SetEnv SHLVL=1"}, o.env...), " "),
+	}
+	if !o.noSFTP {
+		lines = append(lines, "Subsystem sftp internal-sftp")
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

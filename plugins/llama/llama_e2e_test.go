@@ -24,9 +24,9 @@ import (
 )
 
 // sshNode starts an sshd on loopback and returns a node reached through it.
-func sshNode(t *testing.T) (*Node, *testsshd.Server) {
+func sshNode(t *testing.T, opts ...testsshd.Option) (*Node, *testsshd.Server) {
 	t.Helper()
-	srv := testsshd.Start(t)
+	srv := testsshd.Start(t, opts...)
 	pool, err := sshx.NewPool(srv.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -225,4 +225,31 @@ func TestE2EAPrefetchWithAWrongDigestLeavesNoFile(t *testing.T) {
 		t.Errorf("files left: %v", entries)
 	}
 	sftpSessions(t, srv, 1)
+}
+
+// TestE2EAFileSourceToANodeWithoutSFTPFailsAndTheConnectionServesOn: a
+// node whose sshd offers no sftp subsystem fails the prefetch of a
+// file:// source with a message saying so and leaves nothing at the
+// model's path; the node's connection is not dropped for it, so the
+// next command runs on the same connection.
+func TestE2EAFileSourceToANodeWithoutSFTPFailsAndTheConnectionServesOn(t *testing.T) {
+	ctx := context.Background()
+	n, srv := sshNode(t, testsshd.WithoutSFTP())
+	data, sum := weights(t, 100_000)
+	src := filepath.Join(t.TempDir(), "src.gguf")
+	os.WriteFile(src, data, 0o644)
+	dir := filepath.Join(t.TempDir(), "models")
+	_, err := n.Prefetch(ctx, Model{Path: filepath.Join(dir, "m.gguf"), Source: "file://" + src, SHA256: sum}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no sftp subsystem") {
+		t.Fatalf("prefetch over an sshd without sftp: %v; want it refused for that", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.gguf")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the model's path after the refused copy: %v; want nothing there", err)
+	}
+	if _, err := n.Observe(ctx, nil); err != nil {
+		t.Fatalf("observe after the refused copy: %v", err)
+	}
+	if got := strings.Count(srv.Log(), "Accepted publickey"); got != 1 {
+		t.Errorf("sshd accepted %d logins; want 1: the connection serves on after the refusal\n%s", got, srv.Log())
+	}
 }
