@@ -56,7 +56,7 @@ func (c *Client) WriteFrom(ctx context.Context, p string, offset int64, r io.Rea
 	stop := context.AfterFunc(ctx, func() { sc.Close() })
 	defer stop()
 	rr := &recordingReader{r: r}
-	n, err := writeFrom(sc, p, offset, rr, progress)
+	n, err := writeFrom(ctx, sc, p, offset, rr, progress)
 	var se *sftp.StatusError
 	var oe *OffsetError
 	switch {
@@ -121,7 +121,7 @@ func (rr *recordingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func writeFrom(sc *sftp.Client, p string, offset int64, r io.Reader, progress func(int64)) (int64, error) {
+func writeFrom(ctx context.Context, sc *sftp.Client, p string, offset int64, r io.Reader, progress func(int64)) (int64, error) {
 	if err := sc.MkdirAll(path.Dir(p)); err != nil {
 		return 0, fmt.Errorf("creating the directory of %s: %w", p, err)
 	}
@@ -143,7 +143,7 @@ func writeFrom(sc *sftp.Client, p string, offset int64, r io.Reader, progress fu
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	n, err := CopyChunks(f, r, offset, progress)
+	n, err := CopyChunks(ctx, f, r, offset, progress)
 	if err != nil {
 		return n, err
 	}
@@ -152,12 +152,16 @@ func writeFrom(sc *sftp.Client, p string, offset int64, r io.Reader, progress fu
 
 // CopyChunks copies r to w in writes of at most 32 KiB, the next read only
 // after the last write returned, and reports start plus the bytes written
-// so far to progress (when not nil) after each write. It returns the bytes
+// so far to progress (when not nil) after each write. It stops with ctx's
+// error, before the next read, once ctx is done. It returns the bytes
 // written.
-func CopyChunks(w io.Writer, r io.Reader, start int64, progress func(int64)) (int64, error) {
+func CopyChunks(ctx context.Context, w io.Writer, r io.Reader, start int64, progress func(int64)) (int64, error) {
 	buf := make([]byte, chunk)
 	var done int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
 		n, rerr := r.Read(buf)
 		if n > 0 {
 			m, err := w.Write(buf[:n])

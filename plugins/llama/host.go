@@ -85,24 +85,11 @@ func (Local) WriteFrom(ctx context.Context, path string, offset int64, r io.Read
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	n, err := sshx.CopyChunks(f, ctxReader{ctx, r}, offset, progress)
+	n, err := sshx.CopyChunks(ctx, f, r, offset, progress)
 	if err != nil {
 		return n, err
 	}
 	return n, f.Close()
-}
-
-// ctxReader is a reader that fails once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // DialContext implements Host.
