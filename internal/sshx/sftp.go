@@ -130,6 +130,22 @@ func writeFrom(ctx context.Context, sc *sftp.Client, p string, offset int64, r i
 		return 0, fmt.Errorf("opening %s: %w", p, err)
 	}
 	defer f.Close()
+	return AppendTo(ctx, f, p, offset, r, progress)
+}
+
+// AppendFile is a file AppendTo writes: an *os.File or an *sftp.File.
+type AppendFile interface {
+	io.WriteSeeker
+	io.Closer
+	Stat() (fs.FileInfo, error)
+	Chmod(fs.FileMode) error
+}
+
+// AppendTo makes the open file f (named p in messages) hold what r yields
+// after its first offset bytes, which must be all it holds (else an
+// *OffsetError), with mode FileMode, in the writes of copyChunks, and
+// closes it. It returns the bytes written.
+func AppendTo(ctx context.Context, f AppendFile, p string, offset int64, r io.Reader, progress func(int64)) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("stat %s: %w", p, err)
@@ -143,19 +159,19 @@ func writeFrom(ctx context.Context, sc *sftp.Client, p string, offset int64, r i
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	n, err := CopyChunks(ctx, f, r, offset, progress)
+	n, err := copyChunks(ctx, f, r, offset, progress)
 	if err != nil {
 		return n, err
 	}
 	return n, f.Close()
 }
 
-// CopyChunks copies r to w in writes of at most 32 KiB, the next read only
+// copyChunks copies r to w in writes of at most 32 KiB, the next read only
 // after the last write returned, and reports start plus the bytes written
 // so far to progress (when not nil) after each write. It stops with ctx's
 // error, before the next read, once ctx is done. It returns the bytes
 // written.
-func CopyChunks(ctx context.Context, w io.Writer, r io.Reader, start int64, progress func(int64)) (int64, error) {
+func copyChunks(ctx context.Context, w io.Writer, r io.Reader, start int64, progress func(int64)) (int64, error) {
 	buf := make([]byte, chunk)
 	var done int64
 	for {

@@ -72,24 +72,7 @@ func (Local) WriteFrom(ctx context.Context, path string, offset int64, r io.Read
 		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if fi.Size() != offset {
-		return 0, &sshx.OffsetError{Path: path, Size: fi.Size(), Offset: offset}
-	}
-	if err := f.Chmod(sshx.FileMode); err != nil {
-		return 0, err
-	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, err
-	}
-	n, err := sshx.CopyChunks(ctx, f, r, offset, progress)
-	if err != nil {
-		return n, err
-	}
-	return n, f.Close()
+	return sshx.AppendTo(ctx, f, path, offset, r, progress)
 }
 
 // DialContext implements Host.
