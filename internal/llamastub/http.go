@@ -1,12 +1,16 @@
 package llamastub
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,22 +41,32 @@ func writeLoading(w http.ResponseWriter) {
 
 // handler routes requests to the single model or the router.
 func (s *Server) handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.stopping() {
-			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusServiceUnavailable, "unavailable_error", "Server is shutting down")
-			return
-		}
+	return s.handle(func(w http.ResponseWriter, r *http.Request) {
 		if s.single != nil {
-			s.serveSingle(w, r)
+			s.serveModel(w, r, s.single)
 		} else {
 			s.serveRouter(w, r)
 		}
 	})
 }
 
-func (s *Server) serveSingle(w http.ResponseWriter, r *http.Request) {
-	m := s.single
+// handle wraps serve with what every answer of llama-server shares: the
+// Keep-Alive header (cpp-httplib's), and 503 once the server is stopping.
+func (s *Server) handle(serve http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Keep-Alive", keepAlive)
+		if s.stopping() {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusServiceUnavailable, "unavailable_error", "Server is shutting down")
+			return
+		}
+		serve(w, r)
+	})
+}
+
+// serveModel answers for one model: a single-model server's, or a router
+// model's own server.
+func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, m *model) {
 	snap := m.snapshot()
 	if snap.state != StateLoaded {
 		writeLoading(w)
@@ -82,7 +96,7 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case "/v1/models", "/models":
 		if r.URL.Query().Get("reload") != "" {
-			if err := s.reload(); err != nil {
+			if err := s.reload(r.Context()); err != nil {
 				writeError(w, http.StatusInternalServerError, "server_error", err.Error())
 				return
 			}
@@ -119,7 +133,7 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 		}
 		s.serveMetrics(w, snaps)
 	case "/v1/chat/completions", "/chat/completions":
-		s.serveChat(w, r, s.routeModel)
+		s.serveChat(w, r, func(name string) (*model, int, string) { return s.routeModel(r.Context(), name) })
 	default:
 		writeError(w, http.StatusNotFound, "not_found_error", "File Not Found")
 	}
@@ -128,12 +142,17 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 // modelEntry is a model's entry in /v1/models or, for a router, in
 // GET /models: as llama-server's router does, the router's entry names
 // the model file only in the arguments it starts the model's process with
-// (status.args), and a model whose process failed has its exit code.
+// (status.args, with --model; --port while it runs), and a model whose
+// process failed has its exit code.
 func (s *Server) modelEntry(m *model, snap snapshot, router bool) map[string]any {
 	e := map[string]any{"id": m.name, "object": "model", "owned_by": "llamacpp", "created": s.started.Unix(),
 		"aliases": append([]string{}, m.aliases...)}
 	if router {
-		st := map[string]any{"value": snap.state, "args": []string{"llama-server", "--host", "127.0.0.1", "--alias", m.name, "-m", m.path}}
+		args := []string{"llama-server", "--host", "127.0.0.1"}
+		if snap.childPort != 0 {
+			args = append(args, "--port", strconv.Itoa(snap.childPort))
+		}
+		st := map[string]any{"value": snap.state, "args": append(args, "--alias", m.name, "--model", m.path)}
 		if snap.failure != "" {
 			st["failed"] = true
 			st["exit_code"] = 1
@@ -200,13 +219,19 @@ type chatRequest struct {
 	Model     string `json:"model"`
 	Stream    bool   `json:"stream"`
 	MaxTokens int    `json:"max_tokens"`
+	IgnoreEOS bool   `json:"ignore_eos"`
 	Messages  []struct {
 		Content any `json:"content"`
 	} `json:"messages"`
 }
 
-// defaultTokens is how many tokens a request without max_tokens gets.
-const defaultTokens = 8
+// keepAlive is the Keep-Alive header llama-server sends on every answer,
+// also on a streamed one after which it closes the connection.
+const keepAlive = "timeout=5, max=100"
+
+// maxReply bounds a reply that asks for no max_tokens and ignores the end
+// of sequence (llama-server's bound is the context).
+const maxReply = 4096
 
 // serveChat answers a chat completion on the model pick chooses; pick
 // returns an HTTP code and message instead when it cannot serve.
@@ -236,9 +261,12 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(str
 			prompt += len(t) / 4
 		}
 	}
-	n := req.MaxTokens
+	n, finish := req.MaxTokens, "length"
 	if n <= 0 {
-		n = defaultTokens
+		n = maxReply
+	}
+	if eos := 1 + rand.Int64N(2*s.tune.ReplyTokens); !req.IgnoreEOS && eos < int64(n) {
+		n, finish = int(eos), "stop"
 	}
 	served := 0
 	defer func() { m.release(slot, prompt, served) }()
@@ -256,6 +284,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(str
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
+		s.closeAfter(r)
 	}
 	var text strings.Builder
 	for served < n {
@@ -281,12 +310,12 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, pick func(str
 	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": served, "total_tokens": prompt + served}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": name,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
 				"message": map[string]string{"role": "assistant", "content": text.String()}}},
 			"usage": usage})
 		return
 	}
-	final := chunk(map[string]any{}, "stop")
+	final := chunk(map[string]any{}, finish)
 	final["usage"] = usage
 	b, _ := json.Marshal(final)
 	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
@@ -328,8 +357,8 @@ func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if unload {
-		m.unload(StateUnloaded)
-	} else if err := s.admit(m); err != nil {
+		m.stop()
+	} else if err := s.admit(r.Context(), m); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())
 		return
 	}
@@ -348,7 +377,7 @@ func (s *Server) find(n string) *model {
 
 // routeModel picks the router's model for a chat request, loading it on
 // demand when autoload is on, and waits until it has loaded.
-func (s *Server) routeModel(name string) (*model, int, string) {
+func (s *Server) routeModel(ctx context.Context, name string) (*model, int, string) {
 	m := s.find(name)
 	if m == nil {
 		return nil, http.StatusBadRequest, fmt.Sprintf("model %q not found", name)
@@ -357,7 +386,7 @@ func (s *Server) routeModel(name string) (*model, int, string) {
 	if snap.state != StateLoaded && snap.state != StateLoading && snap.state != StateSleeping && !s.opts.Autoload {
 		return nil, http.StatusBadRequest, fmt.Sprintf("model %q is not loaded (autoload is off)", name)
 	}
-	if err := s.admit(m); err != nil {
+	if err := s.admit(ctx, m); err != nil {
 		return nil, http.StatusServiceUnavailable, err.Error()
 	}
 	if snap = m.waitLoaded(); snap.state != StateLoaded {
@@ -377,48 +406,92 @@ func (m *model) waitLoaded() snapshot {
 	return m.snapshot()
 }
 
-// admit starts loading m, first unloading the least recently used idle
-// models while --models-max would be passed. Busy models are never
-// evicted; when every loaded model is busy the load is refused. Eviction
-// counts models, not memory, as llama-server's router does.
-func (s *Server) admit(m *model) error {
+// admitPoll is how often a load waiting for room at --models-max looks
+// again.
+const admitPoll = 20 * time.Millisecond
+
+// admit starts loading m, first stopping the least recently used idle
+// models while --models-max would be passed, and waits for them to exit.
+// Busy models are never evicted: while every loaded model is busy the
+// load waits in a queue, as llama-server's router does, until one turns
+// idle or ctx ends. Eviction counts models, not memory.
+func (s *Server) admit(ctx context.Context, m *model) error {
+	for {
+		admitted, err := s.tryAdmit(m)
+		if admitted || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for room to load %q: %w", m.name, ctx.Err())
+		case <-time.After(admitPoll):
+		}
+	}
+}
+
+// tryAdmit starts loading m if it is not running and there is room, or
+// stops the least recently used idle model to make room; it reports
+// whether m is loading or loaded.
+func (s *Server) tryAdmit(m *model) (bool, error) {
 	s.routerMu.Lock()
 	defer s.routerMu.Unlock()
-	if st := m.snapshot().state; st == StateLoaded || st == StateLoading {
-		return nil
+	if sn := m.snapshot(); sn.stopping {
+		return false, nil
+	} else if sn.state == StateLoaded || sn.state == StateLoading {
+		return true, nil
 	}
 	if !slices.Contains(s.models, m) {
-		return fmt.Errorf("model %q was reloaded from the preset meanwhile", m.name)
+		return false, fmt.Errorf("model %q was reloaded from the preset meanwhile", m.name)
 	}
-	for s.opts.ModelsMax > 0 {
+	for _, o := range s.exiting {
+		if o.name == m.name && o.snapshot().stopping {
+			return false, nil // the process of its old section is still exiting
+		}
+	}
+	if s.opts.ModelsMax > 0 {
 		var resident []*model
 		var snaps []snapshot
-		for _, o := range s.models {
+		for _, o := range append(slices.Clip(s.models), s.exiting...) {
 			if sn := o.snapshot(); sn.state == StateLoaded || sn.state == StateLoading {
 				resident = append(resident, o)
 				snaps = append(snaps, sn)
 			}
 		}
-		if len(resident) < s.opts.ModelsMax {
-			break
-		}
-		idx := make([]int, len(resident))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return snaps[idx[a]].lastUsed.Before(snaps[idx[b]].lastUsed) })
-		victim := -1
-		for _, i := range idx {
-			if snaps[i].state == StateLoaded && snaps[i].idle() {
-				victim = i
-				break
+		if len(resident) >= s.opts.ModelsMax {
+			if slices.ContainsFunc(snaps, func(sn snapshot) bool { return sn.stopping }) {
+				return false, nil // room is being made
 			}
+			idx := make([]int, len(resident))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.Slice(idx, func(a, b int) bool { return snaps[idx[a]].lastUsed.Before(snaps[idx[b]].lastUsed) })
+			for _, i := range idx {
+				if snaps[i].state == StateLoaded && snaps[i].idle() {
+					resident[i].stop()
+					break
+				}
+			}
+			return false, nil
 		}
-		if victim < 0 {
-			return fmt.Errorf("cannot load %q: --models-max %d models are resident and all are busy or loading", m.name, s.opts.ModelsMax)
-		}
-		resident[victim].unload(StateUnloaded)
 	}
+	return true, s.spawn(m)
+}
+
+// spawn starts a router model's process: its own server on 127.0.0.1 at
+// a port the router picks (the kernel's free one), answering 503 while the
+// weights load.
+func (s *Server) spawn(m *model) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("starting the process of %q: %v", m.name, err)
+	}
+	srv := &http.Server{Handler: s.handle(func(w http.ResponseWriter, r *http.Request) { s.serveModel(w, r, m) }),
+		ConnContext: s.connContext, ConnState: s.trackConn, IdleTimeout: idleTimeout}
+	go srv.Serve(ln)
+	m.mu.Lock()
+	m.child, m.childPort = srv, ln.Addr().(*net.TCPAddr).Port
+	m.mu.Unlock()
 	m.startLoad()
 	return nil
 }

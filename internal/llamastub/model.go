@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -33,11 +34,18 @@ type model struct {
 	settings map[string]string
 	tune     Tuning
 	log      io.Writer
+	// spawn is how long the model's process takes to start before its
+	// weights load: a router's model runs in a child process, a single
+	// model in the server's own.
+	spawn time.Duration
 
 	mu        sync.Mutex
 	state     string
 	failure   string
 	done      chan struct{} // closed when the current load ends
+	stopped   chan struct{} // closed when a router's stopping model has exited; nil when not stopping
+	child     *http.Server  // a router model's own server on 127.0.0.1, while it runs
+	childPort int
 	cancel    context.CancelFunc
 	cut       chan struct{} // closed to cut this load's in-flight streams
 	free      chan int      // free slot ids
@@ -123,7 +131,7 @@ func (m *model) loadWeights(ctx context.Context) error {
 	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != ggufMagic {
 		return fmt.Errorf("gguf_init_from_file_impl: invalid magic characters: %q", magic)
 	}
-	t := time.NewTimer(m.tune.loadTime(st.Size()))
+	t := time.NewTimer(m.spawn + m.tune.loadTime(st.Size()))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -133,8 +141,8 @@ func (m *model) loadWeights(ctx context.Context) error {
 	}
 }
 
-// unload drops the weights, cutting any stream in flight, and leaves the
-// model in state (unloaded or sleeping).
+// unload drops the weights at once, cutting any stream in flight, and
+// leaves the model in state (unloaded or sleeping).
 func (m *model) unload(state string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -142,16 +150,63 @@ func (m *model) unload(state string) {
 		m.state = state // its weights are already out of memory
 		return
 	}
-	if m.state != StateLoading && m.state != StateLoaded {
-		return
+	if m.stopped != nil || (m.state != StateLoading && m.state != StateLoaded) {
+		return // not running, or exiting already
 	}
+	m.cutLocked()
+	m.exitedLocked(state)
+}
+
+// stop is the router's unload of a model running in a child process: the
+// child stops its queue at once, cutting the streams in flight, and takes
+// the tuned ChildStop to exit; until then the model still says loaded
+// (or loading) and serves nothing. The returned channel is closed once
+// it has exited.
+func (m *model) stop() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped != nil {
+		return m.stopped
+	}
+	stopped := make(chan struct{})
+	if m.state == StateSleeping {
+		m.state = StateUnloaded // its weights are already out of memory
+	}
+	if m.state != StateLoading && m.state != StateLoaded {
+		close(stopped)
+		return stopped
+	}
+	m.cutLocked()
+	m.stopped = stopped
+	fmt.Fprintf(m.log, "srv    unload: stopping model '%s'\n", m.name)
+	time.AfterFunc(m.tune.ChildStop, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.exitedLocked(StateUnloaded)
+		m.stopped = nil
+		close(stopped)
+	})
+	return stopped
+}
+
+// cutLocked cancels the load and cuts the streams of a loading or loaded
+// model.
+func (m *model) cutLocked() {
 	m.cancel()
 	close(m.cut)
 	if m.state == StateLoading {
 		close(m.done) // wakes the requests waiting for this load
 	}
-	m.state = state
 	m.done = nil // a new load makes its own
+}
+
+// exitedLocked leaves the model in state with its child server closed.
+func (m *model) exitedLocked(state string) {
+	if m.child != nil {
+		m.child.Close()
+		m.child, m.childPort = nil, 0
+	}
+	m.state = state
 	fmt.Fprintf(m.log, "srv    unload: model '%s' %s\n", m.name, state)
 }
 
@@ -159,6 +214,8 @@ func (m *model) unload(state string) {
 type snapshot struct {
 	state      string
 	failure    string
+	stopping   bool // a router's model whose process is exiting
+	childPort  int  // a router's model's own port while it runs; 0 otherwise
 	processing int
 	deferred   int
 	busy       []bool
@@ -171,7 +228,7 @@ type snapshot struct {
 func (m *model) snapshot() snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := snapshot{state: m.state, failure: m.failure, deferred: m.deferred,
+	s := snapshot{state: m.state, failure: m.failure, stopping: m.stopped != nil, childPort: m.childPort, deferred: m.deferred,
 		busy: append([]bool(nil), m.busy...), lastUsed: m.lastUsed,
 		predicted: m.predicted, prompt: m.prompt, requests: m.requests}
 	for _, b := range m.busy {
@@ -190,6 +247,10 @@ func (s snapshot) idle() bool { return s.processing == 0 && s.deferred == 0 }
 func (m *model) acquire(ctx context.Context) (int, <-chan struct{}, error) {
 	m.mu.Lock()
 	cut := m.cut
+	if m.stopped != nil || m.state != StateLoaded {
+		m.mu.Unlock()
+		return 0, nil, errCut
+	}
 	m.requests++
 	m.lastUsed = time.Now()
 	m.mu.Unlock()

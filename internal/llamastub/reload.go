@@ -1,6 +1,7 @@
 package llamastub
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -14,7 +15,7 @@ func (s *Server) presetModel(pm PresetModel) *model {
 		slots = v
 	}
 	m := newModel(pm.Name, pm.Path, pm.Aliases, slots, s.tune, s.log)
-	m.settings = pm.Settings
+	m.settings, m.spawn = pm.Settings, s.tune.ChildStart
 	return m
 }
 
@@ -53,12 +54,15 @@ func sameSection(a, b map[string]string) bool {
 
 // reload rereads the preset, as GET /models?reload=1 makes llama-server's
 // router do. A running model whose section is gone or changed (alias
-// aside) is unloaded, cutting its streams; a model whose section is gone
-// leaves the list; a model not running takes its section as it is now
-// (path, aliases, settings); a new section adds a model, loaded at once
-// when it says load-on-startup. A running model whose section is the same
-// is left alone, requests in flight and all.
-func (s *Server) reload() error {
+// aside) is stopped, cutting its streams, and the reload waits until its
+// process has exited; a model whose section is gone leaves the list; a
+// model not running takes its section as it is now (path, aliases,
+// settings); a new section adds a model, loaded at once when it says
+// load-on-startup. A running model whose section is the same is left
+// alone, requests in flight and all.
+func (s *Server) reload(ctx context.Context) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
 	p, err := s.loadPreset()
 	if err != nil {
 		return err
@@ -67,17 +71,18 @@ func (s *Server) reload() error {
 	for _, pm := range p.Models {
 		sections[pm.Name] = pm
 	}
-	s.routerMu.Lock()
 	have := map[string]bool{}
 	var kept []*model
-	for _, m := range s.models {
+	var stopping []*model
+	for _, m := range s.list() {
 		pm, ok := sections[m.name]
 		if st := m.snapshot().state; running(st) {
 			if ok && sameSection(m.settings, pm.Settings) {
 				kept, have[m.name] = append(kept, m), true
 				continue
 			}
-			m.unload(StateUnloaded)
+			m.stop()
+			stopping = append(stopping, m)
 			fmt.Fprintf(s.log, "srv    load_models: (reload) unloading model name=%s (source updated or removed)\n", m.name)
 		}
 		if !ok {
@@ -96,12 +101,33 @@ func (s *Server) reload() error {
 			}
 		}
 	}
-	s.models = kept
+	s.routerMu.Lock()
+	s.models, s.exiting = kept, stopping
 	s.routerMu.Unlock()
-	for _, m := range startup {
-		if err := s.admit(m); err != nil {
-			fmt.Fprintln(s.log, "srv    (reload) load-on-startup:", err)
+	defer func() {
+		s.routerMu.Lock()
+		s.exiting = nil
+		s.routerMu.Unlock()
+	}()
+	for _, m := range stopping {
+		select {
+		case <-m.stop():
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
+	s.loadOnStartup(startup)
 	return nil
+}
+
+// loadOnStartup loads models the preset says to load at once, each
+// waiting for room at --models-max in the background.
+func (s *Server) loadOnStartup(ms []*model) {
+	for _, m := range ms {
+		go func() {
+			if err := s.admit(context.Background(), m); err != nil {
+				fmt.Fprintln(s.log, "srv    load-on-startup:", err)
+			}
+		}()
+	}
 }

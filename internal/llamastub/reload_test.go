@@ -30,7 +30,7 @@ func (s *stub) aliases() map[string][]string {
 func TestReloadRereadsThePresetAndLeavesUnchangedRunningModelsServing(t *testing.T) {
 	a, a2, b, c := modelFile(t, "a.gguf", 64), modelFile(t, "a2.gguf", 64), modelFile(t, "b.gguf", 64), modelFile(t, "c.gguf", 64)
 	preset := writePreset(t, fmt.Sprintf("[*]\nparallel = 2\n[a]\nmodel = %s\nload-on-startup = true\n[b]\nmodel = %s\nalias = bee\n", a, b))
-	s := startStub(t, map[string]string{EnvTokenInterval: "10ms"}, "--models-preset", preset, "--models-max", "0", "--metrics")
+	s := startStub(t, fastRouter, "--models-preset", preset, "--models-max", "0", "--metrics")
 	s.waitStatus(map[string]string{"a": StateLoaded, "b": StateUnloaded})
 
 	// Without ?reload the router keeps the preset it read at startup.
@@ -67,6 +67,7 @@ func TestReloadRereadsThePresetAndLeavesUnchangedRunningModelsServing(t *testing
 	if code, body := s.post("/models/unload", `{"model":"a"}`); code != 200 {
 		t.Fatalf("unload: %d %s", code, body)
 	}
+	s.waitStatus(map[string]string{"a": StateUnloaded, "c": StateLoaded})
 	s.get("/models?reload=1")
 	if got := s.aliases(); !slices.Equal(got["a"], []string{"ay"}) {
 		t.Fatalf("aliases of a after it unloaded and reloaded: %v", got)

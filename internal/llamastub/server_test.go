@@ -65,9 +65,14 @@ func startStub(t *testing.T, env map[string]string, args ...string) *stub {
 	return nil
 }
 
+// client opens a connection per request: the stand-in, as llama-server,
+// closes a connection after a streamed answer, and a client reusing it
+// could find it closed.
+var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 func (s *stub) get(path string) (int, string) {
 	s.t.Helper()
-	resp, err := http.Get(s.url + path)
+	resp, err := client.Get(s.url + path)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -78,7 +83,7 @@ func (s *stub) get(path string) (int, string) {
 
 func (s *stub) post(path, body string) (int, string) {
 	s.t.Helper()
-	resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+	resp, err := client.Post(s.url+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -120,6 +125,10 @@ func modelFile(t *testing.T, name string, size int64) string {
 
 // slow makes loading take about an hour, so a test sees the loading state.
 var slow = map[string]string{EnvLoadRate: "1"}
+
+// fastRouter starts and stops a router's models in 10 ms, for tests about
+// something else than those times.
+var fastRouter = map[string]string{EnvTokenInterval: "20ms", EnvChildStart: "10ms", EnvChildStop: "10ms"}
 
 // The loading state is seen on a stand-in that loads for an hour: one
 // that loads in a quarter second could be done before a loaded machine
@@ -207,12 +216,13 @@ func TestMetricsNeedTheFlag(t *testing.T) {
 	}
 }
 
-// openStream starts a streaming chat request and returns its reader once
-// the first event has arrived.
+// openStream starts a streaming chat request for tokens tokens (ignoring
+// the end of sequence, as llama-server lets a request do) and returns its
+// reader once the first event has arrived.
 func openStream(t *testing.T, url, model string, tokens int) (*bufio.Reader, io.Closer) {
 	t.Helper()
-	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"hi"}]}`, model, tokens)
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"ignore_eos":true,"messages":[{"role":"user","content":"hi"}]}`, model, tokens)
+	resp, err := client.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,14 +238,14 @@ func openStream(t *testing.T, url, model string, tokens int) (*bufio.Reader, io.
 }
 
 // readRest reads events to the end and reports whether the stream ended
-// with a final event and [DONE].
+// with a final event (finish_reason "length" or "stop") and [DONE].
 func readRest(r *bufio.Reader) (complete bool, events int) {
 	var last, final string
 	for {
 		line, err := r.ReadString('\n')
 		if strings.HasPrefix(line, "data: ") {
 			events++
-			if strings.Contains(line, `"finish_reason":"stop"`) {
+			if strings.Contains(line, `"finish_reason":"stop"`) || strings.Contains(line, `"finish_reason":"length"`) {
 				final = line
 			}
 			last = line
@@ -265,7 +275,7 @@ func TestBusySlotsDeferRequests(t *testing.T) {
 	s.waitHealthy()
 	_, c := openStream(t, s.url, "", 1000)
 	defer c.Close()
-	go http.Post(s.url+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"max_tokens":1}`))
+	go client.Post(s.url+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"max_tokens":1}`))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		_, body := s.get("/metrics")
 		if strings.Contains(body, "llamacpp:requests_processing 1\n") && strings.Contains(body, "llamacpp:requests_deferred 1\n") {
@@ -321,15 +331,27 @@ func TestSigtermCutsStreamsRefusesConnectionsAndLingers(t *testing.T) {
 	}
 }
 
-func TestLingerEndsWhenConnectionsCloseOrTimeUp(t *testing.T) {
-	s := startStub(t, map[string]string{EnvLinger: "200ms"}, "-m", modelFile(t, "m.gguf", 64))
+// llama-server's process outlives its SIGTERM with no connection open;
+// the stand-in's for the linger time.
+func TestSigtermLeavesTheProcessAliveForTheLinger(t *testing.T) {
+	s := startStub(t, nil, "-m", modelFile(t, "m.gguf", 64))
 	s.waitHealthy()
-	idle, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
+	s.sig <- os.Interrupt
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := net.DialTimeout("tcp", strings.TrimPrefix(s.url, "http://"), time.Second); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port still open after SIGTERM")
+		}
 	}
-	defer idle.Close()
-	http.DefaultClient.CloseIdleConnections()
+	select {
+	case <-s.done:
+		t.Fatalf("exited %d right after SIGTERM with no connection open; llama-server stays until SIGKILL", s.code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	s = startStub(t, map[string]string{EnvLinger: "200ms"}, "-m", modelFile(t, "m.gguf", 64))
+	s.waitHealthy()
 	s.sig <- os.Interrupt
 	if code := s.waitExit(30 * time.Second); code != 0 {
 		t.Fatalf("exit %d after the linger", code)
@@ -389,7 +411,7 @@ func TestRouterLoadsOnDemandAndEvictsTheLeastRecentlyUsedIdleModel(t *testing.T)
 	bad := filepath.Join(t.TempDir(), "bad.gguf")
 	os.WriteFile(bad, []byte("nope"), 0o644)
 	preset := writePreset(t, fmt.Sprintf("[*]\nparallel = 1\n[a]\nmodel = %s\nload-on-startup = true\n[b]\nmodel = %s\nalias = bee\n[c]\nmodel = %s\n[bad]\nmodel = %s\n", a, b, c, bad))
-	s := startStub(t, map[string]string{EnvTokenInterval: "20ms"}, "--models-preset", preset, "--models-max", "2", "--metrics")
+	s := startStub(t, fastRouter, "--models-preset", preset, "--models-max", "2", "--metrics")
 	s.waitStatus(map[string]string{"a": StateLoaded, "b": StateUnloaded, "c": StateUnloaded, "bad": StateUnloaded})
 
 	// b loads on its first request, by alias.
@@ -405,15 +427,33 @@ func TestRouterLoadsOnDemandAndEvictsTheLeastRecentlyUsedIdleModel(t *testing.T)
 	}
 	s.waitStatus(map[string]string{"a": StateLoaded, "b": StateUnloaded, "c": StateLoaded, "bad": StateUnloaded})
 
-	// With a and c both busy nothing can be evicted.
+	// With a and c both busy nothing can be evicted: a request for b waits
+	// in a queue (llama-server's router answers nothing for 20 s and
+	// more), and is served once a model turns idle.
 	_, closer2 := openStream(t, s.url, "c", 100000)
-	if code, body := s.post("/models/load", `{"model":"b"}`); code != 503 || !strings.Contains(body, "busy") {
-		t.Fatalf("load with every model busy: %d %s", code, body)
+	answered := make(chan string, 1)
+	go func() {
+		code, body := s.post("/v1/chat/completions", `{"model":"bee","max_tokens":1}`)
+		answered <- fmt.Sprint(code, " ", body)
+	}()
+	for i := 0; i < 20; i++ {
+		select {
+		case a := <-answered:
+			t.Fatalf("a request for b with every loaded model busy was answered: %s", a)
+		case <-time.After(25 * time.Millisecond):
+		}
+		if st := s.routerStatus(); st["b"] != StateUnloaded {
+			t.Fatalf("b %s while every loaded model is busy", st["b"])
+		}
 	}
 	closer.Close()
+	if a := <-answered; !strings.HasPrefix(a, "200 ") {
+		t.Fatalf("the queued request, once a turned idle: %s", a)
+	}
+	s.waitStatus(map[string]string{"a": StateUnloaded, "b": StateLoaded, "c": StateLoaded, "bad": StateUnloaded})
 	closer2.Close()
 
-	if code, _ := s.post("/models/unload", `{"model":"a"}`); code != 200 {
+	if code, _ := s.post("/models/unload", `{"model":"b"}`); code != 200 {
 		t.Fatal("unload")
 	}
 	if code, _ := s.post("/models/load", `{"model":"bad"}`); code != 200 {
