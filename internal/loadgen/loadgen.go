@@ -1,16 +1,25 @@
 // Package loadgen streams OpenAI chat completions at a gateway or a lane
 // and counts how they end, for tests that must show a change made under
 // live traffic fails no request: a request fails when it gets no 200, or
-// its stream ends before the final event (finish_reason "stop"), the
-// "data: [DONE]" line and every token asked for.
+// its stream ends without a final event (finish_reason "length" at
+// max_tokens, or "stop" at an earlier end of sequence) and the
+// "data: [DONE]" line, or with more tokens than asked for.
+//
+// Its clients keep connections alive, as the OpenAI SDKs do, and, as they
+// do, send a request again on a fresh connection when the one they reused
+// turns out closed before any answer (llama-server closes a connection
+// after a streamed answer although its headers say Keep-Alive). An answer
+// that is an error, or a stream cut, is never sent again.
 package loadgen
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +29,7 @@ import (
 )
 
 // Chat sends one streaming chat completion for model to base (e.g.
-// "http://127.0.0.1:8000") asking for tokens tokens, and returns nil only
+// "http://127.0.0.1:8000") with max_tokens tokens, and returns nil only
 // when the whole stream arrived.
 func Chat(ctx context.Context, client *http.Client, base, model string, tokens int) error {
 	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"hi"}]}`, model, tokens)
@@ -29,6 +38,10 @@ func Chat(ctx context.Context, client *http.Client, base, model string, tokens i
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// With an idempotency key net/http sends the request again on a fresh
+	// connection when a reused one is found closed before any answer, as
+	// the OpenAI SDKs retry a connection error (they send such keys too).
+	req.Header.Set("Idempotency-Key", rand.Text())
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -43,7 +56,8 @@ func Chat(ctx context.Context, client *http.Client, base, model string, tokens i
 		return fmt.Errorf("status %d: %s", resp.StatusCode, b.String())
 	}
 	sc := bufio.NewScanner(resp.Body)
-	var finished, done bool
+	var finish string
+	var done bool
 	got := 0
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -69,16 +83,16 @@ func Chat(ctx context.Context, client *http.Client, base, model string, tokens i
 			if c.Delta.Content != "" {
 				got++
 			}
-			if c.FinishReason != nil && *c.FinishReason == "stop" {
-				finished = true
+			if c.FinishReason != nil {
+				finish = *c.FinishReason
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("truncated after %s: %v", plural.Count(got, "token"), err)
 	}
-	if !finished || !done || got != tokens {
-		return fmt.Errorf("truncated: %d of %d tokens, final event %v, [DONE] %v", got, tokens, finished, done)
+	if (finish != "length" && finish != "stop") || !done || got > tokens {
+		return fmt.Errorf("truncated: %d tokens of max %d, final event %q, [DONE] %v", got, tokens, finish, done)
 	}
 	return nil
 }
@@ -89,6 +103,7 @@ type Load struct {
 	wg      sync.WaitGroup
 	served  atomic.Int64
 	failed  atomic.Int64
+	conns   atomic.Int64
 	mu      sync.Mutex
 	errs    []string
 	started time.Time
@@ -106,12 +121,18 @@ const requestTimeout = time.Minute
 func Start(base, model string, workers, tokens int) *Load {
 	l := &Load{started: time.Now()}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			l.conns.Add(1)
+		}
+	}}
 	for i := 0; i < workers; i++ {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
 			for !l.stop.Load() {
 				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+				ctx = httptrace.WithClientTrace(ctx, trace)
 				err := Chat(ctx, client, base, model, tokens)
 				cancel()
 				switch {
@@ -151,8 +172,11 @@ func (l *Load) WaitServed(n int64, d time.Duration) bool {
 // Result is what a stopped Load counted.
 type Result struct {
 	Served, Failed int64
-	Duration       time.Duration
-	Errors         []string // the first failures
+	// Connections is how many connections the requests opened: fewer than
+	// requests, since the clients keep connections alive.
+	Connections int64
+	Duration    time.Duration
+	Errors      []string // the first failures
 }
 
 // Stop ends the load once the requests in flight have ended (they are
@@ -162,5 +186,5 @@ func (l *Load) Stop() Result {
 	l.wg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Result{Served: l.served.Load(), Failed: l.failed.Load(), Duration: time.Since(l.started), Errors: append([]string(nil), l.errs...)}
+	return Result{Served: l.served.Load(), Failed: l.failed.Load(), Connections: l.conns.Load(), Duration: time.Since(l.started), Errors: append([]string(nil), l.errs...)}
 }
