@@ -2,14 +2,61 @@ package llamastub
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 )
 
-// WriteModel writes a stand-in weights file of size bytes (at least the
-// GGUF magic) at path, for tests: the stand-in loads it in size/rate.
+// The environment variables that make the llama suites run a real
+// llama-server instead of the stand-in.
+const (
+	// EnvServer names a llama-server binary (a build of llama.cpp) the
+	// suites run instead of the stand-in.
+	EnvServer = "POOLC_LLAMA_SERVER"
+	// EnvGGUF names a GGUF model file the suites serve instead of the
+	// stand-in's weights (a small one: the suites load it many times).
+	EnvGGUF = "POOLC_LLAMA_GGUF"
+)
+
+// ServerBinary returns the llama-server the suites run, as dir/llama-server
+// (so a test can put dir on a node's PATH): a link to $POOLC_LLAMA_SERVER
+// when that is set, else the stand-in built there.
+func ServerBinary(dir string) (string, error) {
+	real := os.Getenv(EnvServer)
+	if real == "" {
+		return Build(dir)
+	}
+	if _, err := os.Stat(real); err != nil {
+		return "", fmt.Errorf("%s: %v", EnvServer, err)
+	}
+	out := filepath.Join(dir, "llama-server")
+	return out, os.Symlink(real, out)
+}
+
+// Skipper is the part of testing.TB NeedStandIn uses (the stand-in's
+// binary does not link package testing).
+type Skipper interface {
+	Helper()
+	Skipf(format string, args ...any)
+}
+
+// NeedStandIn skips t when the suites run a real llama-server: t depends
+// on a timing or a fault only the stand-in's tuning gives (why says which).
+func NeedStandIn(t Skipper, why string) {
+	t.Helper()
+	if os.Getenv(EnvServer) != "" {
+		t.Skipf("needs the llama-server stand-in (%s unset): %s", EnvServer, why)
+	}
+}
+
+// WriteModel writes a weights file at path for tests: a copy of
+// $POOLC_LLAMA_GGUF when that is set, else stand-in weights of size bytes
+// (at least the GGUF magic), which the stand-in loads in size/rate.
 func WriteModel(path string, size int64) error {
+	if real := os.Getenv(EnvGGUF); real != "" {
+		return copyFile(real, path)
+	}
 	if size < int64(len(ggufMagic)) {
 		size = int64(len(ggufMagic))
 	}
@@ -37,4 +84,21 @@ func Build(dir string) (string, error) {
 		return "", fmt.Errorf("building the llama-server stand-in: %v\n%s", err, b)
 	}
 	return out, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return fmt.Errorf("%s: %v", EnvGGUF, err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

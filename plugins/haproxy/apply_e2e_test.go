@@ -103,7 +103,7 @@ func newFleet(t *testing.T, extra ...extraLane) *fleet {
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
 		t.Fatalf("building poolc: %v\n%s", err, out)
 	}
-	stub, err := llamastub.Build(f.dir)
+	stub, err := llamastub.ServerBinary(f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

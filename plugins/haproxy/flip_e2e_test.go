@@ -26,7 +26,7 @@ type lanes struct {
 }
 
 func newLanes(t *testing.T) *lanes {
-	bin, err := llamastub.Build(t.TempDir())
+	bin, err := llamastub.ServerBinary(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func stub(t testing.TB) string {
 			stubErr = err
 			return
 		}
-		stubPath, stubErr = llamastub.Build(dir)
+		stubPath, stubErr = llamastub.ServerBinary(dir)
 	})
 	if stubErr != nil {
 		t.Fatal(stubErr)

@@ -111,6 +111,7 @@ func TestStartOfAModelThatFailsToLoadReportsItsLog(t *testing.T) {
 }
 
 func TestStartTimesOutWhileLoading(t *testing.T) {
+	llamastub.NeedStandIn(t, "a load slower than the start timeout")
 	set := testSettings(t)
 	// The stand-in must be up and say 503 before the timeout: a loaded
 	// machine may take seconds to start it, so the timeout is 10s and the
