@@ -1,6 +1,8 @@
 package llamastub
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -50,12 +52,17 @@ func NeedStandIn(t Skipper, why string) {
 	}
 }
 
-// WriteModel writes a weights file at path for tests: a copy of
-// $POOLC_LLAMA_GGUF when that is set, else stand-in weights of size bytes
-// (at least the GGUF magic), which the stand-in loads in size/rate.
+// WriteModel writes a weights file at path for tests: stand-in weights
+// of size bytes (at least the GGUF magic), which the stand-in loads in
+// size/rate; or, when $POOLC_LLAMA_GGUF is set, a copy of that file with
+// size as 8 bytes after its end, so that two sizes still make two
+// different files (llama.cpp reads tensors at their offsets and leaves
+// what follows the last alone).
 func WriteModel(path string, size int64) error {
 	if real := os.Getenv(EnvGGUF); real != "" {
-		return copyFile(real, path)
+		var tag [8]byte
+		binary.LittleEndian.PutUint64(tag[:], uint64(size))
+		return copyFile(real, path, tag[:])
 	}
 	if size < int64(len(ggufMagic)) {
 		size = int64(len(ggufMagic))
@@ -86,7 +93,25 @@ func Build(dir string) (string, error) {
 	return out, nil
 }
 
-func copyFile(from, to string) error {
+// ModelBytes returns fresh weights of size bytes for a test to serve,
+// different at each call: the GGUF magic and random bytes, or, when
+// $POOLC_LLAMA_GGUF is set, that file's bytes and 16 random ones after.
+func ModelBytes(size int) ([]byte, error) {
+	if real := os.Getenv(EnvGGUF); real != "" {
+		b, err := os.ReadFile(real)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", EnvGGUF, err)
+		}
+		return append(b, []byte(rand.Text())[:16]...), nil
+	}
+	b := make([]byte, max(size, len(ggufMagic)))
+	rand.Read(b)
+	copy(b, ggufMagic)
+	return b, nil
+}
+
+// copyFile copies from to to, with tail after its end.
+func copyFile(from, to string, tail []byte) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return fmt.Errorf("%s: %v", EnvGGUF, err)
@@ -97,6 +122,10 @@ func copyFile(from, to string) error {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if _, err := out.Write(tail); err != nil {
 		out.Close()
 		return err
 	}

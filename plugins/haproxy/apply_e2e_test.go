@@ -4,7 +4,6 @@ package haproxy
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -69,9 +68,10 @@ type weights struct{ src, sum string }
 // server on loopback, which answers Range requests as a real one does,
 // until the test ends.
 func serveWeights(t *testing.T, name string) weights {
-	data := make([]byte, 2_000_000)
-	rand.Read(data)
-	copy(data, "GGUF")
+	data, err := llamastub.ModelBytes(2_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := sha256.Sum256(data)
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
