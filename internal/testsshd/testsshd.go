@@ -245,6 +245,16 @@ func (s *Server) KillSessions(t testing.TB) int {
 	return len(pids)
 }
 
+// Restart starts a stopped sshd again on the same address, port, keys
+// and configuration, as a node's sshd coming back.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	if msg := s.start(findSSHD(), filepath.Join(s.Dir, "sshd_config")); msg != "" {
+		t.Fatalf("testsshd: sshd did not start again: %s", msg)
+	}
+}
+
 // Stop kills sshd and every session; calling it twice is harmless.
 func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {

@@ -24,6 +24,12 @@ func TestE2EStartStop(t *testing.T) {
 		t.Error("sshd still listening after Stop")
 	}
 	s.Stop()
+	s.Restart(t)
+	if c, err := net.DialTimeout("tcp", s.Addr(), time.Second); err != nil {
+		t.Fatalf("sshd not listening after Restart: %v", err)
+	} else {
+		c.Close()
+	}
 }
 
 func TestE2EOnAnotherLoopbackAddress(t *testing.T) {
