@@ -55,7 +55,7 @@ func TestE2EFleetWalk(t *testing.T) {
 		steps = n
 	}
 	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			t.Logf("fleet walk: seed %d, %d changes (POOLC_WALK_SEED=%d POOLC_WALK_STEPS=%d to run it again)", seed, steps, seed, steps)
 			newWorld(t, seed).walk(steps)
 		})
@@ -142,15 +142,10 @@ func newWorld(t *testing.T, seed int64) *world {
 		kh, _ := os.ReadFile(s.KnownHosts)
 		known.Write(kh)
 	}
-	// The relative state_dir of the README lands in the login's home.
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		w.killOurs()
 		for _, n := range w.names {
-			os.RemoveAll(filepath.Join(home, ".poolc", "lanes", n))
+			os.RemoveAll(filepath.Join(w.stateDir(), n))
 		}
 	})
 	w.key = w.nodes[0].ClientKey
@@ -301,7 +296,13 @@ func (w *world) render() {
 		p(`  active_profile = "day"`)
 	}
 	p("  gateway {\n    plugin = \"haproxy\"\n  }")
-	p("  plugin \"llama\" {\n    builtin = true\n    config = {\n      known_hosts = %q\n      key_file    = %q\n      no_agent    = true\n    }\n  }", w.known, w.key)
+	stateDir := ""
+	if d := os.Getenv("POOLC_WALK_STATE_DIR"); d != "" {
+		// Not the README's default: for a walk by hand past a failure of
+		// the relative default.
+		stateDir = fmt.Sprintf("\n      state_dir   = %q", d)
+	}
+	p("  plugin \"llama\" {\n    builtin = true\n    config = {\n      known_hosts = %q\n      key_file    = %q\n      no_agent    = true%s\n    }\n  }", w.known, w.key, stateDir)
 	p("  plugin \"haproxy\" {\n    builtin = true\n    config = {\n      admin_socket = %q\n      map_file     = %q\n      state_file   = %q\n    }\n  }", w.gw.admin, w.gw.mapFile, w.gw.state)
 	p("}")
 	if err := os.WriteFile(filepath.Join(w.dir, "pool.hcl"), []byte(b.String()), 0o644); err != nil {
@@ -417,6 +418,20 @@ func (w *world) adminExec(command string) (string, error) {
 	var b bytes.Buffer
 	_, err = b.ReadFrom(c)
 	return b.String(), err
+}
+
+// stateDir is the llama actuator's state directory on this machine: the
+// README's default, relative to the login's home, unless
+// POOLC_WALK_STATE_DIR says otherwise.
+func (w *world) stateDir() string {
+	if d := os.Getenv("POOLC_WALK_STATE_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return filepath.Join(home, ".poolc", "lanes")
 }
 
 // proc is a llama-server process of the walk's, read from /proc.
@@ -567,15 +582,14 @@ func (w *world) check() []string {
 	}
 	// Files: no pidfile of a lane the pool no longer has or of a dead
 	// process, no .part file.
-	home, _ := os.UserHomeDir()
 	for _, n := range w.names {
-		files, _ := filepath.Glob(filepath.Join(home, ".poolc", "lanes", n, "*.pid"))
+		files, _ := filepath.Glob(filepath.Join(w.stateDir(), n, "*.pid"))
 		for _, f := range files {
 			lane, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".pid"), "@")
 			b, _ := os.ReadFile(f)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			alive := slices.ContainsFunc(procs, func(p proc) bool { return p.pid == pid })
-			if _, ok := w.spec.lanes[lane]; (!ok && lane != "router") || !alive {
+			if _, ok := w.spec.lanes[lane]; (!ok && lane != "poolc-router") || !alive {
 				bad = append(bad, fmt.Sprintf("pidfile %s (pid %d, alive %v) owned by no lane", f, pid, alive))
 			}
 		}
