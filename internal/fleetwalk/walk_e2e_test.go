@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net"
 	"net/http"
@@ -249,15 +250,6 @@ func quoted(xs []string) string {
 	return strings.Join(q, ", ")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // modelPath is the file of lane's model.
 func (w *world) modelPath(lane string) string {
 	return filepath.Join(w.dir, "models", lane+".gguf")
@@ -273,14 +265,14 @@ func (w *world) render() {
 	for i, s := range w.nodes {
 		p("  node %q {\n    address   = %q\n    ssh_port  = %d\n    ssh_user  = %q\n    memory_gb = 24\n    runtime   = \"llama\"\n  }", w.names[i], s.Host, s.Port, s.User)
 	}
-	for _, l := range sortedKeys(w.spec.lanes) {
+	for _, l := range slices.Sorted(maps.Keys(w.spec.lanes)) {
 		m, ls := w.spec.models[l], w.spec.lanes[l]
 		src, sum := w.blob("m-"+l, m.version)
 		p("  model %q {\n    path      = %q\n    source    = %q\n    sha256    = %q\n    size_gb   = 0.001\n    memory_gb = 4\n    args      = [\"--ctx-size\", \"%d\"]\n  }",
 			"m-"+l, w.modelPath(l), src, sum, m.ctx)
 		p("  lane %q {\n    model     = %q\n    residency = %q\n    placement = [%s]\n    port      = %d\n  }", l, "m-"+l, ls.residency, quoted(ls.placement), ls.port)
 	}
-	for _, a := range sortedKeys(w.spec.aliases) {
+	for _, a := range slices.Sorted(maps.Keys(w.spec.aliases)) {
 		as := w.spec.aliases[a]
 		p("  alias %q {\n    lane      = %q\n    fallbacks = [%s]\n  }", a, as.lane, quoted(as.fallbacks))
 	}
@@ -688,8 +680,8 @@ func (w *world) walk(n int) {
 		w.fail("after the bring-up: " + strings.Join(bad, "; "))
 	}
 	for i := 1; i <= n; i++ {
-		before := sortedKeys(w.spec.lanes)
-		aliasesBefore := sortedKeys(w.spec.aliases)
+		before := slices.Sorted(maps.Keys(w.spec.lanes))
+		aliasesBefore := slices.Sorted(maps.Keys(w.spec.aliases))
 		desc := w.mutate()
 		fault := ""
 		if w.rng.Intn(3) == 0 {
@@ -697,7 +689,7 @@ func (w *world) walk(n int) {
 		}
 		w.history = append(w.history, strings.TrimSpace(desc+" "+fault))
 		w.counts.changes++
-		w.step(desc, fault, !slices.Equal(before, sortedKeys(w.spec.lanes)), aliasesBefore)
+		w.step(desc, fault, !slices.Equal(before, slices.Sorted(maps.Keys(w.spec.lanes))), aliasesBefore)
 	}
 	w.t.Logf("fleet walk, seed %d: %d changes, %d requests served, %d failed (in interruptions the plan reported or faults), %d applies (%.2f a change)",
 		w.seed, w.counts.changes, w.counts.served, w.counts.failed, w.counts.applies, float64(w.counts.applies)/float64(w.counts.changes+1))
@@ -717,7 +709,7 @@ func (w *world) fail(msg string) {
 
 // mutate changes the spec at random and says how.
 func (w *world) mutate() string {
-	lanes := sortedKeys(w.spec.lanes)
+	lanes := slices.Sorted(maps.Keys(w.spec.lanes))
 	lane := lanes[w.rng.Intn(len(lanes))]
 	for {
 		switch w.rng.Intn(10) {
@@ -783,7 +775,7 @@ func (w *world) mutate() string {
 			}
 			return "profile night → day"
 		case 9:
-			aliases := sortedKeys(w.spec.aliases)
+			aliases := slices.Sorted(maps.Keys(w.spec.aliases))
 			if len(aliases) > 3 && w.rng.Intn(2) == 0 {
 				a := aliases[w.rng.Intn(len(aliases))]
 				delete(w.spec.aliases, a)
