@@ -864,6 +864,7 @@ func (w *world) step(desc, fault string, lanesChanged bool, aliasesBefore []stri
 	if len(bad) > 0 {
 		w.fail(strings.Join(bad, "\n  "))
 	}
+	w.t.Logf("change %d: %s (fault %q, interruption %v): converged, invariants hold", len(w.history)-1, desc, fault, interrupted)
 }
 
 // laneExistedFor reports whether an alias's lane is still in the pool.
