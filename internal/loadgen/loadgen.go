@@ -32,7 +32,22 @@ import (
 // "http://127.0.0.1:8000") with max_tokens tokens, and returns nil only
 // when the whole stream arrived.
 func Chat(ctx context.Context, client *http.Client, base, model string, tokens int) error {
-	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"hi"}]}`, model, tokens)
+	return Send(ctx, client, base, Request{Model: model, MaxTokens: tokens})
+}
+
+// Request is one streaming chat completion.
+type Request struct {
+	Model     string
+	MaxTokens int
+	// IgnoreEOS asks llama-server to run to MaxTokens whatever the reply
+	// ("ignore_eos"), for a test that needs a stream in flight for a while.
+	IgnoreEOS bool
+}
+
+// Send sends r to base as Chat does.
+func Send(ctx context.Context, client *http.Client, base string, r Request) error {
+	model, tokens := r.Model, r.MaxTokens
+	body := fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"ignore_eos":%v,"messages":[{"role":"user","content":"hi"}]}`, model, tokens, r.IgnoreEOS)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
 		return err

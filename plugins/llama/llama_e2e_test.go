@@ -49,7 +49,9 @@ func TestE2ELaneOverSSHStartsServesDrainsAndStops(t *testing.T) {
 	}
 	pid := obs.Lanes[0].PID
 	streamed := make(chan error, 1)
-	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 50) }()
+	go func() {
+		streamed <- loadgen.Send(ctx, http.DefaultClient, "http://"+l.probeAddr(), loadgen.Request{Model: "chat", MaxTokens: 50, IgnoreEOS: true})
+	}()
 	waitBusy(t, n, l)
 	if err := n.Stop(ctx, l, nil); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,9 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 	// A stream in flight when the stop begins completes: stop waits for
 	// the slot to go idle before SIGTERM.
 	streamed := make(chan error, 1)
-	go func() { streamed <- loadgen.Chat(ctx, http.DefaultClient, "http://"+l.probeAddr(), "chat", 60) }()
+	go func() {
+		streamed <- loadgen.Send(ctx, http.DefaultClient, "http://"+l.probeAddr(), loadgen.Request{Model: "chat", MaxTokens: 60, IgnoreEOS: true})
+	}()
 	waitBusy(t, n, l)
 	if err := n.Stop(ctx, l, nil); err != nil {
 		t.Fatal(err)
