@@ -72,16 +72,22 @@ func waitRefused(t *testing.T, addr, what string) {
 
 // A router's model loads for about a second in a process of its own,
 // listening on 127.0.0.1 at a port the router picked; GET /models names
-// its file with --model and its port with --port.
+// its file with --model and its port with --port. (The loading state is
+// seen on a stand-in that starts its models in an hour: a second could
+// pass on a loaded machine before the test looked.)
 func TestRouterModelLoadsInItsOwnProcessOnAPortTheRouterPicks(t *testing.T) {
+	if DefaultTuning.ChildStart != time.Second || DefaultTuning.ChildStop != 2*time.Second {
+		t.Fatalf("a router's model starts in %v and stops in %v by default; a real router's take about 1 s and up to 2 s", DefaultTuning.ChildStart, DefaultTuning.ChildStop)
+	}
 	path := modelFile(t, "a.gguf", 64)
-	s := startStub(t, nil, "--models-preset", writePreset(t, "[a]\nmodel = "+path+"\n"), "--host", "127.0.0.1")
+	preset := writePreset(t, "[a]\nmodel = "+path+"\n")
+	s := startStub(t, map[string]string{EnvChildStart: "1h"}, "--models-preset", preset)
 	if code, body := s.post("/models/load", `{"model":"a"}`); code != 200 {
 		t.Fatalf("load: %d %s", code, body)
 	}
 	m := s.routerModel("a")
 	if m.Status.Value != StateLoading {
-		t.Fatalf("right after the load: %s, want loading (a real router takes about a second)", m.Status.Value)
+		t.Fatalf("right after the load: %s, want loading", m.Status.Value)
 	}
 	if got := flag(m.Status.Args, "--model"); got != path {
 		t.Fatalf("status.args %q: --model %q, want %q", m.Status.Args, got, path)
@@ -93,9 +99,20 @@ func TestRouterModelLoadsInItsOwnProcessOnAPortTheRouterPicks(t *testing.T) {
 	if err != nil || strconv.Itoa(port) == strings.TrimPrefix(s.url, "http://127.0.0.1:") {
 		t.Fatalf("status.args %q: no port of the model's own", m.Status.Args)
 	}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port))
+	if err != nil {
+		t.Fatalf("the loading model's own port: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Fatalf("the loading model's own port: /health %d, want 503", resp.StatusCode)
+	}
+
+	s = startStub(t, fastRouter, "--models-preset", preset)
+	s.post("/models/load", `{"model":"a"}`)
 	s.waitStatus(map[string]string{"a": StateLoaded})
-	child := fmt.Sprintf("http://127.0.0.1:%d", port)
-	resp, err := client.Post(child+"/v1/chat/completions", "application/json", strings.NewReader(`{"max_tokens":1}`))
+	port, _ = strconv.Atoi(flag(s.routerModel("a").Status.Args, "--port"))
+	resp, err = client.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port), "application/json", strings.NewReader(`{"max_tokens":1}`))
 	if err != nil {
 		t.Fatalf("the model's own port: %v", err)
 	}
@@ -106,11 +123,12 @@ func TestRouterModelLoadsInItsOwnProcessOnAPortTheRouterPicks(t *testing.T) {
 }
 
 // POST /models/unload answers 200 while the model's process still runs:
-// GET /models says loaded for up to about 2 s more; its streams are cut at
+// GET /models says loaded for up to about 2 s more (here an hour, so that
+// a loaded machine cannot make the test miss it); its streams are cut at
 // once.
 func TestRouterUnloadAnswersBeforeTheModelHasExited(t *testing.T) {
 	preset := writePreset(t, "[a]\nmodel = "+modelFile(t, "a.gguf", 64)+"\nload-on-startup = true\n")
-	s := startStub(t, map[string]string{EnvChildStart: "10ms", EnvTokenInterval: "10ms"}, "--models-preset", preset)
+	s := startStub(t, map[string]string{EnvChildStart: "10ms", EnvChildStop: "1h", EnvTokenInterval: "10ms"}, "--models-preset", preset)
 	s.waitStatus(map[string]string{"a": StateLoaded})
 	port := flag(s.routerModel("a").Status.Args, "--port")
 	r, c := openStream(t, s.url, "a", 100000)
@@ -124,8 +142,9 @@ func TestRouterUnloadAnswersBeforeTheModelHasExited(t *testing.T) {
 	if complete, _ := readRest(r); complete {
 		t.Fatal("a stream of the unloaded model went on to its end")
 	}
-	s.waitStatus(map[string]string{"a": StateUnloaded})
-	waitRefused(t, "127.0.0.1:"+port, "the unloaded model's process")
+	if refused("127.0.0.1:" + port) {
+		t.Fatal("the unloaded model's process closed its port before it exited")
+	}
 }
 
 // A reload that changes a running model's section answers only once that
