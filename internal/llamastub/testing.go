@@ -56,8 +56,8 @@ func NeedStandIn(t Skipper, why string) {
 // of size bytes (at least the GGUF magic), which the stand-in loads in
 // size/rate; or, when $POOLC_LLAMA_GGUF is set, a copy of that file with
 // size as 8 bytes after its end, so that two sizes still make two
-// different files (llama.cpp reads tensors at their offsets and leaves
-// what follows the last alone).
+// different files (bytes the offsets in the GGUF header do not reach; not
+// yet tried against a real build).
 func WriteModel(path string, size int64) error {
 	if real := os.Getenv(EnvGGUF); real != "" {
 		var tag [8]byte
