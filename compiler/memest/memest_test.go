@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	gguf "github.com/gpustack/gguf-parser-go"
 	"poolc.dev/poolc/internal/gguftest"
