@@ -93,6 +93,7 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			SHA256:   e.Value.StringAt("sha256"),
 			SizeGB:   e.Value.NumberAt("size_gb"),
 			MemoryGB: e.Value.NumberAt("memory_gb"),
+			Declared: e.Value.Get("memory_gb") != nil,
 			Args:     strs(e.Value.Get("args")),
 		})
 	}

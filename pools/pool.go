@@ -65,13 +65,32 @@ func (n Node) Held() float64 {
 
 // Model is one weights file as it sits on a node.
 type Model struct {
-	Name     string
-	Path     string
-	Source   string
-	SHA256   string
-	SizeGB   float64
+	Name   string
+	Path   string
+	Source string
+	SHA256 string
+	SizeGB float64
+	// MemoryGB is the memory the loaded model occupies, the one number
+	// every memory rule, the planner and the simulator use: memory_gb as
+	// declared, or Estimate's when memory_gb is absent.
 	MemoryGB float64
+	// Declared says memory_gb was written in the pool file.
+	Declared bool
+	// Estimate is the memory estimated from the model's GGUF header and
+	// args, made while loading; nil when none was made.
+	Estimate *MemoryEstimate
 	Args     []string
+}
+
+// MemoryEstimate is a model's resident memory as estimated from its GGUF
+// header and the llama-server arguments it runs with.
+type MemoryEstimate struct {
+	GB float64
+	// Args names the arguments that drive it, defaults marked:
+	// "ctx 32768, 4 slots (default), KV f16/f16 (default), ...".
+	Args string
+	// Parts splits it: "weights 17.6 GB + KV 5.4 GB + compute 0.8 GB".
+	Parts string
 }
 
 // SchemeHostProblem says what is wrong with a model source the schema's

@@ -1,0 +1,97 @@
+package compiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"poolc.dev/poolc/compiler/memest"
+	"poolc.dev/poolc/pools"
+)
+
+// MemoryTolerance is how far a declared memory_gb may fall below the
+// estimate before validate reports it: 10%. The estimate is
+// gguf-parser-go's arithmetic over llama.cpp's buffers; what a process
+// really holds differs by allocator rounding and backend buffers the
+// arithmetic does not see, and a declared value within a tenth of the
+// estimate is within that noise.
+const MemoryTolerance = 0.10
+
+// Options choose how Load and Compile decide a model's memory.
+type Options struct {
+	// Estimator reads GGUF headers. Without one no estimate is made, and a
+	// model that does not declare memory_gb is an error.
+	Estimator *memest.Estimator
+	// CheckDeclared estimates the models that declare memory_gb as well,
+	// and reports a declared value more than MemoryTolerance below its
+	// estimate. A model whose header cannot be read keeps its declared
+	// value without a finding: the estimate is a cross-check there.
+	CheckDeclared bool
+	// StrictMemory makes a declared value below the estimate an error
+	// rather than a warning.
+	StrictMemory bool
+}
+
+// estimator is the process's one estimator, so that loading a base and a
+// head configuration reads each header once.
+var estimator memest.Estimator
+
+// DefaultOptions are Load's: estimates where memory_gb is absent, read
+// with the process's shared estimator.
+func DefaultOptions() Options { return Options{Estimator: &estimator} }
+
+// resolveMemory estimates the models' memory where opt asks for it,
+// before validation: a model without memory_gb takes its estimate, one
+// with it is compared.
+func resolveMemory(p *pools.Pool, opt Options) pools.Diagnostics {
+	var diags pools.Diagnostics
+	for i := range p.Models {
+		m := &p.Models[i]
+		if m.Declared && !opt.CheckDeclared {
+			continue
+		}
+		if opt.Estimator == nil {
+			diags.Errorf("memory-unknown", pools.Path{"model", m.Name}, "model %q: memory_gb is not declared, and this load makes no estimates: declare memory_gb", m.Name)
+			continue
+		}
+		est, err := opt.Estimator.Estimate(context.Background(), memest.Model{Source: m.Source, SHA256: m.SHA256, Args: m.Args})
+		if err != nil {
+			if !m.Declared {
+				diags.Errorf("memory-unknown", pools.Path{"model", m.Name}, "model %q: memory_gb is not declared and cannot be estimated: %s; declare memory_gb", m.Name, estimateErr(m.Source, err))
+			}
+			continue
+		}
+		m.Estimate = &pools.MemoryEstimate{GB: est.GB, Args: est.Args.String(), Parts: parts(est)}
+		if !m.Declared {
+			m.MemoryGB = est.GB
+			continue
+		}
+		if m.MemoryGB < est.GB*(1-MemoryTolerance) {
+			sev := pools.Warning
+			if opt.StrictMemory {
+				sev = pools.Error
+			}
+			diags = append(diags, pools.Diagnostic{Severity: sev, Code: "memory-below-estimate", Path: pools.Path{"model", m.Name, "memory_gb"},
+				Message: fmt.Sprintf("model %q: memory_gb %s is more than %d%% below the %s its GGUF header gives for %s (%s): the guard and the budgets count %s for each lane of it; raise memory_gb or lower the context",
+					m.Name, pools.GB(m.MemoryGB), int(MemoryTolerance*100), pools.GB(est.GB), est.Args, m.Estimate.Parts, pools.GB(m.MemoryGB))})
+		}
+	}
+	return diags
+}
+
+// parts splits an estimate for a message.
+func parts(e memest.Estimate) string {
+	gb := func(b uint64) string { return pools.GB(float64(b) / 1e9) }
+	return fmt.Sprintf("weights %s + KV %s + compute %s", gb(e.Weights), gb(e.KV), gb(e.Compute))
+}
+
+// estimateErr says why a model's header could not be read.
+func estimateErr(source string, err error) string {
+	if errors.Is(err, memest.ErrNoReadableSource) {
+		if source == "" {
+			return "it has no source to read its GGUF header from (poolc reads file:// and http(s) sources)"
+		}
+		return fmt.Sprintf("its source %q is read by the node, not by poolc (poolc reads file:// and http(s) sources)", source)
+	}
+	return err.Error()
+}
