@@ -89,7 +89,7 @@ unserved (as --assume-down may leave them).`,
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				cfg, diags := compiler.Load(args)
+				cfg, diags := compiler.LoadWith(args, memoryChecked(false))
 				if diags.HasErrors() {
 					writeDiagnostics(io, diags)
 					return ExitError
@@ -139,6 +139,7 @@ unserved (as --assume-down may leave them).`,
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
+				writeMemory(io.Out, cfg, p, *format)
 				if *detailed && (!p.Empty() || len(p.Unserved) > 0) {
 					return ExitChanges
 				}
@@ -183,6 +184,20 @@ Exit codes: 0 success, 1 the file is not a readable plan.`,
 			}
 		},
 	})
+}
+
+// writeMemory adds each node's budget, declared and estimated memory and
+// headroom under the plan's placement, when any model has an estimate.
+func writeMemory(w io.Writer, cfg *compiler.Config, p *pools.Plan, format string) {
+	if format == "json" || !render.HasEstimates(cfg.Pool) {
+		return
+	}
+	rows := render.Memory(cfg.Pool, p.After)
+	if format == "markdown" {
+		render.MemoryMarkdown(w, rows)
+		return
+	}
+	render.MemoryText(w, rows)
 }
 
 func checkFormat(format string) error {

@@ -16,9 +16,10 @@ import (
 )
 
 var models = map[string]gguftest.Model{
-	"llama-1b": {Arch: "llama", Context: 8192, Embedding: 2048, FeedForward: 8192, Layers: 16, Heads: 32, KVHeads: 8, Vocab: 32000},
-	"qwen2-3b": {Arch: "qwen2", Context: 32768, Embedding: 2560, FeedForward: 9728, Layers: 24, Heads: 20, KVHeads: 4, Vocab: 151936},
-	"qwen3-8b": {Arch: "qwen3", Context: 40960, Embedding: 4096, FeedForward: 12288, Layers: 36, Heads: 32, KVHeads: 8, Vocab: 151936},
+	"llama-1b":    {Arch: "llama", Context: 8192, Embedding: 2048, FeedForward: 8192, Layers: 16, Heads: 32, KVHeads: 8, Vocab: 32000},
+	"qwen2-3b":    {Arch: "qwen2", Context: 32768, Embedding: 2560, FeedForward: 9728, Layers: 24, Heads: 20, KVHeads: 4, Vocab: 151936},
+	"llama-1b-q4": {Arch: "llama", Type: "q4_0", Context: 131072, Embedding: 2048, FeedForward: 8192, Layers: 16, Heads: 32, KVHeads: 8, Vocab: 128256},
+	"qwen3-8b":    {Arch: "qwen3", Context: 40960, Embedding: 4096, FeedForward: 12288, Layers: 36, Heads: 32, KVHeads: 8, Vocab: 151936},
 }
 
 // The estimate is gguf-parser-go's own for the same options: the file

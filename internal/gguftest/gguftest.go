@@ -12,10 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
-// Model describes the transformer a file declares. Every tensor is F16.
+// Model describes the transformer a file declares. Its matrices are of
+// Type, its norm vectors F32.
 type Model struct {
+	// Type is the matrices' GGML type: "f16" (the default), "q8_0" or
+	// "q4_0".
+	Type string
 	// Arch is the value of general.architecture: "llama", "qwen2", "qwen3"
 	// and other llama-shaped architectures whose keys are prefixed by it.
 	Arch string
@@ -35,8 +40,11 @@ const (
 	typeString = 8
 )
 
-// ggmlF16 is the GGML type of half-precision tensors, 2 bytes per element.
-const ggmlF16 = 1
+// ggmlTypes are the GGML types a file may use: type id, and bytes per
+// block of 32 elements.
+var ggmlTypes = map[string]struct{ id, block uint64 }{
+	"f32": {0, 128}, "f16": {1, 64}, "q4_0": {2, 18}, "q8_0": {8, 34},
+}
 
 type tensor struct {
 	name string
@@ -109,33 +117,79 @@ func (m Model) Header() (header []byte, size int64) {
 			le(d)
 			n *= d
 		}
-		le(uint32(ggmlF16))
+		typ := ggmlTypes["f32"]
+		if len(t.dims) > 1 {
+			typ = ggmlTypes[m.matrixType()]
+		}
+		le(uint32(typ.id))
 		le(offset)
-		offset = pad(offset + 2*n)
+		offset = pad(offset + n/32*typ.block)
 	}
 	b.Write(make([]byte, pad(uint64(b.Len()))-uint64(b.Len())))
 	return b.Bytes(), int64(b.Len()) + int64(offset)
 }
 
+func (m Model) matrixType() string {
+	if _, ok := ggmlTypes[m.Type]; ok {
+		return m.Type
+	}
+	return "f16"
+}
+
 func pad(n uint64) uint64 { return (n + alignment - 1) / alignment * alignment }
 
 // Write writes the model's file at path: the header, then zeros up to the
-// full size as a sparse file.
+// full size as a sparse file. The file is written beside path and renamed
+// into place, so a reader never sees it half written.
 func (m Model) Write(path string) error {
 	h, size := m.Header()
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(h); err != nil {
-		f.Close()
+	_, err = f.Write(h)
+	if err == nil {
+		err = f.Truncate(size)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// ExampleDir is where the pools in examples/memory find their models'
+// files (their sources are file:// URLs under it).
+const ExampleDir = "/tmp/poolc-example-models"
+
+// Examples are the files the pools in examples/memory read, by file name:
+// an 8B- and a 32B-shaped qwen3 and a 3B-shaped llama, their matrices
+// quantised to 4 bits.
+var Examples = map[string]Model{
+	"qwen3-8b-q4.gguf":  {Arch: "qwen3", Type: "q4_0", Context: 40960, Embedding: 4096, FeedForward: 12288, Layers: 36, Heads: 32, KVHeads: 8, Vocab: 151936},
+	"qwen3-32b-q4.gguf": {Arch: "qwen3", Type: "q4_0", Context: 40960, Embedding: 5120, FeedForward: 25600, Layers: 64, Heads: 64, KVHeads: 8, Vocab: 151936},
+	"llama-3b-q4.gguf":  {Arch: "llama", Type: "q4_0", Context: 131072, Embedding: 3072, FeedForward: 8192, Layers: 28, Heads: 24, KVHeads: 8, Vocab: 128256},
+}
+
+// WriteExamples writes the Examples into dir, creating it.
+func WriteExamples(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		return err
+	for name, m := range Examples {
+		if err := m.Write(filepath.Join(dir, name)); err != nil {
+			return err
+		}
 	}
-	return f.Close()
+	return nil
 }
 
 // Reader returns the whole file as an io.ReadSeeker without holding its
