@@ -83,6 +83,9 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Runtime:     e.Value.StringAt("runtime"),
 			SSHUser:     e.Value.StringAt("ssh_user"),
 			SSHPort:     int(e.Value.NumberAt("ssh_port")),
+
+			LoadHeadroomGB:  e.Value.NumberAt("load_headroom_gb"),
+			GPUWorkingSetGB: e.Value.NumberAt("gpu_working_set_gb"),
 		})
 	}
 	for _, e := range entries(v, "model") {

@@ -49,12 +49,28 @@ type Node struct {
 	// user leaves the choice to the plugin.
 	SSHUser string
 	SSHPort int
+	// LoadHeadroomGB is the memory a model needs beyond its own while it
+	// loads; the plan keeps it free on the node beside every start.
+	LoadHeadroomGB float64
+	// GPUWorkingSetGB caps the node's budget (a Mac's Metal working set);
+	// 0 means no cap.
+	GPUWorkingSetGB float64
 }
 
 // Budget is what admission may place on the node, in GB:
-// total - max(reserve, total*(1-ceiling)), never below 0.
+// total - max(reserve, total*(1-ceiling)), never below 0, and never above
+// the GPU working set when one is set.
 func (n Node) Budget() float64 {
-	return math.Max(0, n.MemoryGB-n.Held())
+	b := math.Max(0, n.MemoryGB-n.Held())
+	if n.GPUWorkingSetGB > 0 {
+		b = math.Min(b, n.GPUWorkingSetGB)
+	}
+	return b
+}
+
+// capped reports whether the GPU working set, not the guard, sets the budget.
+func (n Node) capped() bool {
+	return n.GPUWorkingSetGB > 0 && n.GPUWorkingSetGB < math.Max(0, n.MemoryGB-n.Held())
 }
 
 // Held is the memory, in GB, the guard keeps free on the node:
@@ -247,8 +263,12 @@ type StateTLS struct {
 }
 
 // BudgetText explains the node's budget and which side of the guard sets
-// it: "budget 115.2 GB (128 GB x 0.90)" or "budget 56 GB (64 GB - 8 GB reserve)".
+// it: "budget 115.2 GB (128 GB x 0.90)", "budget 56 GB (64 GB - 8 GB
+// reserve)" or, capped on a Mac, "budget 48 GB (GPU working set of 64 GB)".
 func (n Node) BudgetText() string {
+	if n.capped() {
+		return "budget " + GB(n.Budget()) + " (GPU working set of " + GB(n.MemoryGB) + ")"
+	}
 	if n.MemoryGB*(1-n.Guard.Ceiling) >= n.Guard.ReserveGB {
 		return "budget " + GB(n.Budget()) + " (" + GB(n.MemoryGB) + " x " + strconv.FormatFloat(n.Guard.Ceiling, 'f', 2, 64) + ")"
 	}
