@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"poolc.dev/poolc/compiler/memest"
 	"poolc.dev/poolc/pools"
@@ -33,8 +35,18 @@ type Options struct {
 }
 
 // estimator is the process's one estimator, so that loading a base and a
-// head configuration reads each header once.
-var estimator memest.Estimator
+// head configuration reads each header once; remote headers of models
+// with a sha256 are kept in the user's cache directory
+// ($XDG_CACHE_HOME/poolc/gguf, ~/Library/Caches/poolc/gguf on a Mac).
+var estimator = memest.Estimator{CacheDir: cacheDir()}
+
+func cacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "" // no cache: headers are read each run
+	}
+	return filepath.Join(dir, "poolc", "gguf")
+}
 
 // DefaultOptions are Load's: estimates where memory_gb is absent, read
 // with the process's shared estimator.

@@ -133,6 +133,33 @@ func TestRemoteEstimateReadsOnlyTheHeader(t *testing.T) {
 	}
 }
 
+// A remote model with a sha256 is parsed once per cache directory: a
+// second estimator with the same directory estimates with the server gone.
+func TestDiskCacheByDigest(t *testing.T) {
+	m := models["llama-1b-q4"]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "m.gguf", time.Time{}, m.Reader())
+	}))
+	model := Model{Source: srv.URL + "/m.gguf", SHA256: strings.Repeat("ab", 32), Args: []string{"-c", "4096"}}
+	dir := t.TempDir()
+	first, err := (&Estimator{CacheDir: dir}).Estimate(context.Background(), model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	again, err := (&Estimator{CacheDir: dir}).Estimate(context.Background(), model)
+	if err != nil {
+		t.Fatalf("from the cache: %v", err)
+	}
+	if again != first {
+		t.Errorf("from the cache %+v, from the server %+v", again, first)
+	}
+	model.SHA256 = strings.Repeat("cd", 32)
+	if _, err := (&Estimator{CacheDir: dir}).Estimate(context.Background(), model); err == nil {
+		t.Error("another digest was answered from the cache")
+	}
+}
+
 type counting struct {
 	http.ResponseWriter
 	n *atomic.Int64

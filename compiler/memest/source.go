@@ -34,6 +34,11 @@ type Model struct {
 type Estimator struct {
 	// Timeout bounds reading one header; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// CacheDir, when set, keeps the parsed headers of remote models that
+	// declare a sha256 on disk, keyed by that digest: a digest names one
+	// file's content, so such an entry never goes stale, and the next
+	// run reads nothing over the network.
+	CacheDir string
 
 	mu      sync.Mutex
 	headers map[string]*gguf.GGUFFile
@@ -65,9 +70,16 @@ func (e *Estimator) header(ctx context.Context, m Model) (*gguf.GGUFFile, error)
 	if ok {
 		return f, nil
 	}
-	f, err := e.read(ctx, m.Source)
+	disk := gguf.GGUFFileCache("")
+	if e.CacheDir != "" && m.SHA256 != "" && remote(m.Source) {
+		disk = gguf.GGUFFileCache(e.CacheDir)
+	}
+	f, err := disk.Get(m.SHA256, 0)
 	if err != nil {
-		return nil, err
+		if f, err = e.read(ctx, m.Source); err != nil {
+			return nil, err
+		}
+		_ = disk.Put(m.SHA256, f) // a cache that cannot be written is only slower
 	}
 	e.mu.Lock()
 	if e.headers == nil {
@@ -90,7 +102,7 @@ func (e *Estimator) read(ctx context.Context, source string) (*gguf.GGUFFile, er
 	case strings.HasPrefix(source, "file://"):
 		path := strings.TrimPrefix(source, "file://")
 		return parse(ctx, timeout, func() (*gguf.GGUFFile, error) { return gguf.ParseGGUFFile(path) })
-	case strings.HasPrefix(source, "http://"), strings.HasPrefix(source, "https://"):
+	case remote(source):
 		f, err := parse(ctx, timeout, func() (*gguf.GGUFFile, error) {
 			return gguf.ParseGGUFFileRemote(ctx, source, gguf.SkipCache(), gguf.UseBufferSize(bufferSize))
 		})
@@ -100,6 +112,11 @@ func (e *Estimator) read(ctx context.Context, source string) (*gguf.GGUFFile, er
 		return f, nil
 	}
 	return nil, ErrNoReadableSource
+}
+
+// remote reports whether the source is an http(s) URL.
+func remote(source string) bool {
+	return strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://")
 }
 
 // bufferSize is the size of each range request: the header of a model
