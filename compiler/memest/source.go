@@ -55,6 +55,17 @@ func (e *Estimator) Estimate(ctx context.Context, m Model) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
+	return safeEstimate(f, a)
+}
+
+// safeEstimate is FromFile, with a panic in the parser's arithmetic (a
+// header it does not expect) turned into an error.
+func safeEstimate(f *gguf.GGUFFile, a Args) (est Estimate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the estimator cannot price this GGUF header: %v", r)
+		}
+	}()
 	return FromFile(f, a), nil
 }
 
@@ -132,6 +143,11 @@ func parse(ctx context.Context, timeout time.Duration, f func() (*gguf.GGUFFile,
 	}
 	done := make(chan result, 1)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{nil, fmt.Errorf("the parser failed: %v", r)}
+			}
+		}()
 		f, err := f()
 		done <- result{f, err}
 	}()
