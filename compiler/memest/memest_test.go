@@ -134,7 +134,8 @@ func TestRemoteEstimateReadsOnlyTheHeader(t *testing.T) {
 }
 
 // A remote model with a sha256 is parsed once per cache directory: a
-// second estimator with the same directory estimates with the server gone.
+// second estimator with the same directory estimates with the file gone
+// from the server.
 func TestDiskCacheByDigest(t *testing.T) {
 	m := models["llama-1b-q4"]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -147,6 +148,9 @@ func TestDiskCacheByDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	defer gone.Close()
+	model.Source = gone.URL + "/m.gguf"
 	again, err := (&Estimator{CacheDir: dir}).Estimate(context.Background(), model)
 	if err != nil {
 		t.Fatalf("from the cache: %v", err)
