@@ -61,6 +61,13 @@ empty fleet: the plan is a full bring-up. With --base the plan goes from
 the configuration at --base to this one instead, with no state and no
 plugins at all: what a pull request changes.
 
+When a model's memory is estimated from its GGUF header (memory_gb
+absent, or declared and checked: see poolc validate --help), the text and
+Markdown plans end with each node's memory under the new placement: its
+budget, the declared and the estimated memory of its lanes, what the
+planner assumes at most (loaded lanes and the largest on-demand lane) and
+the headroom left.
+
 Examples:
   poolc plan examples/spark-lab
   poolc plan --base ../main/pools pools/ --format markdown > comment.md
