@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"poolc.dev/poolc/compiler/memest"
 	"poolc.dev/poolc/pools"
@@ -52,43 +53,75 @@ func cacheDir() string {
 // with the process's shared estimator.
 func DefaultOptions() Options { return Options{Estimator: &estimator} }
 
+// estimateWorkers bounds how many headers are read at once: remote reads
+// mostly wait on the network, and a pool of unreachable sources should
+// cost about one timeout, not one per model.
+const estimateWorkers = 4
+
 // resolveMemory estimates the models' memory where opt asks for it,
 // before validation: a model without memory_gb takes its estimate, one
 // with it is compared.
 func resolveMemory(p *pools.Pool, opt Options) pools.Diagnostics {
 	var diags pools.Diagnostics
-	for i := range p.Models {
-		m := &p.Models[i]
-		if m.Declared && !opt.CheckDeclared {
-			continue
-		}
-		if opt.Estimator == nil {
+	var todo []int
+	for i, m := range p.Models {
+		switch {
+		case m.Declared && !opt.CheckDeclared:
+		case opt.Estimator == nil && !m.Declared:
 			diags.Errorf("memory-unknown", pools.Path{"model", m.Name}, "model %q: memory_gb is not declared, and this load makes no estimates: declare memory_gb", m.Name)
-			continue
+		case opt.Estimator != nil:
+			todo = append(todo, i)
 		}
-		est, err := opt.Estimator.Estimate(context.Background(), memest.Model{Source: m.Source, SHA256: m.SHA256, Args: m.Args})
-		if err != nil {
-			if !m.Declared {
-				diags.Errorf("memory-unknown", pools.Path{"model", m.Name}, "model %q: memory_gb is not declared and cannot be estimated: %s; declare memory_gb", m.Name, estimateErr(m.Source, err))
+	}
+	ests, errs := make([]memest.Estimate, len(p.Models)), make([]error, len(p.Models))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range min(estimateWorkers, len(todo)) {
+		wg.Go(func() {
+			for i := range work {
+				m := p.Models[i]
+				ests[i], errs[i] = opt.Estimator.Estimate(context.Background(), memest.Model{Source: m.Source, SHA256: m.SHA256, Args: m.Args})
 			}
-			continue
-		}
-		m.Estimate = &pools.MemoryEstimate{GB: est.GB, Args: est.Args.String(), Parts: parts(est)}
-		if !m.Declared {
-			m.MemoryGB = est.GB
-			continue
-		}
-		if m.MemoryGB < est.GB*(1-MemoryTolerance) {
-			sev := pools.Warning
-			if opt.StrictMemory {
-				sev = pools.Error
-			}
-			diags = append(diags, pools.Diagnostic{Severity: sev, Code: "memory-below-estimate", Path: pools.Path{"model", m.Name, "memory_gb"},
-				Message: fmt.Sprintf("model %q: memory_gb %s is more than %d%% below the %s its GGUF header gives for %s (%s): the guard and the budgets count %s for each lane of it; raise memory_gb or lower the context",
-					m.Name, pools.GB(m.MemoryGB), int(MemoryTolerance*100), pools.GB(est.GB), est.Args, m.Estimate.Parts, pools.GB(m.MemoryGB))})
+		})
+	}
+	for _, i := range todo {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, i := range todo {
+		if d := decide(&p.Models[i], ests[i], errs[i], opt.StrictMemory); d != nil {
+			diags = append(diags, *d)
 		}
 	}
 	return diags
+}
+
+// decide sets a model's memory from its estimate, or compares the two,
+// and returns the finding, if any.
+func decide(m *pools.Model, est memest.Estimate, err error, strict bool) *pools.Diagnostic {
+	if err != nil {
+		if m.Declared {
+			return nil // a cross-check that cannot be made
+		}
+		return &pools.Diagnostic{Severity: pools.Error, Code: "memory-unknown", Path: pools.Path{"model", m.Name},
+			Message: fmt.Sprintf("model %q: memory_gb is not declared and cannot be estimated: %s; declare memory_gb", m.Name, estimateErr(m.Source, err))}
+	}
+	m.Estimate = &pools.MemoryEstimate{GB: est.GB, Args: est.Args.String(), Parts: parts(est)}
+	if !m.Declared {
+		m.MemoryGB = est.GB
+		return nil
+	}
+	if m.MemoryGB >= est.GB*(1-MemoryTolerance) {
+		return nil
+	}
+	sev := pools.Warning
+	if strict {
+		sev = pools.Error
+	}
+	return &pools.Diagnostic{Severity: sev, Code: "memory-below-estimate", Path: pools.Path{"model", m.Name, "memory_gb"},
+		Message: fmt.Sprintf("model %q: memory_gb %s is more than %d%% below the %s its GGUF header gives for %s (%s): the guard and the budgets count %s for each lane of it; raise memory_gb or lower the context",
+			m.Name, pools.GB(m.MemoryGB), int(MemoryTolerance*100), pools.GB(est.GB), est.Args, m.Estimate.Parts, pools.GB(m.MemoryGB))}
 }
 
 // parts splits an estimate for a message.
