@@ -61,6 +61,13 @@ empty fleet: the plan is a full bring-up. With --base the plan goes from
 the configuration at --base to this one instead, with no state and no
 plugins at all: what a pull request changes.
 
+When a model's memory is estimated from its GGUF header (memory_gb
+absent, or declared and checked: see poolc validate --help), the text and
+Markdown plans end with each node's memory under the new placement: its
+budget, the declared and the estimated memory of its lanes, what the
+planner assumes at most (loaded lanes and the largest on-demand lane) and
+the headroom left.
+
 Examples:
   poolc plan examples/spark-lab
   poolc plan --base ../main/pools pools/ --format markdown > comment.md
@@ -89,7 +96,7 @@ unserved (as --assume-down may leave them).`,
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
-				cfg, diags := compiler.Load(args)
+				cfg, diags := compiler.LoadWith(args, memoryChecked(false))
 				if diags.HasErrors() {
 					writeDiagnostics(io, diags)
 					return ExitError
@@ -139,6 +146,7 @@ unserved (as --assume-down may leave them).`,
 					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
 					return ExitError
 				}
+				writeMemory(io.Out, cfg, p, *format)
 				if *detailed && (!p.Empty() || len(p.Unserved) > 0) {
 					return ExitChanges
 				}
@@ -183,6 +191,20 @@ Exit codes: 0 success, 1 the file is not a readable plan.`,
 			}
 		},
 	})
+}
+
+// writeMemory adds each node's budget, declared and estimated memory and
+// headroom under the plan's placement, when any model has an estimate.
+func writeMemory(w io.Writer, cfg *compiler.Config, p *pools.Plan, format string) {
+	if format == "json" || !render.HasEstimates(cfg.Pool) {
+		return
+	}
+	rows := render.Memory(cfg.Pool, p.After)
+	if format == "markdown" {
+		render.MemoryMarkdown(w, rows)
+		return
+	}
+	render.MemoryText(w, rows)
 }
 
 func checkFormat(format string) error {

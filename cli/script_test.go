@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"poolc.dev/poolc/internal/gguftest"
 )
 
 var updateScripts = flag.Bool("update-scripts", false, "rewrite the expected output in testdata/script/*.txtar")
@@ -48,6 +50,11 @@ func TestScripts(t *testing.T) {
 					data = append(data, pattern...)
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+			},
+			// mkgguf writes the GGUF files the examples in
+			// examples/memory read.
+			"mkgguf": func(ts *testscript.TestScript, neg bool, args []string) {
+				ts.Check(gguftest.WriteExamples(gguftest.ExampleDir))
 			},
 			// mkbinary NAME writes a file of bytes that are not text.
 			"mkbinary": func(ts *testscript.TestScript, neg bool, args []string) {

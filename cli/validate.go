@@ -49,6 +49,15 @@ an item holding a comma is refused. The long form is one block per member,
 member "CONTEXT" { ssh_host = ..., capacity = ..., registry = ... }, in
 priority order; a pod pool uses one form, not both.
 
+Memory: a model's memory_gb is optional. Absent, poolc estimates it from
+the model's GGUF header (read from a file:// source, or from an http(s)
+source with range requests, never the whole file) for the llama-server
+args it runs with (-c, -np, -ctk/-ctv, -fa, -b/-ub; llama-server's
+defaults when absent). Present, it is checked against that estimate where
+the header can be read: more than 10% below it is a warning naming both
+numbers and the arguments that drive the estimate (an error with
+--strict-memory). With -v the estimates and each node's memory are shown.
+
 Valid pools print nothing (a one-line summary with -v). Findings go to
 standard error; with --format json one JSON document goes to standard
 output instead, valid or not:
@@ -62,6 +71,7 @@ output instead, valid or not:
 Examples:
   poolc validate examples/spark-lab
   poolc validate -v pools/
+  poolc validate --strict-memory pools/     # in CI: memory_gb must cover the estimate
   poolc validate --format json pools/ | jq '.diagnostics[].message'
 
 Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
@@ -71,6 +81,7 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
 			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
 			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose unpinned binaries lie inside the repository")
+			strictMemory := fs.Bool("strict-memory", false, "a model's memory_gb below its GGUF estimate is an error, not a warning")
 			return func(args []string, io Stdio) int {
 				io.diags = textDiagForm(io.Err, *noColor)
 				v, err := newDiagView(*format, io)
@@ -78,7 +89,7 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 					fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
 					return ExitError
 				}
-				cfg, diags := compiler.Load(args)
+				cfg, diags := compiler.LoadWith(args, memoryChecked(*strictMemory))
 				if *withPlugins && !diags.HasErrors() {
 					set, pdiags := inspectPlugins(cfg, *allowUnpinned, io.Err)
 					if set != nil {
@@ -95,4 +106,13 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 			}
 		},
 	})
+}
+
+// memoryChecked are the load options of the commands that show memory:
+// estimates for every model whose header poolc can read, declared values
+// compared with them.
+func memoryChecked(strict bool) compiler.Options {
+	opt := compiler.DefaultOptions()
+	opt.CheckDeclared, opt.StrictMemory = true, strict
+	return opt
 }

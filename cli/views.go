@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 )
@@ -34,7 +35,28 @@ func (v textView) Validation(cfg *compiler.Config, diags pools.Diagnostics, summ
 	writeDiagnostics(v.io, diags)
 	if !diags.HasErrors() && summary && cfg != nil {
 		fmt.Fprintln(v.io.Out, describePool(cfg))
+		writeEstimates(v.io.Out, cfg)
 	}
+}
+
+// writeEstimates lists the models' memory estimates and the nodes' memory
+// under the pool's desired placement, when any model has an estimate.
+func writeEstimates(w io.Writer, cfg *compiler.Config) {
+	if !render.HasEstimates(cfg.Pool) {
+		return
+	}
+	fmt.Fprintln(w, "\nMemory estimated from GGUF headers:")
+	for _, m := range cfg.Pool.Models {
+		if m.Estimate == nil {
+			continue
+		}
+		counts := "memory_gb absent: the estimate counts"
+		if m.Declared {
+			counts = "memory_gb " + pools.GB(m.MemoryGB) + " counts"
+		}
+		fmt.Fprintf(w, "  model %s: estimated %s for %s (%s); %s\n", m.Name, pools.GB(m.Estimate.GB), m.Estimate.Args, m.Estimate.Parts, counts)
+	}
+	render.MemoryText(w, render.Memory(cfg.Pool, compiler.Desired(cfg).Fleet))
 }
 
 // diagForm is how findings are shown.

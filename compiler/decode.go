@@ -83,6 +83,9 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Runtime:     e.Value.StringAt("runtime"),
 			SSHUser:     e.Value.StringAt("ssh_user"),
 			SSHPort:     int(e.Value.NumberAt("ssh_port")),
+
+			LoadHeadroomGB:  e.Value.NumberAt("load_headroom_gb"),
+			GPUWorkingSetGB: e.Value.NumberAt("gpu_working_set_gb"),
 		})
 	}
 	for _, e := range entries(v, "model") {
@@ -93,6 +96,7 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			SHA256:   e.Value.StringAt("sha256"),
 			SizeGB:   e.Value.NumberAt("size_gb"),
 			MemoryGB: e.Value.NumberAt("memory_gb"),
+			Declared: e.Value.Get("memory_gb") != nil,
 			Args:     strs(e.Value.Get("args")),
 		})
 	}

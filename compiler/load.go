@@ -62,12 +62,17 @@ type File struct {
 // nil only when the files could not be read; its Pool is nil when they do
 // not make a pool, and set (perhaps invalid) otherwise.
 func Load(paths []string) (*Config, pools.Diagnostics) {
+	return LoadWith(paths, DefaultOptions())
+}
+
+// LoadWith is Load with the choice of how models' memory is decided.
+func LoadWith(paths []string, opt Options) (*Config, pools.Diagnostics) {
 	files, diags := Read(paths)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
 	}
-	cfg, more := Compile(files)
+	cfg, more := CompileWith(files, opt)
 	diags = append(diags, more...)
 	diags.Sort()
 	return cfg, diags
@@ -263,8 +268,13 @@ func Format(f File) ([]byte, pools.Diagnostics) {
 }
 
 // Compile compiles pool files already read (all in one language) into a
-// validated pool. It is Load without the file system.
-func Compile(files []File) (*Config, pools.Diagnostics) {
+// validated pool. It is Load without the file system: it makes no memory
+// estimates, so every model must declare memory_gb.
+func Compile(files []File) (*Config, pools.Diagnostics) { return CompileWith(files, Options{}) }
+
+// CompileWith is Compile with the choice of how models' memory is decided;
+// with an Estimator it reads the models' GGUF headers.
+func CompileWith(files []File, opt Options) (*Config, pools.Diagnostics) {
 	if len(files) == 0 {
 		return nil, pools.Diagnostics{{Code: "read", Message: "no pool files given"}}
 	}
@@ -292,6 +302,7 @@ func Compile(files []File) (*Config, pools.Diagnostics) {
 		return cfg, diags
 	}
 	cfg.Pool, cfg.Sources = p, sm
+	diags = append(diags, resolveMemory(p, opt)...)
 	diags = append(diags, validate.Pool(p)...)
 	sm.Attach(diags)
 	return cfg, diags

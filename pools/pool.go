@@ -49,12 +49,28 @@ type Node struct {
 	// user leaves the choice to the plugin.
 	SSHUser string
 	SSHPort int
+	// LoadHeadroomGB is the memory a model needs beyond its own while it
+	// loads; the plan keeps it free on the node beside every start.
+	LoadHeadroomGB float64
+	// GPUWorkingSetGB caps the node's budget (a Mac's Metal working set);
+	// 0 means no cap.
+	GPUWorkingSetGB float64
 }
 
 // Budget is what admission may place on the node, in GB:
-// total - max(reserve, total*(1-ceiling)), never below 0.
+// total - max(reserve, total*(1-ceiling)), never below 0, and never above
+// the GPU working set when one is set.
 func (n Node) Budget() float64 {
-	return math.Max(0, n.MemoryGB-n.Held())
+	b := math.Max(0, n.MemoryGB-n.Held())
+	if n.GPUWorkingSetGB > 0 {
+		b = math.Min(b, n.GPUWorkingSetGB)
+	}
+	return b
+}
+
+// capped reports whether the GPU working set, not the guard, sets the budget.
+func (n Node) capped() bool {
+	return n.GPUWorkingSetGB > 0 && n.GPUWorkingSetGB < math.Max(0, n.MemoryGB-n.Held())
 }
 
 // Held is the memory, in GB, the guard keeps free on the node:
@@ -65,13 +81,32 @@ func (n Node) Held() float64 {
 
 // Model is one weights file as it sits on a node.
 type Model struct {
-	Name     string
-	Path     string
-	Source   string
-	SHA256   string
-	SizeGB   float64
+	Name   string
+	Path   string
+	Source string
+	SHA256 string
+	SizeGB float64
+	// MemoryGB is the memory the loaded model occupies, the one number
+	// every memory rule, the planner and the simulator use: memory_gb as
+	// declared, or Estimate's when memory_gb is absent.
 	MemoryGB float64
+	// Declared says memory_gb was written in the pool file.
+	Declared bool
+	// Estimate is the memory estimated from the model's GGUF header and
+	// args, made while loading; nil when none was made.
+	Estimate *MemoryEstimate
 	Args     []string
+}
+
+// MemoryEstimate is a model's resident memory as estimated from its GGUF
+// header and the llama-server arguments it runs with.
+type MemoryEstimate struct {
+	GB float64
+	// Args names the arguments that drive it, defaults marked:
+	// "ctx 32768, 4 slots (default), KV f16/f16 (default), ...".
+	Args string
+	// Parts splits it: "weights 17.6 GB + KV 5.4 GB + compute 0.8 GB".
+	Parts string
 }
 
 // SchemeHostProblem says what is wrong with a model source the schema's
@@ -228,8 +263,12 @@ type StateTLS struct {
 }
 
 // BudgetText explains the node's budget and which side of the guard sets
-// it: "budget 115.2 GB (128 GB x 0.90)" or "budget 56 GB (64 GB - 8 GB reserve)".
+// it: "budget 115.2 GB (128 GB x 0.90)", "budget 56 GB (64 GB - 8 GB
+// reserve)" or, capped on a Mac, "budget 48 GB (GPU working set of 64 GB)".
 func (n Node) BudgetText() string {
+	if n.capped() {
+		return "budget " + GB(n.Budget()) + " (GPU working set of " + GB(n.MemoryGB) + ")"
+	}
 	if n.MemoryGB*(1-n.Guard.Ceiling) >= n.Guard.ReserveGB {
 		return "budget " + GB(n.Budget()) + " (" + GB(n.MemoryGB) + " x " + strconv.FormatFloat(n.Guard.Ceiling, 'f', 2, 64) + ")"
 	}

@@ -16,7 +16,9 @@ import (
 // memory, chosen so that once S is done everything fits:
 // base + A + B - S <= budget. Before S is done only A can have run, and
 // base + A <= budget. Steps that free memory without waiting on a new
-// process (residency downgrades, removals) are chosen first.
+// process (residency downgrades, removals) are chosen first. The budget
+// here is the node's less its load headroom, so a start's transient peak
+// while its model loads fits too.
 func (b *builder) memory() {
 	base := map[string]float64{}
 	for _, l := range b.cur.Lanes {
@@ -37,7 +39,7 @@ func (b *builder) memory() {
 		if len(ups) == 0 || b.des.IsDown(n.Name) {
 			continue
 		}
-		budget := n.Budget()
+		budget := n.Budget() - n.LoadHeadroomGB // a start's transient load peak
 		sort.Slice(ups, func(i, j int) bool { return ups[i].ID < ups[j].ID })
 		total, fitsFirst := 0.0, 0
 		for i, s := range ups {

@@ -16,6 +16,10 @@ func (v *validator) guards() {
 	v.reservedOut = map[string]bool{}
 	var shared []string
 	for _, n := range v.p.Nodes {
+		if n.GPUWorkingSetGB > n.MemoryGB {
+			v.errorf("working-set-too-large", pools.Path{"node", n.Name, "gpu_working_set_gb"},
+				"node %q: gpu_working_set_gb %s is more than its memory_gb %s", n.Name, pools.GB(n.GPUWorkingSetGB), pools.GB(n.MemoryGB))
+		}
 		if n.Guard.ReserveGB < n.MemoryGB {
 			continue
 		}

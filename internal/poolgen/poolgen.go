@@ -218,6 +218,7 @@ func (g *generator) models(p *pools.Pool) {
 		m.Args = slices.Clone(m.Args)
 		m.Path = "/models/" + m.Name + ".gguf"
 		m.Source = "nas.lan:/srv/models/" + m.Name + ".gguf"
+		m.Declared = true // the file writes memory_gb
 		p.Models = append(p.Models, m)
 	}
 }
