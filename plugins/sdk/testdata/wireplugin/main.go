@@ -34,7 +34,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	pb "poolc.dev/poolc/plugins/proto/actuatorv2"
+	pb "poolc.dev/poolc/plugins/proto/actuatorv3"
 )
 
 // The values docs/PLUGINS.md gives; written out, not imported, on purpose.
