@@ -41,7 +41,7 @@ import (
 const (
 	cookieKey   = "POOLC_PLUGIN"
 	cookieValue = "137152e22e0525f0e01901d8e1a24057c6d15665dbb8bc7b"
-	protocol    = "2"
+	protocol    = "3"
 )
 
 func main() {
