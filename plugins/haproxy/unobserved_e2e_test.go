@@ -38,6 +38,7 @@ func TestE2EANodeWhoseSSHDStoppedStopsPlanAndApply(t *testing.T) {
 	f.nodes[2].Stop()
 	for _, args := range [][]string{{"plan", "pool.hcl"}, {"apply", "--auto-approve", "pool.hcl"}} {
 		out, code := f.run(args...)
+		t.Logf("poolc %s with n3's sshd stopped: exit %d\n%s", args[0], code, out)
 		if code != 1 || !strings.Contains(out, `node "n3" (plugin llama): refused`) || !strings.Contains(out, f.nodes[2].Addr()) ||
 			!strings.Contains(out, "--assume-down n3") || anyStep.MatchString(out) || strings.Contains(out, "Apply complete") {
 			t.Errorf("poolc %s with n3's sshd stopped: exit %d, want 1 naming n3 and no step\n%s", args[0], code, out)
@@ -49,6 +50,7 @@ func TestE2EANodeWhoseSSHDStoppedStopsPlanAndApply(t *testing.T) {
 	f.checkSafe("with n3 unobserved")
 
 	out, code := f.run("apply", "--auto-approve", "--assume-down", "n3", "pool.hcl")
+	t.Logf("poolc apply --assume-down n3: exit %d\n%s", code, out)
 	for _, want := range []string{"start:cognition@n1", "route:chat", "Taken as down:", "n3 (--assume-down; not observed: refused)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("apply --assume-down n3 (exit %d) lacks %q:\n%s", code, want, out)
@@ -92,6 +94,7 @@ func TestE2EAChangedOrUnknownHostKeyRefusesBeforeAnythingRuns(t *testing.T) {
 
 	for _, args := range [][]string{{"apply", "move.json"}, {"plan", "pool.hcl"}, {"apply", "--auto-approve", "pool.hcl"}} {
 		out, code := f.run(args...)
+		t.Logf("poolc %s with n3's key changed: exit %d\n%s", strings.Join(args, " "), code, out)
 		for _, want := range []string{`node "n3" (plugin llama): host-key-changed`, n3.Addr(), "has CHANGED", presented, f.known + ":3", "ssh-keygen -R"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("poolc %s with n3's key changed (exit %d) lacks %q:\n%s", strings.Join(args, " "), code, want, out)
