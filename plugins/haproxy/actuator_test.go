@@ -2,9 +2,9 @@ package haproxy
 
 import (
 	"context"
-	"net"
 	"testing"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
@@ -90,14 +90,8 @@ func TestARouteThroughTheRouterIsReachedAtTheRouterPort(t *testing.T) {
 // the runtime API, Observe reports the gateway unobserved (refused), not
 // a gateway without routes, which poolc would route again.
 func TestAGatewayThatCannotBeReachedIsUnobserved(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	a := NewActuator("test")
-	cfg := `{"admin_socket":"ipv4@` + addr + `","map_file":"/m","state_file":"/st"}`
+	cfg := `{"admin_socket":"ipv4@` + deadaddr.TCP(t) + `","map_file":"/m","state_file":"/st"}`
 	if r := a.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(cfg), Inventory: sdk.Inventory{Gateway: true}}); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 )
@@ -211,12 +212,7 @@ func TestARegistryThatCannotBeReachedIsUnobserved(t *testing.T) {
 	dir := writeLayout(t, imageOf(t, layers(t, 1, 1<<10), nil), nil)
 	reg := newTestRegistry(t)
 	_, port, _ := net.SplitHostPort(reg.addr())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, gone, _ := net.SplitHostPort(l.Addr().String())
-	l.Close()
+	_, gone, _ := net.SplitHostPort(deadaddr.TCP(t))
 	members := []sdk.Member{
 		{PodPool: "harness", Context: "up", Registry: "k3d-lab-registry:" + port, Image: "elanous-harness"},
 		{PodPool: "harness", Context: "gone", Registry: "k3d-lab-registry:" + gone, Image: "elanous-harness"},

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 )
 
@@ -108,16 +108,10 @@ func resourceOf(n int64) *resource.Quantity { return resource.NewQuantity(n, res
 // unobserved (refused), not a member without a namespace, which poolc
 // would set up again.
 func TestAMemberWhoseClusterCannotBeReachedIsUnobserved(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	file := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := `apiVersion: v1
 kind: Config
-clusters: [{name: gone, cluster: {server: "https://` + addr + `", insecure-skip-tls-verify: true}}]
+clusters: [{name: gone, cluster: {server: "https://` + deadaddr.TCP(t) + `", insecure-skip-tls-verify: true}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: gone, context: {cluster: gone, user: u}}]
 `
