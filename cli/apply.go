@@ -134,6 +134,13 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			return applyFail(io, "%v", err)
 		}
 		saved, args = s, s.ConfigFiles
+		if len(o.assumeDown) > 0 {
+			made := "none"
+			if len(s.AssumeDown) > 0 {
+				made = strings.Join(s.AssumeDown, ", ")
+			}
+			return applyFail(io, "--assume-down with a saved plan: the plan carries the nodes it was made with (%s); plan again with --assume-down instead", made)
+		}
 	}
 	cfg, diags := compiler.Load(args)
 	if diags.HasErrors() {
