@@ -79,8 +79,9 @@ const (
 )
 
 // String says it for the operator: `n3 (--assume-down; not observed:
-// refused): its lanes scribe, chat are placed elsewhere; nothing is sent
-// to it, and they stay recorded there until it is observed again`.
+// refused): nothing is sent to it; its lanes scribe, chat are placed on
+// other nodes where they fit, and stay recorded there until it is
+// observed again`.
 func (t TakenDown) String() string {
 	s := t.Node + " (" + t.By
 	if t.Cause != "" {
@@ -88,7 +89,7 @@ func (t TakenDown) String() string {
 	}
 	s += ")"
 	if len(t.Lanes) > 0 {
-		s += ": its lanes " + strings.Join(t.Lanes, ", ") + " are placed elsewhere; nothing is sent to it, and they stay recorded there until it is observed again"
+		s += ": nothing is sent to it; its lanes " + strings.Join(t.Lanes, ", ") + " are placed on other nodes where they fit, and stay recorded there until it is observed again"
 	}
 	return s
 }

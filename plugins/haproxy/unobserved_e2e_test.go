@@ -3,17 +3,21 @@
 package haproxy
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"poolc.dev/poolc/internal/etcdtest"
 	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/internal/testsshd"
 )
@@ -131,5 +135,78 @@ func writeFile(t *testing.T, name, data string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestE2EANodeDownByItsLeaseMovesItsLanes: the pool keeps its state in
+// etcd and n3 is enrolled, its agent keeping a lease. n3 runs cognition.
+// Then n3's sshd stops and its agent dies: once the lease lapses, n3 is
+// down by its membership, so a plain apply (no --assume-down) moves
+// cognition to n1, and the plan says why.
+func TestE2EANodeDownByItsLeaseMovesItsLanes(t *testing.T) {
+	f := newFleet(t)
+	etcd := etcdtest.Start(t, 1)
+	f.writePool(`"n3", "n1"`)
+	pool := readFile(t, filepath.Join(f.dir, "pool.hcl"))
+	state := fmt.Sprintf(`pool "fleet" {
+  state {
+    backend   = "etcd"
+    endpoints = [%q]
+    prefix    = "/e2e/fleet"
+    lease_ttl = 6
+  }`, etcd.Endpoints()[0])
+	writeFile(t, filepath.Join(f.dir, "pool.hcl"), strings.Replace(pool, `pool "fleet" {`, state, 1))
+	f.apply()
+
+	token, code := f.run("node", "token", "create", "--node", "n3", "pool.hcl")
+	if code != 0 {
+		t.Fatalf("node token create: exit %d\n%s", code, token)
+	}
+	tok := regexp.MustCompile(`poolc-join-[A-Za-z0-9_-]+`).FindString(token)
+	if out, code := f.run("node", "join", "--token", tok, "--node", "n3", "--credential", "n3.cred", "pool.hcl"); code != 0 {
+		t.Fatalf("node join: exit %d\n%s", code, out)
+	}
+	agent := exec.Command(f.poolc, "node", "agent", "--credential", "n3.cred", "--interval", "200ms", "pool.hcl")
+	agent.Dir = f.dir
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	waitNode(t, f, "up")
+	if pids := f.lanePIDs(); pids["n3/cognition"] == 0 {
+		t.Fatalf("lane processes %v", pids)
+	}
+
+	f.nodes[2].Stop()
+	agent.Process.Kill()
+	agent.Wait()
+	waitNode(t, f, "down")
+	out, code := f.run("apply", "--auto-approve", "pool.hcl")
+	t.Logf("apply with n3 down by its lease: exit %d\n%s", code, out)
+	for _, want := range []string{"start:cognition@n1", "route:chat", "n3 (membership lease; not observed: refused)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply with n3 down by its lease (exit %d) lacks %q", code, want)
+		}
+	}
+	if pids := f.lanePIDs(); pids["n1/cognition"] == 0 {
+		t.Errorf("after the apply, lane processes %v", pids)
+	}
+	if err := loadgen.Chat(t.Context(), http.DefaultClient, f.proxy.base(), "chat", 3); err != nil {
+		t.Errorf("chat after the move off n3: %v", err)
+	}
+}
+
+// waitNode waits up to a minute for poolc node list to show n3 up or down.
+func waitNode(t *testing.T, f *fleet, status string) {
+	t.Helper()
+	row := regexp.MustCompile(`(?m)^n3 +` + status + ` `)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		out, _ := f.run("node", "list", "pool.hcl")
+		if row.MatchString(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n3 is not %s after a minute:\n%s", status, out)
+		}
 	}
 }
