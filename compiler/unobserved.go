@@ -32,7 +32,7 @@ func (e *UnobservedError) Error() string {
 				fmt.Fprintf(&b, "\n    %s", line)
 			}
 		}
-		if u.Kind == "node" && node == "" {
+		if u.Kind == pools.TargetNode && node == "" {
 			node = u.Name
 		}
 	}
@@ -61,9 +61,9 @@ func settle(current *pools.State, assumeDown []string) ([]pools.TakenDown, map[s
 	for _, u := range current.Unobserved {
 		t := pools.TakenDown{Node: u.Name, Cause: u.Cause}
 		switch {
-		case u.Kind == "node" && slices.Contains(assumeDown, u.Name):
+		case u.Kind == pools.TargetNode && slices.Contains(assumeDown, u.Name):
 			t.By = pools.ByOperator
-		case u.Kind == "node" && current.IsDown(u.Name):
+		case u.Kind == pools.TargetNode && current.IsDown(u.Name):
 			t.By = pools.ByMembership
 		default:
 			unknown = append(unknown, u)

@@ -13,8 +13,8 @@ import (
 type Unobserved struct {
 	// Plugin is the plugin that could not observe it.
 	Plugin string
-	// Kind is "node", "gateway", "member" or "registry".
-	Kind string
+	// Kind is what the target is.
+	Kind TargetKind
 	// Name is the node, for a node.
 	Name string
 	// PodPool and Context name the member, for a member or registry.
@@ -26,16 +26,29 @@ type Unobserved struct {
 	Detail string
 }
 
+// TargetKind is what kind of target an Unobserved names (the protocol's
+// sdk.TargetKind).
+type TargetKind string
+
+// The target kinds: a node (Unobserved.Name), the gateway, a pod-pool
+// member or a member's registry (Unobserved.PodPool and Context).
+const (
+	TargetNode     TargetKind = "node"
+	TargetGateway  TargetKind = "gateway"
+	TargetMember   TargetKind = "member"
+	TargetRegistry TargetKind = "registry"
+)
+
 // Target names the target for the operator: node "n1", the gateway,
 // member "ctx" of pod pool "p", the registry of member "ctx" of pod
 // pool "p".
 func (u Unobserved) Target() string {
 	switch u.Kind {
-	case "node":
+	case TargetNode:
 		return fmt.Sprintf("node %q", u.Name)
-	case "gateway":
+	case TargetGateway:
 		return "the gateway"
-	case "registry":
+	case TargetRegistry:
 		return fmt.Sprintf("the registry of member %q of pod pool %q", u.Context, u.PodPool)
 	}
 	return fmt.Sprintf("member %q of pod pool %q", u.Context, u.PodPool)
@@ -45,7 +58,7 @@ func (u Unobserved) Target() string {
 // or nil when it observed it (or was not asked).
 func (f *Fleet) UnobservedNode(node string) *Unobserved {
 	for i, u := range f.Unobserved {
-		if u.Kind == "node" && u.Name == node {
+		if u.Kind == TargetNode && u.Name == node {
 			return &f.Unobserved[i]
 		}
 	}

@@ -274,7 +274,7 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 		out.Images = append(out.Images, pools.MemberImage(i))
 	}
 	for _, u := range f.Unobserved {
-		out.Unobserved = append(out.Unobserved, pools.Unobserved{Kind: string(u.Kind), Name: u.Name, PodPool: u.PodPool, Context: u.Context,
+		out.Unobserved = append(out.Unobserved, pools.Unobserved{Kind: pools.TargetKind(u.Kind), Name: u.Name, PodPool: u.PodPool, Context: u.Context,
 			Cause: string(u.Cause), Detail: u.Detail})
 	}
 	out.Normalize()

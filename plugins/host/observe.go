@@ -34,12 +34,12 @@ type seen struct {
 
 // unobserved reports whether the plugin could not observe the target of
 // that kind, node name or member key.
-func (s seen) unobserved(kind, key string) bool {
+func (s seen) unobserved(kind pools.TargetKind, key string) bool {
 	return slices.ContainsFunc(s.unobs, func(u pools.Unobserved) bool {
 		switch u.Kind {
-		case "node":
+		case pools.TargetNode:
 			return kind == u.Kind && key == u.Name
-		case "gateway":
+		case pools.TargetGateway:
 			return kind == u.Kind
 		}
 		return kind == u.Kind && key == (pools.MemberState{PodPool: u.PodPool, Context: u.Context}).Key()
@@ -53,13 +53,13 @@ func (o owner) own(plugin string, unobs []pools.Unobserved) []pools.Unobserved {
 	for _, u := range unobs {
 		mine := false
 		switch u.Kind {
-		case "node":
+		case pools.TargetNode:
 			mine = o.nodes[u.Name]
-		case "gateway":
+		case pools.TargetGateway:
 			mine = o.gateway
-		case "member":
+		case pools.TargetMember:
 			mine = o.clusters[u.PodPool]
-		case "registry":
+		case pools.TargetRegistry:
 			mine = o.imageSyncs[u.PodPool]
 		}
 		if mine {
@@ -177,7 +177,7 @@ func (o Observation) Refresh(f *pools.Fleet) []Drift {
 	for _, s := range o.seen {
 		f.Unobserved = append(f.Unobserved, s.unobs...)
 		for i, n := range f.Nodes {
-			if s.unobserved("node", n.Name) {
+			if s.unobserved(pools.TargetNode, n.Name) {
 				f.Nodes[i].Down = false
 			}
 		}
@@ -196,7 +196,7 @@ func (o Observation) Refresh(f *pools.Fleet) []Drift {
 // lay replaces one part of f, for the plugin's targets, with what it saw.
 func (s seen) lay(part string, f *pools.Fleet) {
 	o, seen := s.owns, s.fleet
-	node := func(name string) bool { return o.nodes[name] && !s.unobserved("node", name) }
+	node := func(name string) bool { return o.nodes[name] && !s.unobserved(pools.TargetNode, name) }
 	switch part {
 	case sdk.ObserveNodes:
 		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return node(n.Name) })
@@ -222,7 +222,7 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	case sdk.ObserveRoutes:
-		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway && !s.unobserved("gateway", "") })
+		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway && !s.unobserved(pools.TargetGateway, "") })
 	case sdk.ObserveMembers:
 		// The image of a member whose pod pool syncs images with
 		// another plugin is that plugin's to observe: keep it.
@@ -230,7 +230,9 @@ func (s seen) lay(part string, f *pools.Fleet) {
 		for _, m := range f.Members {
 			images[m.Key()] = m.Image
 		}
-		member := func(m pools.MemberState) bool { return o.clusters[m.PodPool] && !s.unobserved("member", m.Key()) }
+		member := func(m pools.MemberState) bool {
+			return o.clusters[m.PodPool] && !s.unobserved(pools.TargetMember, m.Key())
+		}
 		f.Members = replace(f.Members, seen.Members, member)
 		for i, m := range f.Members {
 			if member(m) && !o.imageSyncs[m.PodPool] {
@@ -238,10 +240,12 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	case sdk.ObserveImages:
-		registry := func(m pools.MemberImage) bool { return o.imageSyncs[m.PodPool] && !s.unobserved("registry", m.Key()) }
+		registry := func(m pools.MemberImage) bool {
+			return o.imageSyncs[m.PodPool] && !s.unobserved(pools.TargetRegistry, m.Key())
+		}
 		f.Images = replace(f.Images, seen.Images, registry)
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] || s.unobserved("registry", m.Key()) || m.Registry == "" || !o.listed[m.Key()] {
+			if !o.imageSyncs[m.PodPool] || s.unobserved(pools.TargetRegistry, m.Key()) || m.Registry == "" || !o.listed[m.Key()] {
 				// A member without a registry has no image to sync; one
 				// leaving the pool is not in the image sync's inventory.
 				continue
