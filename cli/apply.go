@@ -60,6 +60,15 @@ Check the step on its target; if it did not run, or running it twice is
 harmless, --retry-uncertain sends it again (each still reported). A step
 the new plan no longer holds is reported and never sent.
 
+A target the refresh cannot observe (a node whose sshd does not answer,
+whose host key is unknown or changed; the gateway; a cluster; a
+registry) stops apply before any step, naming it, the cause and what to
+do: poolc never starts elsewhere, stops or routes away what it cannot
+see. A node down by its membership lease is taken as down; for any other
+node, --assume-down NODE says it is down, and its lanes are placed
+elsewhere (the plan says so). --refresh=false applies from the state
+file alone.
+
 A plan that interrupts service (an alias with no lane for a while) is
 refused unless --allow-interruption. Two applies never run at once: the
 second fails at once with the first one's lock info, or waits up to
@@ -87,6 +96,7 @@ plan, a failed or cancelled step; 130 stopped by a second Ctrl-C.`,
 			fs.BoolVar(&o.allowInterruption, "allow-interruption", false, "carry out a plan that leaves an alias unserved for a while")
 			fs.BoolVar(&o.retryUncertain, "retry-uncertain", false, "send again the steps a killed apply left that may have run (see above)")
 			fs.BoolVar(&o.refresh, "refresh", true, "refresh the state from the plugins before planning")
+			fs.StringArrayVar(&o.assumeDown, "assume-down", nil, "treat this node as down, also when it cannot be observed (repeatable)")
 			fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "wait this long for another apply's lock (0: fail at once)")
 			fs.IntVar(&o.parallelism, "parallelism", runner.DefaultParallelism, "steps in flight at once")
 			fs.DurationVar(&o.stepTimeout, "step-timeout", runner.DefaultStepTimeout, "time limit of one attempt of a step")
@@ -107,6 +117,7 @@ type applyOptions struct {
 	lockTimeout, stepTimeout                               time.Duration
 	parallelism, retries                                   int
 	statePath                                              string
+	assumeDown                                             []string
 }
 
 // applyFail prints a failure of apply, once, and returns the exit code.
@@ -123,6 +134,13 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			return applyFail(io, "%v", err)
 		}
 		saved, args = s, s.ConfigFiles
+		if len(o.assumeDown) > 0 {
+			made := "none"
+			if len(s.AssumeDown) > 0 {
+				made = strings.Join(s.AssumeDown, ", ")
+			}
+			return applyFail(io, "--assume-down with a saved plan: the plan carries the nodes it was made with (%s); plan again with --assume-down instead", made)
+		}
 	}
 	cfg, diags := compiler.Load(args)
 	if diags.HasErrors() {
@@ -152,6 +170,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err,
 		},
 		Saved:             saved,
+		AssumeDown:        o.assumeDown,
 		AllowInterruption: o.allowInterruption,
 		RetryUncertain:    o.retryUncertain,
 		MayHaveRun:        func(steps []orchestrate.Uncertain, resent bool) { writeMayHaveRun(io, o.json, steps, resent) },

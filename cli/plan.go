@@ -54,7 +54,15 @@ from what the pool's plugins observe of their targets, as apply does:
 whatever drifted (a lane that died, an alias routed by hand) is listed
 with the plugin that saw it, and the plan puts it right. The refresh is
 in memory only; the state file is not written. --refresh=false plans from
-the state file as it is. While it reads, plan holds the state's lock, so it
+the state file as it is.
+
+A target the refresh cannot observe (a node whose sshd does not answer or
+whose host key is unknown or changed, the gateway, a cluster, a registry)
+is unknown, not absent: plan stops, exit 1, naming it, the cause and what
+to do, and plans nothing, since the lanes there may still run. A node
+down by its membership lease is taken as down; --assume-down NODE says a
+node is down, and its lanes are placed elsewhere (the plan lists it under
+"Taken as down"). While it reads, plan holds the state's lock, so it
 never plans from a state an apply is half-way through writing
 (--lock=false to skip, --lock-timeout to wait). No state file means an
 empty fleet: the plan is a full bring-up. With --base the plan goes from
@@ -75,7 +83,8 @@ Examples:
   poolc plan --out plan.json pools/ && poolc show plan.json
   poolc plan --detailed-exitcode pools/ || echo "drift or changes"   # in CI
 
-Exit codes: 0 success, 1 an error or an invalid configuration; with
+Exit codes: 0 success, 1 an error, an invalid configuration or a target
+that cannot be observed; with
 --detailed-exitcode 0 no changes, 1 error, 2 changes or aliases left
 unserved (as --assume-down may leave them).`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {

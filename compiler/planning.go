@@ -34,8 +34,21 @@ type PlanOptions struct {
 }
 
 // Plan places the configuration's lanes, with the nodes the current state
-// knows to be down, and diffs the result against that state.
+// knows to be down, and diffs the result against that state. A target the
+// refresh could not observe stops it (*UnobservedError), unless it is a
+// node down by its membership or by opt.AssumeDown: the plan then places
+// the lanes recorded there elsewhere and sends nothing to the node
+// (Plan.TakenDown).
 func Plan(cfg *Config, current *pools.State, opt PlanOptions) (*pools.Plan, error) {
+	for _, n := range opt.AssumeDown {
+		if cfg.Pool.Node(n) == nil {
+			return nil, fmt.Errorf("--assume-down %s: no such node in pool %s", n, cfg.Pool.Name)
+		}
+	}
+	taken, unreached, err := settle(current, opt.AssumeDown)
+	if err != nil {
+		return nil, err
+	}
 	down, cordon := map[string]bool{}, map[string]pools.Cordon{}
 	for _, n := range current.Nodes {
 		if n.Down {
@@ -46,14 +59,15 @@ func Plan(cfg *Config, current *pools.State, opt PlanOptions) (*pools.Plan, erro
 		}
 	}
 	for _, n := range opt.AssumeDown {
-		if cfg.Pool.Node(n) == nil {
-			return nil, fmt.Errorf("--assume-down %s: no such node in pool %s", n, cfg.Pool.Name)
-		}
 		down[n] = true
 	}
 	running := func(lane, node string) bool { return current.Lane(lane, node) != nil }
 	placed := place.Place(place.Input{Pool: cfg.Pool, Down: down, Cordon: cordon, Running: running})
-	return plan.Diff(plan.Input{Pool: cfg.Pool, Placement: placed, Current: current.Fleet, Now: opt.Now})
+	p, err := plan.Diff(plan.Input{Pool: cfg.Pool, Placement: placed, Current: current.Fleet, Unreached: unreached, Now: opt.Now})
+	if p != nil {
+		p.TakenDown = taken
+	}
+	return p, err
 }
 
 // Desired is the fleet a configuration wants with every node up: the

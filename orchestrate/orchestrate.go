@@ -212,6 +212,9 @@ type ApplyRequest struct {
 	// Saved, when set, is the plan to carry out instead of planning; it
 	// is refused when the configuration or the state changed since.
 	Saved *pools.SavedPlan
+	// AssumeDown names nodes to treat as down (a saved plan carries its
+	// own).
+	AssumeDown []string
 	// AllowInterruption carries out a plan that leaves an alias unserved
 	// for a while.
 	AllowInterruption bool
@@ -312,6 +315,13 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 		return nil, err
 	}
 	defer s.close()
+	if req.Saved != nil {
+		// A target that cannot be observed (a host key that changed)
+		// is named as such, not as a stale plan.
+		if err := compiler.CheckUnobserved(s.state, req.Saved.AssumeDown); err != nil {
+			return nil, err
+		}
+	}
 	if req.Saved != nil && s.interrupted != nil {
 		return nil, errors.New("saved plan is stale: the last apply was interrupted, so the state may not be what was planned against; plan again")
 	}
@@ -326,7 +336,7 @@ func Apply(ctx context.Context, req ApplyRequest) (*ApplyResponse, error) {
 			return nil, err
 		}
 		plan = req.Saved.Plan
-	} else if plan, err = compiler.Plan(req.Config, s.state, compiler.PlanOptions{Now: req.Now}); err != nil {
+	} else if plan, err = compiler.Plan(req.Config, s.state, compiler.PlanOptions{AssumeDown: req.AssumeDown, Now: req.Now}); err != nil {
 		return nil, err
 	}
 	resp := &ApplyResponse{Plan: plan, Drift: s.drift, Diagnostics: diags}

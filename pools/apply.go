@@ -104,6 +104,7 @@ func (f Fleet) Clone() Fleet {
 		Prefetched: slices.Clone(f.Prefetched),
 		Members:    slices.Clone(f.Members),
 		Images:     slices.Clone(f.Images),
+		Unobserved: slices.Clone(f.Unobserved),
 	}
 	for i, l := range f.Lanes {
 		l.Args = slices.Clone(l.Args)

@@ -170,8 +170,11 @@ type Plan struct {
 	// that may have run (see MayHaveRun); only a plan made from a state
 	// whose last apply was interrupted has them.
 	MayHaveRun []MayHaveRun `json:"may_have_run,omitempty"`
-	Before     Fleet        `json:"before"`
-	After      Fleet        `json:"after"`
+	// TakenDown lists the nodes the plan takes as down that the refresh
+	// could not observe or the operator named (see TakenDown).
+	TakenDown []TakenDown `json:"taken_down,omitempty"`
+	Before    Fleet       `json:"before"`
+	After     Fleet       `json:"after"`
 }
 
 // Empty reports whether the plan changes nothing.

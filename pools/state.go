@@ -43,6 +43,9 @@ type Fleet struct {
 	// observation for the plan at hand and never stored (a stored count
 	// of bytes would be stale by the next plan).
 	Images []MemberImage `json:"-"`
+	// Unobserved lists the targets the last refresh could not observe;
+	// like Images, an observation for the plan at hand, never stored.
+	Unobserved []Unobserved `json:"-"`
 }
 
 // MemberImage is a pod pool's image (Image, as the config gives it) as

@@ -59,6 +59,10 @@ type Input struct {
 	Placement place.Result
 	// Current is the fleet as it is now.
 	Current pools.Fleet
+	// Unreached are nodes taken as down that could not be observed:
+	// what Current records there is left as it is, since no step can
+	// reach them (their lanes are placed elsewhere by Placement).
+	Unreached map[string]bool
 	// Now stamps the plan.
 	Now time.Time
 }
@@ -297,7 +301,7 @@ func (b *builder) lane(name string) {
 		}
 	}
 	for _, c := range b.cur.Instances(name) {
-		if keep != nil && c.Node == keep.Node && c.Port == keep.Port {
+		if keep != nil && c.Node == keep.Node && c.Port == keep.Port || b.in.Unreached[c.Node] {
 			continue
 		}
 		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port && sameProcess(c, *d))

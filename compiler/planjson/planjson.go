@@ -26,8 +26,20 @@ type Plan struct {
 	Unplaced      []Unplaced     `json:"unplaced"`
 	Unserved      []Unserved     `json:"unserved"`
 	MayHaveRun    []MayHaveRun   `json:"may_have_run,omitempty"`
+	TakenDown     []TakenDown    `json:"taken_down,omitempty"`
 	Before        Fleet          `json:"before"`
 	After         Fleet          `json:"after"`
+}
+
+// TakenDown is a node the plan takes as down: by whom ("membership
+// lease" or "--assume-down"), why the refresh could not observe it (cause,
+// empty when it did) and, when it was not observed, the lanes the state
+// records there, left as they are while they are placed elsewhere.
+type TakenDown struct {
+	Node  string   `json:"node"`
+	By    string   `json:"by"`
+	Cause string   `json:"cause,omitempty"`
+	Lanes []string `json:"lanes,omitempty"`
 }
 
 // MayHaveRun is a step the last apply, killed, had in flight and whose
@@ -176,6 +188,7 @@ func FromPlan(p *pools.Plan) Plan {
 		}),
 		Unserved:   each(p.Unserved, func(u pools.Unserved) Unserved { return Unserved{Alias: u.Alias, Why: u.Why} }),
 		MayHaveRun: each(p.MayHaveRun, func(m pools.MayHaveRun) MayHaveRun { return MayHaveRun(m) }),
+		TakenDown:  each(p.TakenDown, func(t pools.TakenDown) TakenDown { return TakenDown(t) }),
 		Before:     FromFleet(p.Before), After: FromFleet(p.After)}
 	return out
 }
@@ -192,6 +205,7 @@ func (p Plan) Pools() *pools.Plan {
 		}),
 		Unserved:   each(p.Unserved, func(u Unserved) pools.Unserved { return pools.Unserved{Alias: u.Alias, Why: u.Why} }),
 		MayHaveRun: each(p.MayHaveRun, func(m MayHaveRun) pools.MayHaveRun { return pools.MayHaveRun(m) }),
+		TakenDown:  each(p.TakenDown, func(t TakenDown) pools.TakenDown { return pools.TakenDown(t) }),
 		Before:     p.Before.pools(), After: p.After.pools()}
 }
 

@@ -48,6 +48,12 @@ func Markdown(w io.Writer, p *pools.Plan) {
 			fmt.Fprintf(&head, "- %s: %s\n", cell(u.Alias), cell(u.Why))
 		}
 	}
+	if len(p.TakenDown) > 0 {
+		head.WriteString("\n**Taken as down:**\n")
+		for _, t := range p.TakenDown {
+			fmt.Fprintf(&head, "- %s\n", cell(t.String()))
+		}
+	}
 	if len(p.MayHaveRun) > 0 {
 		head.WriteString("\n> [!CAUTION]\n> The last apply was killed with steps in flight that may have run; check each on its target before applying.\n")
 		for _, m := range p.MayHaveRun {

@@ -78,6 +78,12 @@ func Text(w io.Writer, p *pools.Plan, opt TextOptions) {
 			fmt.Fprintf(w, "  %s: %s\n", u.Alias, u.Why)
 		}
 	}
+	if len(p.TakenDown) > 0 {
+		fmt.Fprintf(w, "\n%s\n", paint(ansiBold+ansiYellow, "Taken as down:"))
+		for _, t := range p.TakenDown {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+	}
 	if len(p.MayHaveRun) > 0 {
 		fmt.Fprintf(w, "\n%s\n", paint(ansiBold+ansiYellow, "May have run (check each on its target before applying):"))
 		for _, m := range p.MayHaveRun {

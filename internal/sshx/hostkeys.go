@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strings"
 	"sync"
@@ -21,9 +22,18 @@ type hostKeys struct {
 
 func loadHostKeys(file string) (*hostKeys, error) {
 	if _, err := knownhosts.New(file); err != nil {
-		return nil, fmt.Errorf("sshx: known_hosts: %w", err)
+		return nil, knownHostsErr(file, err)
 	}
 	return &hostKeys{file: file}, nil
+}
+
+// knownHostsErr is a known_hosts file that cannot be read; a missing one
+// says how to create it.
+func knownHostsErr(file string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sshx: known_hosts file %s does not exist; host keys are always verified. Create it with the keys of your hosts, checking each fingerprint: ssh-keyscan -p PORT HOST >> %s", file, file)
+	}
+	return fmt.Errorf("sshx: known_hosts: %w", err)
 }
 
 // callback is the ssh.HostKeyCallback: it accepts exactly the keys the
@@ -32,7 +42,7 @@ func loadHostKeys(file string) (*hostKeys, error) {
 func (h *hostKeys) callback(hostname string, remote net.Addr, key ssh.PublicKey) error {
 	check, err := knownhosts.New(h.file)
 	if err != nil {
-		return fmt.Errorf("sshx: known_hosts: %w", err)
+		return knownHostsErr(h.file, err)
 	}
 	err = check(hostname, remote, key)
 	if err == nil {
@@ -76,7 +86,7 @@ var probeKey = sync.OnceValues(func() (ssh.PublicKey, error) {
 func (h *hostKeys) algorithms(addr string) ([]string, error) {
 	check, err := knownhosts.New(h.file)
 	if err != nil {
-		return nil, fmt.Errorf("sshx: known_hosts: %w", err)
+		return nil, knownHostsErr(h.file, err)
 	}
 	probe, err := probeKey()
 	if err != nil {
@@ -133,22 +143,33 @@ type HostKeyError struct {
 	Revoked        *KnownKey
 }
 
-// Error implements error.
+// Error implements error. It names the host, the fingerprint the host
+// presents and the known_hosts line to fix.
 func (e *HostKeyError) Error() string {
 	presented := e.KeyType + " " + e.Fingerprint
+	host, port, _ := net.SplitHostPort(e.Host)
+	scan := fmt.Sprintf("ssh-keyscan -p %s %s >> %s", port, host, e.KnownHostsFile)
 	switch {
 	case e.Revoked != nil:
-		return fmt.Sprintf("host key of %s is REVOKED: it presents %s, marked @revoked at %s:%d", e.Host, presented, e.Revoked.File, e.Revoked.Line)
+		return fmt.Sprintf("host key of %s is REVOKED: it presents %s, marked @revoked at %s:%d; refusing to connect", e.Host, presented, e.Revoked.File, e.Revoked.Line)
 	case len(e.Known) > 0:
 		lines := make([]string, len(e.Known))
 		for i, k := range e.Known {
 			lines[i] = k.String()
 		}
-		return fmt.Sprintf("host key of %s has CHANGED: it presents %s, but known_hosts has %s; refusing to connect (if the host was re-keyed, check the new fingerprint and replace that line)",
-			e.Host, presented, strings.Join(lines, ", "))
+		return fmt.Sprintf("host key of %s has CHANGED: it presents %s, but known_hosts has %s; refusing to connect. If the host was re-keyed, check the new fingerprint, then replace that line: ssh-keygen -R %s -f %s && %s",
+			e.Host, presented, strings.Join(lines, ", "), knownhosts.Normalize(e.Host), e.KnownHostsFile, scan)
 	default:
-		host, port, _ := net.SplitHostPort(e.Host)
-		return fmt.Sprintf("host %s is unknown: its key %s is not in known_hosts %s; refusing to connect (check the fingerprint, then add it, e.g. ssh-keyscan -p %s %s >> %s)",
-			e.Host, presented, e.KnownHostsFile, port, host, e.KnownHostsFile)
+		return fmt.Sprintf("host %s is unknown: its key %s is not in known_hosts %s; refusing to connect. Check the fingerprint, then add it: %s",
+			e.Host, presented, e.KnownHostsFile, scan)
 	}
+}
+
+// ObserveCause says why the host could not be observed, in the terms of
+// sdk.CauseOf: its key is unknown, or changed (or revoked).
+func (e *HostKeyError) ObserveCause() string {
+	if len(e.Known) == 0 && e.Revoked == nil {
+		return "host-key-unknown"
+	}
+	return "host-key-changed"
 }

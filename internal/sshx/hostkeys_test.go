@@ -81,3 +81,27 @@ func TestNewPoolRequiresKnownHosts(t *testing.T) {
 		t.Error("missing known_hosts file accepted")
 	}
 }
+
+// A known_hosts file that does not exist says how to create it.
+func TestMissingKnownHostsSaysHowToCreateIt(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "known_hosts")
+	_, err := NewPool(Config{KnownHostsFile: file, AgentSocket: "/nonexistent"})
+	if err == nil || !strings.Contains(err.Error(), file+" does not exist") || !strings.Contains(err.Error(), "ssh-keyscan -p PORT HOST >> "+file) {
+		t.Errorf("NewPool with no known_hosts file: %v", err)
+	}
+}
+
+// A host key refusal names its cause for sdk.CauseOf: unknown or changed.
+func TestHostKeyErrorCause(t *testing.T) {
+	unknown := &HostKeyError{Host: "n3:22", KnownHostsFile: "kh", KeyType: "ssh-ed25519", Fingerprint: "SHA256:x"}
+	changed := *unknown
+	changed.Known = []KnownKey{{File: "kh", Line: 3, KeyType: "ssh-ed25519", Fingerprint: "SHA256:y"}}
+	if unknown.ObserveCause() != "host-key-unknown" || changed.ObserveCause() != "host-key-changed" {
+		t.Errorf("causes %q and %q", unknown.ObserveCause(), changed.ObserveCause())
+	}
+	for _, want := range []string{"SHA256:x", "kh:3", "ssh-keygen -R n3 -f kh && ssh-keyscan -p 22 n3 >> kh"} {
+		if !strings.Contains(changed.Error(), want) {
+			t.Errorf("%q lacks %q", changed.Error(), want)
+		}
+	}
+}

@@ -383,3 +383,13 @@ func (e *ConnError) Error() string { return fmt.Sprintf("ssh %s: %v", e.Endpoint
 
 // Unwrap returns the underlying error.
 func (e *ConnError) Unwrap() error { return e.Err }
+
+// ObserveCause says, in the terms of sdk.CauseOf, that a host that refused
+// every key was "refused"; for other failures it says nothing ("") and
+// leaves the cause to the network error it wraps.
+func (e *ConnError) ObserveCause() string {
+	if errors.Is(e.Err, ErrAuth) {
+		return "refused"
+	}
+	return ""
+}

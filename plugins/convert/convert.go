@@ -256,7 +256,7 @@ func (p Plan) mayRunOn(l pools.Lane, inv sdk.Inventory) bool {
 func Fleet(f sdk.Fleet) pools.Fleet {
 	var out pools.Fleet
 	for _, n := range f.Nodes {
-		out.Nodes = append(out.Nodes, pools.NodeState{Name: n.Name, Down: n.Down})
+		out.Nodes = append(out.Nodes, pools.NodeState{Name: n.Name})
 	}
 	for _, l := range f.Lanes {
 		out.Lanes = append(out.Lanes, LaneState(l))
@@ -272,6 +272,10 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 	}
 	for _, i := range f.Images {
 		out.Images = append(out.Images, pools.MemberImage(i))
+	}
+	for _, u := range f.Unobserved {
+		out.Unobserved = append(out.Unobserved, pools.Unobserved{Kind: pools.TargetKind(u.Kind), Name: u.Name, PodPool: u.PodPool, Context: u.Context,
+			Cause: string(u.Cause), Detail: u.Detail})
 	}
 	out.Normalize()
 	return out
@@ -329,7 +333,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 	}
 	var out sdk.Fleet
 	for _, n := range f.Nodes {
-		out.Nodes = append(out.Nodes, sdk.NodeStatus{Name: n.Name, Down: n.Down})
+		out.Nodes = append(out.Nodes, sdk.NodeStatus{Name: n.Name})
 	}
 	for _, l := range f.Lanes {
 		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded,

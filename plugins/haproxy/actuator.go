@@ -225,7 +225,9 @@ func isNetErr(err error) bool {
 // endpoint its backend sends it to. An alias whose backend has no ready
 // server routes nowhere and is left out; one with two (a move in
 // progress) is reported with a warning at the first. One sent to the
-// router's port reaches its lane through the node's router.
+// router's port reaches its lane through the node's router. A gateway
+// whose runtime API or map cannot be read is reported unobserved, with the
+// cause.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	gw, inv, err := a.gateway()
 	if err != nil {
@@ -233,7 +235,8 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	}
 	obs, err := gw.Observe(ctx)
 	if err != nil {
-		return sdk.ObserveResponse{Diagnostics: sdk.Errorf(nil, err.Error())}
+		// Unknown, not empty: poolc keeps the routes it recorded.
+		return sdk.ObserveResponse{Fleet: sdk.Fleet{Unobserved: []sdk.Unobserved{{Kind: sdk.TargetGateway, Cause: sdk.CauseOf(err), Detail: err.Error()}}}}
 	}
 	var resp sdk.ObserveResponse
 	for _, o := range obs {

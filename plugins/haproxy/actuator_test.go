@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
@@ -82,5 +83,20 @@ func TestARouteThroughTheRouterIsReachedAtTheRouterPort(t *testing.T) {
 				t.Errorf("%s: %s sent to port %d is observed at %d (router %v), want %d (router %v)", cfg, c.lane, c.at, port, router, c.port, c.router)
 			}
 		}
+	}
+}
+
+// TestAGatewayThatCannotBeReachedIsUnobserved: with nothing listening on
+// the runtime API, Observe reports the gateway unobserved (refused), not
+// a gateway without routes, which poolc would route again.
+func TestAGatewayThatCannotBeReachedIsUnobserved(t *testing.T) {
+	a := NewActuator("test")
+	cfg := `{"admin_socket":"ipv4@` + deadaddr.TCP(t) + `","map_file":"/m","state_file":"/st"}`
+	if r := a.Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(cfg), Inventory: sdk.Inventory{Gateway: true}}); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	obs := a.Observe(context.Background(), sdk.ObserveRequest{})
+	if u := obs.Fleet.Unobserved; obs.Diagnostics.HasErrors() || len(u) != 1 || u[0].Kind != sdk.TargetGateway || u[0].Cause != sdk.CauseRefused || len(obs.Fleet.Routes) != 0 {
+		t.Errorf("Observe with no runtime API: %+v", obs)
 	}
 }

@@ -22,12 +22,52 @@ type Observation struct {
 	seen []seen
 }
 
-// seen is one plugin's observation of the parts it observes.
+// seen is one plugin's observation of the parts it observes, and of its
+// targets those it could not observe.
 type seen struct {
 	plugin string
 	parts  []string
 	owns   owner
 	fleet  pools.Fleet
+	unobs  []pools.Unobserved // of its own targets only
+}
+
+// unobserved reports whether the plugin could not observe the target of
+// that kind, node name or member key.
+func (s seen) unobserved(kind pools.TargetKind, key string) bool {
+	return slices.ContainsFunc(s.unobs, func(u pools.Unobserved) bool {
+		switch u.Kind {
+		case pools.TargetNode:
+			return kind == u.Kind && key == u.Name
+		case pools.TargetGateway:
+			return kind == u.Kind
+		}
+		return kind == u.Kind && key == (pools.MemberState{PodPool: u.PodPool, Context: u.Context}).Key()
+	})
+}
+
+// own keeps the entries of unobs that name a target of the plugin, with
+// the plugin's name: a plugin speaks only for its own targets.
+func (o owner) own(plugin string, unobs []pools.Unobserved) []pools.Unobserved {
+	var out []pools.Unobserved
+	for _, u := range unobs {
+		mine := false
+		switch u.Kind {
+		case pools.TargetNode:
+			mine = o.nodes[u.Name]
+		case pools.TargetGateway:
+			mine = o.gateway
+		case pools.TargetMember:
+			mine = o.clusters[u.PodPool]
+		case pools.TargetRegistry:
+			mine = o.imageSyncs[u.PodPool]
+		}
+		if mine {
+			u.Plugin = plugin
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // owner says which entries of a fleet belong to a plugin's targets.
@@ -114,7 +154,8 @@ func (s *Set) Observe(ctx context.Context) (Observation, pools.Diagnostics) {
 			}
 			parts = append(parts, part)
 		}
-		obs.seen = append(obs.seen, seen{plugin: p.info.Name, parts: parts, owns: ownerOf(s.pool, s.left, p.info.Name), fleet: convert.Fleet(r.Fleet)})
+		owns, fleet := ownerOf(s.pool, s.left, p.info.Name), convert.Fleet(r.Fleet)
+		obs.seen = append(obs.seen, seen{plugin: p.info.Name, parts: parts, owns: owns, fleet: fleet, unobs: owns.own(p.info.Name, fleet.Unobserved)})
 	}
 	return obs, ds
 }
@@ -125,11 +166,21 @@ var fleetParts = []string{sdk.ObserveNodes, sdk.ObserveLanes, sdk.ObservePrefetc
 // Refresh lays the observation over the fleet: for each plugin and each
 // part it observes, the fleet's entries of that part for the plugin's
 // targets become what the plugin saw (an entry the plugin reports for a
-// target that is not its own is ignored). It returns what changed, each
-// named with the plugin that saw it, in a stable order.
+// target that is not its own is ignored). A target the plugin could not
+// observe keeps what the fleet says of it, and is listed in
+// f.Unobserved; such a node is not taken as down either (only its
+// membership can say that). It returns what changed, each named with the
+// plugin that saw it, in a stable order.
 func (o Observation) Refresh(f *pools.Fleet) []Drift {
 	var drift []Drift
+	f.Unobserved = nil
 	for _, s := range o.seen {
+		f.Unobserved = append(f.Unobserved, s.unobs...)
+		for i, n := range f.Nodes {
+			if s.unobserved(pools.TargetNode, n.Name) {
+				f.Nodes[i].Down = false
+			}
+		}
 		before := f.Clone()
 		for _, part := range s.parts {
 			s.lay(part, f)
@@ -145,12 +196,13 @@ func (o Observation) Refresh(f *pools.Fleet) []Drift {
 // lay replaces one part of f, for the plugin's targets, with what it saw.
 func (s seen) lay(part string, f *pools.Fleet) {
 	o, seen := s.owns, s.fleet
+	node := func(name string) bool { return o.nodes[name] && !s.unobserved(pools.TargetNode, name) }
 	switch part {
 	case sdk.ObserveNodes:
-		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return o.nodes[n.Name] })
+		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return node(n.Name) })
 	case sdk.ObserveLanes:
 		was := slices.Clone(f.Lanes)
-		f.Lanes = replace(f.Lanes, seen.Lanes, func(l pools.LaneState) bool { return o.nodes[l.Node] })
+		f.Lanes = replace(f.Lanes, seen.Lanes, func(l pools.LaneState) bool { return node(l.Node) })
 		for i, l := range f.Lanes {
 			// What a plugin cannot see of a process (the digest and source
 			// of the file it loads) stays as the state recorded it.
@@ -163,14 +215,14 @@ func (s seen) lay(part string, f *pools.Fleet) {
 		}
 	case sdk.ObservePrefetched:
 		was := slices.Clone(f.Prefetched)
-		f.Prefetched = replace(f.Prefetched, seen.Prefetched, func(p pools.Prefetch) bool { return o.nodes[p.Node] })
+		f.Prefetched = replace(f.Prefetched, seen.Prefetched, func(p pools.Prefetch) bool { return node(p.Node) })
 		for i, p := range f.Prefetched {
 			if j := slices.IndexFunc(was, func(w pools.Prefetch) bool { return pools.ComparePrefetch(w, p) == 0 }); j >= 0 {
 				f.Prefetched[i].SHA256 = cmp.Or(p.SHA256, was[j].SHA256)
 			}
 		}
 	case sdk.ObserveRoutes:
-		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway })
+		f.Routes = replace(f.Routes, seen.Routes, func(pools.Route) bool { return o.gateway && !s.unobserved(pools.TargetGateway, "") })
 	case sdk.ObserveMembers:
 		// The image of a member whose pod pool syncs images with
 		// another plugin is that plugin's to observe: keep it.
@@ -178,16 +230,22 @@ func (s seen) lay(part string, f *pools.Fleet) {
 		for _, m := range f.Members {
 			images[m.Key()] = m.Image
 		}
-		f.Members = replace(f.Members, seen.Members, func(m pools.MemberState) bool { return o.clusters[m.PodPool] })
+		member := func(m pools.MemberState) bool {
+			return o.clusters[m.PodPool] && !s.unobserved(pools.TargetMember, m.Key())
+		}
+		f.Members = replace(f.Members, seen.Members, member)
 		for i, m := range f.Members {
-			if o.clusters[m.PodPool] && !o.imageSyncs[m.PodPool] {
+			if member(m) && !o.imageSyncs[m.PodPool] {
 				f.Members[i].Image = images[m.Key()]
 			}
 		}
 	case sdk.ObserveImages:
-		f.Images = replace(f.Images, seen.Images, func(m pools.MemberImage) bool { return o.imageSyncs[m.PodPool] })
+		registry := func(m pools.MemberImage) bool {
+			return o.imageSyncs[m.PodPool] && !s.unobserved(pools.TargetRegistry, m.Key())
+		}
+		f.Images = replace(f.Images, seen.Images, registry)
 		for i, m := range f.Members {
-			if !o.imageSyncs[m.PodPool] || m.Registry == "" || !o.listed[m.Key()] {
+			if !o.imageSyncs[m.PodPool] || s.unobserved(pools.TargetRegistry, m.Key()) || m.Registry == "" || !o.listed[m.Key()] {
 				// A member without a registry has no image to sync; one
 				// leaving the pool is not in the image sync's inventory.
 				continue

@@ -370,17 +370,17 @@ func TestNotAPlugin(t *testing.T) {
 	}
 }
 
-// TestOtherProtocolRefused starts a plugin that speaks protocol version 1
-// (its handshake says so): it is refused, saying which version it speaks
-// and which poolc speaks.
+// TestOtherProtocolRefused starts a plugin that speaks protocol version 2
+// (its handshake says so), which called an unreachable node down: it is
+// refused, saying which version it speaks and which poolc speaks.
 func TestOtherProtocolRefused(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, host.BinaryName("old"))
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '1|1|tcp|127.0.0.1:1|grpc'\nsleep 5\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '1|2|tcp|127.0.0.1:1|grpc'\nsleep 5\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	set, ds := host.Start(context.Background(), poolFor(pools.Plugin{Name: "old"}), host.Options{PluginPath: []string{dir}})
-	want := "plugin old speaks actuator protocol 1, but this poolc speaks protocol 2; rebuild the plugin with a poolc SDK of protocol 2 (see docs/PLUGINS.md)"
+	want := "plugin old speaks actuator protocol 2, but this poolc speaks protocol 3; rebuild the plugin with a poolc SDK of protocol 3 (see docs/PLUGINS.md)"
 	if set != nil || len(ds) != 1 || ds[0].Message != want || !reflect.DeepEqual(ds[0].Path, pools.Path{"plugin", "old"}) {
 		t.Errorf("Start = %v, %+v\nwant %q", set, ds, want)
 	}

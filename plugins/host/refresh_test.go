@@ -105,3 +105,42 @@ func TestRefreshKeepsTheDigestsAPluginDoesNotSee(t *testing.T) {
 		t.Errorf("lanes %+v, weights %+v; want the recorded digest kept on 8080 only", f.Lanes, f.Prefetched)
 	}
 }
+
+// Unknown is not absent: a node, the gateway or a member its plugin could
+// not observe keeps what the state records there (no drift, not down),
+// and is listed in the fleet's Unobserved with its plugin; an entry for a
+// target that is not the plugin's is ignored. A node recorded down is no
+// longer taken as down: only its membership can say so.
+func TestRefreshKeepsWhatItCouldNotObserve(t *testing.T) {
+	o := owner{nodes: map[string]bool{"n1": true, "n2": true}, gateway: true, clusters: map[string]bool{"harness": true}}
+	unobs := []pools.Unobserved{
+		{Kind: "node", Name: "n2", Cause: "host-key-changed"},
+		{Kind: "gateway", Cause: "timeout"},
+		{Kind: "member", PodPool: "harness", Context: "k1", Cause: "refused"},
+		{Kind: "node", Name: "elsewhere", Cause: "unreachable"},
+	}
+	s := seen{plugin: "llama", parts: []string{sdk.ObserveNodes, sdk.ObserveLanes, sdk.ObserveRoutes, sdk.ObserveMembers}, owns: o,
+		fleet: pools.Fleet{Nodes: []pools.NodeState{{Name: "n1"}}, Lanes: []pools.LaneState{{Name: "chat", Node: "n1", Port: 8080}}},
+		unobs: o.own("llama", unobs)}
+	f := pools.Fleet{
+		Nodes:   []pools.NodeState{{Name: "n1"}, {Name: "n2", Down: true}},
+		Lanes:   []pools.LaneState{{Name: "chat", Node: "n1", Port: 8080}, {Name: "scribe", Node: "n2", Port: 8081}},
+		Routes:  []pools.Route{{Alias: "notes", Lane: "scribe", Node: "n2", Port: 8081}},
+		Members: []pools.MemberState{{PodPool: "harness", Context: "k1", Capacity: 2}},
+	}
+	f.Normalize()
+	want := f.Clone()
+	want.Nodes[1].Down = false
+	drift := Observation{seen: []seen{s}}.Refresh(&f)
+	if len(drift) != 0 {
+		t.Errorf("drift %v, want none", drift)
+	}
+	got := f.Clone()
+	got.Unobserved, want.Unobserved = nil, nil
+	if d := diff(want, got); len(d) != 0 {
+		t.Errorf("the refresh changed what it could not observe: %v", d)
+	}
+	if len(f.Unobserved) != 3 || f.Unobserved[0].Plugin != "llama" || f.UnobservedNode("n2") == nil || f.UnobservedNode("elsewhere") != nil {
+		t.Errorf("unobserved %+v, want n2, the gateway and k1, each of plugin llama", f.Unobserved)
+	}
+}

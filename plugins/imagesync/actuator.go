@@ -122,8 +122,8 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 // image otherwise. Beside each member it reports the image as the
 // member's registry sees it (Fleet.Images): the digest it resolves to
 // and, when the source could be read, the bytes a sync would send. A
-// member whose registry cannot be asked is reported without an image,
-// with a warning saying why, so poolc plans a sync that will say the same.
+// member whose registry cannot be asked is reported unobserved (a
+// registry target), with the cause, so poolc plans nothing on it.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
 	members, slots := a.members, a.slots
@@ -152,7 +152,9 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	for _, s := range all {
 		m := s.member
 		if s.err != nil {
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("pod_pool %q member %s: %v", m.PodPool, m.Context, s.err)})
+			// Unknown, not empty: poolc keeps the image it recorded.
+			resp.Fleet.Unobserved = append(resp.Fleet.Unobserved, sdk.Unobserved{Kind: sdk.TargetRegistry, PodPool: m.PodPool, Context: m.Context,
+				Cause: sdk.CauseOf(s.err), Detail: s.err.Error()})
 			continue
 		}
 		obs := m

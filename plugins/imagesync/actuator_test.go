@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 )
@@ -200,5 +201,30 @@ func TestActuatorObservesThePinnedDigest(t *testing.T) {
 	}
 	if obs = a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || obs.Diagnostics.HasErrors() || len(obs.Fleet.Images) != 0 {
 		t.Fatalf("other pin: %+v", obs)
+	}
+}
+
+// TestARegistryThatCannotBeReachedIsUnobserved: with nothing listening at
+// a member's registry, Observe reports that registry unobserved
+// (refused), not a registry without the image, which poolc would sync
+// again; the other member's registry is observed.
+func TestARegistryThatCannotBeReachedIsUnobserved(t *testing.T) {
+	dir := writeLayout(t, imageOf(t, layers(t, 1, 1<<10), nil), nil)
+	reg := newTestRegistry(t)
+	_, port, _ := net.SplitHostPort(reg.addr())
+	_, gone, _ := net.SplitHostPort(deadaddr.TCP(t))
+	members := []sdk.Member{
+		{PodPool: "harness", Context: "up", Registry: "k3d-lab-registry:" + port, Image: "elanous-harness"},
+		{PodPool: "harness", Context: "gone", Registry: "k3d-lab-registry:" + gone, Image: "elanous-harness"},
+	}
+	a := NewActuator("test")
+	if ds := configure(t, a, map[string]any{"source": "oci:" + dir, "build": "ci-7"}, members...); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	obs := a.Observe(context.Background(), sdk.ObserveRequest{})
+	u := obs.Fleet.Unobserved
+	if len(u) != 1 || u[0].Kind != sdk.TargetRegistry || u[0].Context != "gone" || u[0].Cause != sdk.CauseRefused ||
+		len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Context != "up" || len(obs.Diagnostics) != 0 {
+		t.Errorf("Observe with one registry gone: %+v", obs)
 	}
 }

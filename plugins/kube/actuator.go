@@ -91,8 +91,8 @@ func fromSDK(m sdk.Member) Member {
 // and those leaving the pool (so a member dropped from the config is
 // still seen, and removed), as its cluster holds it: the quota's Job limit as the capacity (a hand-edited quota
 // therefore shows as a change), the LimitRange's memory and the published
-// registry. A member whose cluster cannot be reached is left out, with a
-// warning, so the plan ensures it and says why it fails.
+// registry. A member whose cluster cannot be observed is reported
+// unobserved, with the cause, so poolc plans nothing on it.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
 	k, members := a.k, a.observed
@@ -105,7 +105,9 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	for _, m := range members {
 		o, err := k.Observe(ctx, fromSDK(m))
 		if err != nil {
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: err.Error()})
+			// Unknown, not absent: poolc keeps the member it recorded.
+			resp.Fleet.Unobserved = append(resp.Fleet.Unobserved, sdk.Unobserved{Kind: sdk.TargetMember, PodPool: m.PodPool, Context: m.Context,
+				Cause: sdk.CauseOf(err), Detail: err.Error()})
 			continue
 		}
 		if got, ok := observedMember(m, o); ok {

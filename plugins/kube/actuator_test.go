@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"poolc.dev/poolc/internal/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 )
 
@@ -101,3 +102,33 @@ func TestActuatorObservesLeavingMembers(t *testing.T) {
 }
 
 func resourceOf(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+
+// TestAMemberWhoseClusterCannotBeReachedIsUnobserved: with nothing
+// listening at the API server's address, Observe reports the member
+// unobserved (refused), not a member without a namespace, which poolc
+// would set up again.
+func TestAMemberWhoseClusterCannotBeReachedIsUnobserved(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://` + deadaddr.TCP(t) + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: gone, context: {cluster: gone, user: u}}]
+`
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k, err := LoadKubeconfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActuator("test")
+	m := sdkMember()
+	m.Context = "gone"
+	a.k, a.observed = k, []sdk.Member{m}
+	obs := a.Observe(context.Background(), sdk.ObserveRequest{})
+	if u := obs.Fleet.Unobserved; len(u) != 1 || u[0].Kind != sdk.TargetMember || u[0].PodPool != "harness" || u[0].Context != "gone" ||
+		u[0].Cause != sdk.CauseRefused || len(obs.Fleet.Members) != 0 || len(obs.Diagnostics) != 0 {
+		t.Errorf("Observe with no API server: %+v", obs)
+	}
+}

@@ -105,7 +105,13 @@ type ContextError struct {
 	// Missing is true when the kubeconfig has no such context.
 	Missing bool
 	Detail  string
+	// Err is the failure of the API server's answer, for its cause.
+	Err error
 }
+
+// Unwrap returns Err, so that a refused or timed-out connection is seen
+// through the error (sdk.CauseOf).
+func (e *ContextError) Unwrap() error { return e.Err }
 
 // Error implements error.
 func (e *ContextError) Error() string {
@@ -155,7 +161,7 @@ func (k *Kubeconfig) Client(ctx context.Context, name string) (kubernetes.Interf
 		if cl := raw.Clusters[kctx.Cluster]; cl != nil {
 			server = cl.Server
 		}
-		return nil, &ContextError{Context: name, Detail: fmt.Sprintf("server %s: %v", server, err)}
+		return nil, &ContextError{Context: name, Detail: fmt.Sprintf("server %s: %v", server, err), Err: err}
 	}
 	k.mu.Lock()
 	k.clients[name] = cs

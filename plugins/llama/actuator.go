@@ -286,7 +286,8 @@ func fail(err error) sdk.ApplyResponse {
 
 // Observe implements sdk.Actuator: each node's lanes verified live, the
 // prefetched models whose recorded sha256 is the model's, and memory. A
-// node that cannot be reached is down, with a warning; drift is a warning.
+// node that cannot be observed is reported unobserved, with the cause;
+// drift is a warning.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
 	inv := a.inv
@@ -311,8 +312,8 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			obs, err = n.Observe(ctx, paths)
 		}
 		if err != nil {
-			resp.Fleet.Nodes = append(resp.Fleet.Nodes, sdk.NodeStatus{Name: node.Name, Down: true})
-			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("node %s: %v", node.Name, err)})
+			// Unknown, not down: poolc keeps what it recorded there.
+			resp.Fleet.Unobserved = append(resp.Fleet.Unobserved, sdk.Unobserved{Kind: sdk.TargetNode, Name: node.Name, Cause: sdk.CauseOf(err), Detail: err.Error()})
 			continue
 		}
 		resp.Fleet.Nodes = append(resp.Fleet.Nodes, sdk.NodeStatus{Name: node.Name, MemoryTotalGB: float64(obs.MemoryTotal) / 1e9, MemoryFreeGB: float64(obs.MemoryFree) / 1e9})

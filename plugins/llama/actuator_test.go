@@ -61,7 +61,7 @@ func TestActuatorRunsALaneOnThisMachine(t *testing.T) {
 	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: lane}}, nil)
 	obs := act.Observe(ctx, sdk.ObserveRequest{})
 	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Residency != sdk.KeepWarm || obs.Fleet.Lanes[0].Model.Name != "qwen" ||
-		obs.Fleet.Lanes[0].Node.Name != "node-a" || len(obs.Fleet.Nodes) != 1 || obs.Fleet.Nodes[0].Down {
+		obs.Fleet.Lanes[0].Node.Name != "node-a" || len(obs.Fleet.Nodes) != 1 || len(obs.Fleet.Unobserved) != 0 {
 		t.Fatalf("observed %+v %v", obs.Fleet, obs.Diagnostics)
 	}
 	// A residency change between keep-warm and preferred keeps the process.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the Go code of the actuator protocol in actuatorv2/.
+# Regenerates the Go code of the actuator protocol in actuatorv3/.
 # Needs protoc and the Go generators at the versions the committed code
 # names in its header:
 #   go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
@@ -7,6 +7,6 @@
 set -eu
 cd "$(dirname "$0")"
 protoc \
-	--go_out=actuatorv2 --go_opt=paths=source_relative \
-	--go-grpc_out=actuatorv2 --go-grpc_opt=paths=source_relative \
+	--go_out=actuatorv3 --go_opt=paths=source_relative \
+	--go-grpc_out=actuatorv3 --go-grpc_opt=paths=source_relative \
 	actuator.proto

@@ -153,7 +153,7 @@ func TestDocListsEveryJSONField(t *testing.T) {
 	doc := readDoc(t, docPath)
 	for _, v := range []any{sdk.Step{}, sdk.Node{}, sdk.Model{}, sdk.Lane{}, sdk.LaneSpec{}, sdk.AliasSpec{}, sdk.LaneEndpoint{},
 		sdk.RouteChange{}, sdk.Route{}, sdk.Prefetch{}, sdk.Prefetched{}, sdk.Member{}, sdk.ImageSync{}, sdk.NodeStatus{},
-		sdk.Fleet{}, sdk.MemberImage{}, sdk.Inventory{}} {
+		sdk.Fleet{}, sdk.MemberImage{}, sdk.Unobserved{}, sdk.Inventory{}} {
 		typ := reflect.TypeOf(v)
 		var want []string
 		for i := range typ.NumField() {

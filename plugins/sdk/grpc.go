@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"poolc.dev/poolc/plugins/proto/actuatorv2"
+	"poolc.dev/poolc/plugins/proto/actuatorv3"
 )
 
 // The two gRPC adapters: server (an Actuator behind the generated
@@ -21,14 +21,14 @@ import (
 
 // server serves an Actuator over gRPC.
 type server struct {
-	actuatorv2.UnimplementedActuatorServer
+	actuatorv3.UnimplementedActuatorServer
 	impl Actuator
 
 	mu    sync.Mutex
 	kinds []StepKind // from the last Describe, nil before the first
 }
 
-var _ actuatorv2.ActuatorServer = (*server)(nil)
+var _ actuatorv3.ActuatorServer = (*server)(nil)
 
 func newServer(impl Actuator) *server { return &server{impl: impl} }
 
@@ -75,52 +75,52 @@ func (s *server) declared(ctx context.Context) []StepKind {
 
 // Describe answers with the plugin's Describe, and remembers the kinds it
 // declares for Apply's check.
-func (s *server) Describe(ctx context.Context, _ *actuatorv2.DescribeRequest) (*actuatorv2.DescribeResponse, error) {
+func (s *server) Describe(ctx context.Context, _ *actuatorv3.DescribeRequest) (*actuatorv3.DescribeResponse, error) {
 	resp := s.describe(ctx)
-	return &actuatorv2.DescribeResponse{
+	return &actuatorv3.DescribeResponse{
 		Name:         resp.Name,
 		Version:      resp.Version,
 		StepKinds:    kindsToProto(resp.StepKinds),
 		ConfigSchema: resp.ConfigSchema,
-		Capabilities: &actuatorv2.Capabilities{Observes: resp.Capabilities.Observes, ApplyObserves: resp.Capabilities.ApplyObserves},
+		Capabilities: &actuatorv3.Capabilities{Observes: resp.Capabilities.Observes, ApplyObserves: resp.Capabilities.ApplyObserves},
 		Diagnostics:  toProto(resp.Diagnostics),
 	}, nil
 }
 
 // Configure passes the configuration to the plugin.
-func (s *server) Configure(ctx context.Context, req *actuatorv2.ConfigureRequest) (*actuatorv2.ConfigureResponse, error) {
+func (s *server) Configure(ctx context.Context, req *actuatorv3.ConfigureRequest) (*actuatorv3.ConfigureResponse, error) {
 	var resp ConfigureResponse
 	r := ConfigureRequest{Pool: req.GetPool(), ConfigJSON: req.GetConfigJson(), WorkDir: req.GetWorkDir(), Inventory: inventoryFromProto(req.GetInventory())}
 	if ds := protect("Configure", func() { resp = s.impl.Configure(ctx, r) }); ds != nil {
 		resp = ConfigureResponse{Diagnostics: ds}
 	}
-	return &actuatorv2.ConfigureResponse{Diagnostics: toProto(resp.Diagnostics)}, nil
+	return &actuatorv3.ConfigureResponse{Diagnostics: toProto(resp.Diagnostics)}, nil
 }
 
 // Observe answers with the plugin's fleet.
-func (s *server) Observe(ctx context.Context, _ *actuatorv2.ObserveRequest) (*actuatorv2.ObserveResponse, error) {
+func (s *server) Observe(ctx context.Context, _ *actuatorv3.ObserveRequest) (*actuatorv3.ObserveResponse, error) {
 	var resp ObserveResponse
 	if ds := protect("Observe", func() { resp = s.impl.Observe(ctx, ObserveRequest{}) }); ds != nil {
 		resp = ObserveResponse{Diagnostics: ds}
 	}
-	return &actuatorv2.ObserveResponse{Fleet: fleetToProto(&resp.Fleet), Diagnostics: toProto(resp.Diagnostics)}, nil
+	return &actuatorv3.ObserveResponse{Fleet: fleetToProto(&resp.Fleet), Diagnostics: toProto(resp.Diagnostics)}, nil
 }
 
 // Apply streams the plugin's progress, unless poolc asked for none, then
 // its result.
-func (s *server) Apply(req *actuatorv2.ApplyRequest, stream actuatorv2.Actuator_ApplyServer) error {
+func (s *server) Apply(req *actuatorv3.ApplyRequest, stream actuatorv3.Actuator_ApplyServer) error {
 	ctx := stream.Context()
 	send := func(p Progress) error {
-		return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Progress{
-			Progress: &actuatorv2.Progress{Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal},
+		return stream.Send(&actuatorv3.ApplyEvent{Event: &actuatorv3.ApplyEvent_Progress{
+			Progress: &actuatorv3.Progress{Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal},
 		}})
 	}
 	if req.GetNoProgress() {
 		send = func(Progress) error { return nil }
 	}
 	resp := s.apply(ctx, stepFromProto(req.GetStep()), send)
-	return stream.Send(&actuatorv2.ApplyEvent{Event: &actuatorv2.ApplyEvent_Result{
-		Result: &actuatorv2.Result{Retryable: resp.Retryable, Diagnostics: toProto(resp.Diagnostics), Observed: fleetToProto(resp.Observed)},
+	return stream.Send(&actuatorv3.ApplyEvent{Event: &actuatorv3.ApplyEvent_Result{
+		Result: &actuatorv3.Result{Retryable: resp.Retryable, Diagnostics: toProto(resp.Diagnostics), Observed: fleetToProto(resp.Observed)},
 	}})
 }
 
@@ -159,7 +159,7 @@ func (s *server) apply(ctx context.Context, step Step, send func(Progress) error
 
 // client is an Actuator that calls a plugin over gRPC.
 type client struct {
-	rpc    actuatorv2.ActuatorClient
+	rpc    actuatorv3.ActuatorClient
 	failed func(method string, err error) Diagnostics
 }
 
@@ -167,7 +167,7 @@ var _ Actuator = (*client)(nil)
 
 // Describe asks the plugin who it is.
 func (c *client) Describe(ctx context.Context, _ DescribeRequest) DescribeResponse {
-	resp, err := c.rpc.Describe(ctx, &actuatorv2.DescribeRequest{})
+	resp, err := c.rpc.Describe(ctx, &actuatorv3.DescribeRequest{})
 	if err != nil {
 		return DescribeResponse{Diagnostics: c.failed("Describe", err)}
 	}
@@ -183,7 +183,7 @@ func (c *client) Describe(ctx context.Context, _ DescribeRequest) DescribeRespon
 
 // Configure sends the plugin its configuration.
 func (c *client) Configure(ctx context.Context, req ConfigureRequest) ConfigureResponse {
-	resp, err := c.rpc.Configure(ctx, &actuatorv2.ConfigureRequest{Pool: req.Pool, ConfigJson: req.ConfigJSON, WorkDir: req.WorkDir, Inventory: inventoryToProto(req.Inventory)})
+	resp, err := c.rpc.Configure(ctx, &actuatorv3.ConfigureRequest{Pool: req.Pool, ConfigJson: req.ConfigJSON, WorkDir: req.WorkDir, Inventory: inventoryToProto(req.Inventory)})
 	if err != nil {
 		return ConfigureResponse{Diagnostics: c.failed("Configure", err)}
 	}
@@ -192,7 +192,7 @@ func (c *client) Configure(ctx context.Context, req ConfigureRequest) ConfigureR
 
 // Observe asks the plugin what it sees and decodes its fleet.
 func (c *client) Observe(ctx context.Context, _ ObserveRequest) ObserveResponse {
-	resp, err := c.rpc.Observe(ctx, &actuatorv2.ObserveRequest{})
+	resp, err := c.rpc.Observe(ctx, &actuatorv3.ObserveRequest{})
 	if err != nil {
 		return ObserveResponse{Diagnostics: c.failed("Observe", err)}
 	}
@@ -210,7 +210,7 @@ func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressF
 	// result and then kept the stream open is not waited for.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.rpc.Apply(ctx, &actuatorv2.ApplyRequest{Step: stepToProto(req.Step), NoProgress: progress == nil})
+	stream, err := c.rpc.Apply(ctx, &actuatorv3.ApplyRequest{Step: stepToProto(req.Step), NoProgress: progress == nil})
 	if err != nil {
 		return ApplyResponse{Diagnostics: c.failed("Apply", err)}
 	}
@@ -223,41 +223,41 @@ func (c *client) Apply(ctx context.Context, req ApplyRequest, progress ProgressF
 			return ApplyResponse{Diagnostics: c.failed("Apply", err)}
 		}
 		switch e := ev.GetEvent().(type) {
-		case *actuatorv2.ApplyEvent_Progress:
+		case *actuatorv3.ApplyEvent_Progress:
 			if progress != nil {
 				progress(Progress{Message: e.Progress.GetMessage(), Fraction: e.Progress.GetFraction(), BytesDone: e.Progress.GetBytesDone(), BytesTotal: e.Progress.GetBytesTotal()})
 			}
-		case *actuatorv2.ApplyEvent_Result:
+		case *actuatorv3.ApplyEvent_Result:
 			return ApplyResponse{Retryable: e.Result.GetRetryable(), Diagnostics: fromProto(e.Result.GetDiagnostics()), Observed: fleetFromProto(e.Result.GetObserved())}
 		}
 	}
 }
 
-func toProto(ds Diagnostics) []*actuatorv2.Diagnostic {
+func toProto(ds Diagnostics) []*actuatorv3.Diagnostic {
 	if len(ds) == 0 {
 		return nil
 	}
-	out := make([]*actuatorv2.Diagnostic, len(ds))
+	out := make([]*actuatorv3.Diagnostic, len(ds))
 	for i, d := range ds {
-		sev := actuatorv2.Severity_SEVERITY_ERROR
+		sev := actuatorv3.Severity_SEVERITY_ERROR
 		if d.Severity == Warning {
-			sev = actuatorv2.Severity_SEVERITY_WARNING
+			sev = actuatorv3.Severity_SEVERITY_WARNING
 		}
-		out[i] = &actuatorv2.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.Path}
+		out[i] = &actuatorv3.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.Path}
 	}
 	return out
 }
 
 // fromProto reads diagnostics; any severity but warning is an error, so a
 // severity left unset or unknown to this poolc still fails the call.
-func fromProto(ds []*actuatorv2.Diagnostic) Diagnostics {
+func fromProto(ds []*actuatorv3.Diagnostic) Diagnostics {
 	if len(ds) == 0 {
 		return nil
 	}
 	out := make(Diagnostics, len(ds))
 	for i, d := range ds {
 		sev := Error
-		if d.GetSeverity() == actuatorv2.Severity_SEVERITY_WARNING {
+		if d.GetSeverity() == actuatorv3.Severity_SEVERITY_WARNING {
 			sev = Warning
 		}
 		out[i] = Diagnostic{Severity: sev, Summary: d.GetSummary(), Detail: d.GetDetail(), Path: d.GetAttributePath()}

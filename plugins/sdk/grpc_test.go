@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"poolc.dev/poolc/plugins/proto/actuatorv2"
+	"poolc.dev/poolc/plugins/proto/actuatorv3"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 )
@@ -65,12 +65,14 @@ func (f *fake) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Config
 func (f *fake) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	return sdk.ObserveResponse{
 		Fleet: sdk.Fleet{
-			Nodes:      []sdk.NodeStatus{{Name: "n1", MemoryTotalGB: 128, MemoryFreeGB: 90}, {Name: "n2", Down: true}},
+			Nodes:      []sdk.NodeStatus{{Name: "n1", MemoryTotalGB: 128, MemoryFreeGB: 90}},
 			Lanes:      []sdk.Lane{{Name: "chat", Node: node, Model: model, Port: 8081, Aliases: []string{"chat"}, Residency: sdk.KeepWarm, Loaded: true}},
 			Routes:     []sdk.Route{{Alias: "chat", Lane: sdk.LaneEndpoint{Lane: "chat", Node: "n1", Address: "n1.lan", Port: 8081}}},
 			Prefetched: []sdk.Prefetched{{Node: "n1", Model: model}},
 			Members:    []sdk.Member{member},
 			Images:     []sdk.MemberImage{{PodPool: "jobs", Context: "k3d-a", Image: "img:1", Digest: "sha256:" + strings.Repeat("cd", 32), MissingBytes: 12_400_000}},
+			Unobserved: []sdk.Unobserved{{Kind: sdk.TargetNode, Name: "n2", Cause: sdk.CauseHostKeyChanged, Detail: "host key of n2.lan:22 has CHANGED"},
+				{Kind: sdk.TargetRegistry, PodPool: "jobs", Context: "k3d-b", Cause: sdk.CauseTimeout}},
 		},
 	}
 }
@@ -270,11 +272,11 @@ func TestConformanceOfFake(t *testing.T) {
 func TestApplyWithoutProgressSendsOnlyTheResult(t *testing.T) {
 	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: newFake()}})
 	t.Cleanup(func() { _ = client.Close() })
-	rpc := actuatorv2.NewActuatorClient(client.Conn)
-	step := &actuatorv2.Step{Id: "start:chat@n1", Kind: string(sdk.KindStart), Target: "chat",
-		Detail: &actuatorv2.Step_Lane{Lane: &actuatorv2.LaneStep{Lane: &actuatorv2.Lane{Name: "chat", Node: &actuatorv2.Node{Name: "n1"}, Port: 8081}}}}
+	rpc := actuatorv3.NewActuatorClient(client.Conn)
+	step := &actuatorv3.Step{Id: "start:chat@n1", Kind: string(sdk.KindStart), Target: "chat",
+		Detail: &actuatorv3.Step_Lane{Lane: &actuatorv3.LaneStep{Lane: &actuatorv3.Lane{Name: "chat", Node: &actuatorv3.Node{Name: "n1"}, Port: 8081}}}}
 	for _, noProgress := range []bool{false, true} {
-		stream, err := rpc.Apply(context.Background(), &actuatorv2.ApplyRequest{Step: step, NoProgress: noProgress})
+		stream, err := rpc.Apply(context.Background(), &actuatorv3.ApplyRequest{Step: step, NoProgress: noProgress})
 		if err != nil {
 			t.Fatal(err)
 		}

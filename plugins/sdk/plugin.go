@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"poolc.dev/poolc/plugins/proto/actuatorv2"
+	"poolc.dev/poolc/plugins/proto/actuatorv3"
 )
 
 // This file is the contract between poolc and its plugins in one place: the
@@ -58,7 +58,7 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("sdk: GRPCPlugin has no Impl to serve")
 	}
-	actuatorv2.RegisterActuatorServer(s, newServer(p.Impl))
+	actuatorv3.RegisterActuatorServer(s, newServer(p.Impl))
 	return nil
 }
 
@@ -70,5 +70,5 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *g
 			return Diagnostics{CallFailure("", method, err)}
 		}
 	}
-	return &client{rpc: actuatorv2.NewActuatorClient(conn), failed: failed}, nil
+	return &client{rpc: actuatorv3.NewActuatorClient(conn), failed: failed}, nil
 }

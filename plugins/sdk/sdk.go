@@ -23,8 +23,10 @@ import (
 // ProtocolVersion is the version of the actuator protocol. It changes only
 // on breaking changes; poolc refuses a plugin that speaks another. Version
 // 1 sent steps and fleets as poolc's internal JSON; version 2 has typed
-// messages (types.go).
-const ProtocolVersion = 2
+// messages (types.go); version 3 reports what could not be observed
+// (Fleet.Unobserved) where version 2 called a node it could not reach
+// down.
+const ProtocolVersion = 3
 
 // Actuator observes and changes the targets it serves (nodes, the gateway,
 // pod-pool members), one step at a time, for the step kinds it declares.
@@ -36,7 +38,8 @@ type Actuator interface {
 	// its plugin declaration) and the inventory of its targets.
 	Configure(ctx context.Context, req ConfigureRequest) ConfigureResponse
 	// Observe returns the current state of the plugin's targets, so poolc
-	// plans from the world as it is.
+	// plans from the world as it is. A target it cannot observe goes in
+	// Fleet.Unobserved with its cause, never left out as if empty.
 	Observe(ctx context.Context, req ObserveRequest) ObserveResponse
 	// Apply carries out one step, reporting progress as it goes. It must
 	// return when ctx is cancelled, undoing what it can.

@@ -212,11 +212,11 @@ type ImageSync struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// NodeStatus is a node as observed: whether it can be reached, and its
-// memory when known (0 otherwise).
+// NodeStatus is a node as observed, and its memory when known (0
+// otherwise). A node the plugin could not reach has no NodeStatus: it is
+// in Fleet.Unobserved.
 type NodeStatus struct {
 	Name          string  `json:"name"`
-	Down          bool    `json:"down,omitempty"`
 	MemoryTotalGB float64 `json:"memory_total_gb,omitempty"`
 	MemoryFreeGB  float64 `json:"memory_free_gb,omitempty"`
 }
@@ -231,6 +231,67 @@ type Fleet struct {
 	// Images is, from an image-sync plugin, the pool's image as each
 	// member's registry holds or lacks it.
 	Images []MemberImage `json:"images,omitempty"`
+	// Unobserved lists the plugin's targets it could not observe, with
+	// why. Nothing else is reported for them; poolc keeps what its state
+	// recorded and plans nothing until they are observed (see
+	// Unobserved).
+	Unobserved []Unobserved `json:"unobserved,omitempty"`
+}
+
+// Unobserved is a target of the plugin's inventory that Observe could not
+// observe: a node (Kind TargetNode, Name), the gateway (TargetGateway), a
+// pod-pool member or its registry (TargetMember, TargetRegistry: PodPool
+// and Context). Cause says why; Detail is what the plugin saw and what to
+// do (for a host key: the host, the fingerprint it presents and the
+// known_hosts line to fix). Unknown is not absent: a plugin reports an
+// unreachable target here, never by leaving its lanes, routes or members
+// out of the fleet, which poolc would read as gone.
+type Unobserved struct {
+	Kind    TargetKind `json:"kind"`
+	Name    string     `json:"name,omitempty"`
+	PodPool string     `json:"pod_pool,omitempty"`
+	Context string     `json:"context,omitempty"`
+	Cause   Cause      `json:"cause"`
+	Detail  string     `json:"detail,omitempty"`
+}
+
+// TargetKind is what kind of target an Unobserved names.
+type TargetKind string
+
+// The target kinds.
+const (
+	TargetNode     TargetKind = "node"
+	TargetGateway  TargetKind = "gateway"
+	TargetMember   TargetKind = "member"
+	TargetRegistry TargetKind = "registry"
+)
+
+// Cause is why a target could not be observed.
+type Cause string
+
+// The causes, as docs/PLUGINS.md describes them. CauseOf picks one for an
+// error.
+const (
+	// CauseUnreachable: no route to the host, a name that does not
+	// resolve, a connection cut.
+	CauseUnreachable Cause = "unreachable"
+	// CauseHostKeyUnknown: the host's SSH key is not in known_hosts.
+	CauseHostKeyUnknown Cause = "host-key-unknown"
+	// CauseHostKeyChanged: the host's SSH key is not the one known_hosts
+	// lists for it, or is marked revoked.
+	CauseHostKeyChanged Cause = "host-key-changed"
+	// CauseTimeout: no answer in time.
+	CauseTimeout Cause = "timeout"
+	// CauseRefused: the connection or the credentials were refused.
+	CauseRefused Cause = "refused"
+	// CauseOther: anything else (a command failed, an answer could not
+	// be read).
+	CauseOther Cause = "other"
+)
+
+// Causes lists every cause, in the protocol's order.
+func Causes() []Cause {
+	return []Cause{CauseOther, CauseUnreachable, CauseHostKeyUnknown, CauseHostKeyChanged, CauseTimeout, CauseRefused}
 }
 
 // MemberImage is a pod pool's image (Image, as the inventory's member

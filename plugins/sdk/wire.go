@@ -1,6 +1,10 @@
 package sdk
 
-import pb "poolc.dev/poolc/plugins/proto/actuatorv2"
+import (
+	"slices"
+
+	pb "poolc.dev/poolc/plugins/proto/actuatorv3"
+)
 
 // The conversion between the SDK's types and the protocol's messages, both
 // ways, in one file: each message has exactly one pair of functions.
@@ -100,7 +104,7 @@ func fleetToProto(f *Fleet) *pb.Fleet {
 	}
 	out := &pb.Fleet{}
 	for _, n := range f.Nodes {
-		out.Nodes = append(out.Nodes, &pb.NodeStatus{Name: n.Name, Down: n.Down, MemoryTotalGb: n.MemoryTotalGB, MemoryFreeGb: n.MemoryFreeGB})
+		out.Nodes = append(out.Nodes, &pb.NodeStatus{Name: n.Name, MemoryTotalGb: n.MemoryTotalGB, MemoryFreeGb: n.MemoryFreeGB})
 	}
 	for _, l := range f.Lanes {
 		out.Lanes = append(out.Lanes, laneToProto(l))
@@ -117,6 +121,10 @@ func fleetToProto(f *Fleet) *pb.Fleet {
 	for _, i := range f.Images {
 		out.Images = append(out.Images, &pb.MemberImage{PodPool: i.PodPool, Context: i.Context, Image: i.Image, Digest: i.Digest, MissingBytes: i.MissingBytes})
 	}
+	for _, u := range f.Unobserved {
+		out.Unobserved = append(out.Unobserved, &pb.Unobserved{Kind: string(u.Kind), Name: u.Name, PodPool: u.PodPool, Context: u.Context,
+			Cause: pb.Cause(max(0, slices.Index(Causes(), u.Cause))), Detail: u.Detail})
+	}
 	return out
 }
 
@@ -126,7 +134,7 @@ func fleetFromProto(f *pb.Fleet) *Fleet {
 	}
 	out := &Fleet{}
 	for _, n := range f.GetNodes() {
-		out.Nodes = append(out.Nodes, NodeStatus{Name: n.GetName(), Down: n.GetDown(), MemoryTotalGB: n.GetMemoryTotalGb(), MemoryFreeGB: n.GetMemoryFreeGb()})
+		out.Nodes = append(out.Nodes, NodeStatus{Name: n.GetName(), MemoryTotalGB: n.GetMemoryTotalGb(), MemoryFreeGB: n.GetMemoryFreeGb()})
 	}
 	for _, l := range f.GetLanes() {
 		out.Lanes = append(out.Lanes, laneFromProto(l))
@@ -146,6 +154,14 @@ func fleetFromProto(f *pb.Fleet) *Fleet {
 	}
 	for _, i := range f.GetImages() {
 		out.Images = append(out.Images, MemberImage{PodPool: i.GetPodPool(), Context: i.GetContext(), Image: i.GetImage(), Digest: i.GetDigest(), MissingBytes: i.GetMissingBytes()})
+	}
+	for _, u := range f.GetUnobserved() {
+		cause := CauseOther // also for a cause of a later protocol revision
+		if c := int(u.GetCause()); c >= 0 && c < len(Causes()) {
+			cause = Causes()[c]
+		}
+		out.Unobserved = append(out.Unobserved, Unobserved{Kind: TargetKind(u.GetKind()), Name: u.GetName(), PodPool: u.GetPodPool(),
+			Context: u.GetContext(), Cause: cause, Detail: u.GetDetail()})
 	}
 	return out
 }

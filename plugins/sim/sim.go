@@ -19,6 +19,8 @@
 //	flaky          step IDs that fail, retryably, on their first attempt
 //	crash          step IDs on which the plugin process exits (status 2)
 //	hang           step IDs on which the plugin stops answering
+//	unreachable    nodes the sim cannot reach: Observe reports them
+//	               unobserved (cause unreachable) and steps there fail
 package sim
 
 import (
@@ -49,6 +51,7 @@ type Config struct {
 	Flaky        []string `json:"flaky"`
 	Crash        []string `json:"crash"`
 	Hang         []string `json:"hang"`
+	Unreachable  []string `json:"unreachable"`
 }
 
 // World is everything the sim knows: the fleet as the hardware has it,
@@ -100,6 +103,7 @@ const ConfigSchema = `{
 	flaky?: [...string]
 	crash?: [...string]
 	hang?:  [...string]
+	unreachable?: [...string]
 }`
 
 // Configure reads the configuration and loads the world.
@@ -144,11 +148,24 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 
 // Observe returns the fleet of the sim's targets as its hardware has it:
 // the lanes and weights on its nodes, the routes when it is the gateway,
-// the members of its pod pools.
+// the members of its pod pools; a node configured unreachable is
+// reported unobserved instead.
 func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sdk.ObserveResponse{Fleet: convert.SDKFleet(s.mine(s.world.Fleet), s.inv)}
+	f := s.mine(s.world.Fleet)
+	var unobs []sdk.Unobserved
+	for _, n := range s.cfg.Unreachable {
+		if !s.runsOn(n) {
+			continue
+		}
+		f.Lanes = slices.DeleteFunc(f.Lanes, func(l pools.LaneState) bool { return l.Node == n })
+		f.Prefetched = slices.DeleteFunc(f.Prefetched, func(p pools.Prefetch) bool { return p.Node == n })
+		unobs = append(unobs, sdk.Unobserved{Kind: sdk.TargetNode, Name: n, Cause: sdk.CauseUnreachable, Detail: "sim: node " + n + " is unreachable, as configured"})
+	}
+	out := convert.SDKFleet(f, s.inv)
+	out.Unobserved = unobs
+	return sdk.ObserveResponse{Fleet: out}
 }
 
 // everything says that the sim was configured without an inventory, as
@@ -232,6 +249,8 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 		return runner.Response{Diagnostics: sdk.Errorf(nil, "injected failure of "+step.ID)}
 	case matches(cfg.Flaky, step.ID) && attempt == 1:
 		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "injected transient failure of "+step.ID)}
+	case step.Node != "" && slices.Contains(cfg.Unreachable, step.Node):
+		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "sim: node "+step.Node+" is unreachable, as configured")}
 	}
 	seconds := s.duration(step)
 	progress(sdk.Progress{Message: fmt.Sprintf("%s: %s simulated seconds", step.Kind, pools.Num(seconds)), Fraction: 0})

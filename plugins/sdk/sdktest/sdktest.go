@@ -10,7 +10,9 @@
 // The checks, each a subtest: Describe gives a name, a version and at
 // least one step kind; Configure with "{}" and with JSON that does not
 // parse answers (the latter with an error) without panicking or hanging;
-// Observe answers; Apply of a kind the plugin did not declare is an error;
+// Observe answers, and each target it says it could not observe has a
+// kind, the fields naming it and a cause; Apply of a kind the
+// plugin did not declare is an error;
 // Apply returns within a few seconds of its context being cancelled; and
 // progress arrives in order, before the result.
 //
@@ -204,6 +206,7 @@ func run(t *testing.T, act sdk.Actuator, rec *recorder) {
 	t.Run("Observe", func(t *testing.T) {
 		resp := within(t, "Observe", callLimit, func() sdk.ObserveResponse { return act.Observe(ctx, sdk.ObserveRequest{}) })
 		noCrash(t, "Observe", resp.Diagnostics)
+		checkUnobserved(t, resp.Fleet.Unobserved)
 	})
 
 	t.Run("ApplyUndeclaredKind", func(t *testing.T) {
@@ -219,6 +222,30 @@ func run(t *testing.T, act sdk.Actuator, rec *recorder) {
 		t.Run("Apply/"+string(kind), func(t *testing.T) {
 			checkApply(t, act, rec, kind)
 		})
+	}
+}
+
+// checkUnobserved checks what Observe says it could not observe: each
+// entry names a kind of target with the fields that kind needs, and one
+// of the causes.
+func checkUnobserved(t *testing.T, unobs []sdk.Unobserved) {
+	for _, u := range unobs {
+		switch u.Kind {
+		case sdk.TargetNode:
+			if u.Name == "" {
+				t.Errorf("Observe reports an unobserved node without a name: %+v", u)
+			}
+		case sdk.TargetMember, sdk.TargetRegistry:
+			if u.PodPool == "" || u.Context == "" {
+				t.Errorf("Observe reports an unobserved %s without its pod_pool and context: %+v", u.Kind, u)
+			}
+		case sdk.TargetGateway:
+		default:
+			t.Errorf("Observe reports an unobserved target of kind %q, not node, gateway, member or registry", u.Kind)
+		}
+		if !slices.Contains(sdk.Causes(), u.Cause) {
+			t.Errorf("Observe reports cause %q, not one of %v", u.Cause, sdk.Causes())
+		}
 	}
 }
 

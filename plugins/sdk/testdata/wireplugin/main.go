@@ -34,14 +34,14 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	pb "poolc.dev/poolc/plugins/proto/actuatorv2"
+	pb "poolc.dev/poolc/plugins/proto/actuatorv3"
 )
 
 // The values docs/PLUGINS.md gives; written out, not imported, on purpose.
 const (
 	cookieKey   = "POOLC_PLUGIN"
 	cookieValue = "137152e22e0525f0e01901d8e1a24057c6d15665dbb8bc7b"
-	protocol    = "2"
+	protocol    = "3"
 )
 
 func main() {
