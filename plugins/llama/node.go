@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 
-	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/internal/sshx"
 )
 
 // Node runs and observes the lanes of one machine.
@@ -51,9 +52,41 @@ func (m laneMeta) lane() Lane {
 	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
 }
 
+// run runs program with positional parameters args on the host within
+// the settings' CommandTimeout.
 func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
-	out, err := n.host.Run(ctx, shArgv(program, args...), nil)
+	return n.runFor(ctx, n.set.CommandTimeout, program, args...)
+}
+
+// runFor is run within d.
+func (n *Node) runFor(ctx context.Context, d time.Duration, program string, args ...string) (string, error) {
+	out, err := n.exec(ctx, d, shArgv(program, args...), nil)
 	return string(out), err
+}
+
+// exec runs argv on the host within d: past it the command is killed
+// (its process group with it) and the error is a *CommandTimeoutError.
+func (n *Node) exec(ctx context.Context, d time.Duration, argv []string, stdin io.Reader) ([]byte, error) {
+	ctx2, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	out, err := n.host.Run(ctx2, argv, stdin)
+	if err != nil && ctx.Err() == nil && errors.Is(ctx2.Err(), context.DeadlineExceeded) {
+		return out, &CommandTimeoutError{Host: n.host.String(), Command: sshx.CommandName(argv), Timeout: d}
+	}
+	return out, err
+}
+
+// CommandTimeoutError is a remote command that did not finish within its
+// bound; it was killed.
+type CommandTimeoutError struct {
+	Host    string
+	Command string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *CommandTimeoutError) Error() string {
+	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout)
 }
 
 // StartError is a lane that did not come up: it exited while loading or
@@ -114,7 +147,7 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		}
 		stdin += text
 	}
-	out, err := n.host.Run(ctx, shArgv(m.start, args...), strings.NewReader(stdin))
+	out, err := n.exec(ctx, n.set.CommandTimeout, shArgv(m.start, args...), strings.NewReader(stdin))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
@@ -160,7 +193,7 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	timeout := n.set.startTimeout(l.SizeBytes)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := newProber(n.host, l)
+	p := n.prober(l)
 	last := "no answer yet"
 	for {
 		code, body, err := p.get(ctx, "/health")
@@ -223,63 +256,6 @@ func (n *Node) logTail(key string) string {
 	return out
 }
 
-// DrainTimeoutError is a lane still busy when the drain timeout passed.
-type DrainTimeoutError struct {
-	Lane    string
-	Busy    int
-	Timeout time.Duration
-}
-
-// Error implements error.
-func (e *DrainTimeoutError) Error() string {
-	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
-}
-
-// Drain waits until the lane processes no request and holds none back
-// (no slot is_processing, no deferred request), or DrainTimeout passes.
-// llama-server does not drain by itself, so the gateway must already send
-// the lane's aliases elsewhere. A lane that does not answer has nothing in
-// flight.
-func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	return n.drainProbe(ctx, l.Name, newProber(n.host, l), progress)
-}
-
-// drainProbe waits until p reports nothing busy, p stops answering, or
-// DrainTimeout passes.
-func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress Progress) error {
-	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
-	defer cancel()
-	reported := -1
-	for {
-		busy, err := p.busy(ctx2)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if ctx2.Err() == nil {
-				return nil // not answering: nothing in flight
-			}
-		}
-		if err == nil && busy == 0 {
-			return nil
-		}
-		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %s in flight", name, plural.Count(busy, "request")))
-			reported = busy
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ctx2.Done():
-			return &DrainTimeoutError{Lane: name, Busy: busy, Timeout: n.set.DrainTimeout}
-		case <-time.After(n.set.Poll):
-		}
-	}
-}
-
 // SetResidency records l.Residency in the metadata of lane l's running
 // process, which a residency change between keep-warm and preferred
 // leaves as it is; a lane that does not run is an error.
@@ -298,7 +274,7 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 	if err != nil {
 		return err
 	}
-	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
 		return fmt.Errorf("recording lane %s's residency on %s: %w", l.Name, n.host, err)
 	}
 	return nil

@@ -167,7 +167,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			}
 			continue
 		}
-		p := newProber(n.host, l)
+		p := n.prober(l)
 		var pr props
 		if err := p.getJSON(ctx, "/props", &pr); err != nil {
 			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d does not answer on port %d: %v", name, r.pid, l.Port, err))
