@@ -86,7 +86,7 @@ type CommandTimeoutError struct {
 
 // Error implements error.
 func (e *CommandTimeoutError) Error() string {
-	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout)
+	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout.Round(time.Millisecond))
 }
 
 // StartError is a lane that did not come up: it exited while loading or
