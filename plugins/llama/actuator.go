@@ -247,6 +247,10 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 				lane := *st.Lane
 				// An on-demand lane loads on its first request.
 				lane.Loaded = !onDemand(st.Lane)
+				if !onDemand(st.Lane) {
+					// The process as it runs now, read on the node.
+					lane.Process = n.process(ctx, l)
+				}
 				observed.Lanes = []sdk.Lane{lane}
 			}
 		}
@@ -343,7 +347,15 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			// The weights the lane started with, as recorded then (none
 			// recorded: not known, which the planner takes as unchanged).
 			m.SHA256, m.Source = l.SHA256, l.Source
-			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded}
+			if !l.OnDemand {
+				// The arguments it runs with, read back from its own
+				// command line: a change of the pool's is a replacement.
+				// (A router model runs with the router's preset, which
+				// carries no lane arguments.)
+				m.Args = l.Args
+			}
+			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded,
+				Process: &sdk.LaneProcess{PID: l.PID, CommandLine: l.CommandLine, ResidentBytes: l.RSS}}
 			if lane.Residency == "" {
 				// Metadata from before the residency was recorded: the
 				// pool's residency now.

@@ -163,12 +163,30 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		progress(fmt.Sprintf("lane %s %s as pid %d on %s, waiting for /health", l.Name, word, pid, n.host))
 	}
 	if err := n.waitReady(ctx, l, pid); err != nil {
+		var held *PortHeldError
+		if errors.As(err, &held) {
+			n.disown(l, m, unit, word == "started", pid)
+		}
 		return err
 	}
 	if progress != nil {
 		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
 	}
 	return nil
+}
+
+// disown forgets the files of lane l, whose process (pid) is not the one
+// holding its port, so that nothing records it as running: a process
+// this start launched is killed first (with its unit); one it found
+// running, named by a pidfile it did not write, is left alone.
+func (n *Node) disown(l Lane, m serviceManager, unit string, launched bool, pid int) {
+	// The step may be cancelled already: the clean-up has its own bound.
+	ctx, cancel := context.WithTimeout(context.Background(), n.set.CommandTimeout)
+	defer cancel()
+	if launched {
+		n.run(ctx, scriptSignal, "KILL", strconv.Itoa(pid))
+	}
+	n.run(ctx, m.forget, n.set.StateDir, l.key(), unit)
 }
 
 // unitFile renders the unit of u under manager m: the state directory
@@ -188,7 +206,10 @@ func (n *Node) unitFile(ctx context.Context, m serviceManager, u unitSpec) (stri
 }
 
 // waitReady polls the lane until it serves, its process exits or the
-// start timeout passes.
+// start timeout passes. Before each /health and after the last, the
+// process must be alive and no other process may hold the lane's port
+// (a *PortHeldError names it); /health 200 counts only once the process
+// itself listens there.
 func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	timeout := n.set.startTimeout(l.SizeBytes)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -196,10 +217,25 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	p := n.prober(l)
 	last := "no answer yet"
 	for {
+		alive, listening, err := n.identity(ctx, pid, l)
+		var held *PortHeldError
+		switch {
+		case errors.As(err, &held):
+			return held
+		case err == nil && !alive:
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
+		case err != nil && ctx.Err() == nil:
+			last = err.Error()
+		}
 		code, body, err := p.get(ctx, "/health")
 		switch {
+		case err == nil && code == http.StatusOK && listening:
+			if err := n.checkServes(ctx, p, l); err != nil {
+				return err
+			}
+			return n.stillOwns(ctx, pid, l)
 		case err == nil && code == http.StatusOK:
-			return n.checkServes(ctx, p, l)
+			last = fmt.Sprintf("200, but pid %d is not yet seen listening on port %d", pid, l.Port)
 		case err == nil && code == http.StatusServiceUnavailable:
 			last = "503 (loading)"
 		case err == nil:
@@ -208,9 +244,6 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 			// A probe cut by the start timeout tells nothing: the last
 			// answer the lane gave stays the one reported.
 			last = err.Error()
-		}
-		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
 		}
 		select {
 		case <-ctx.Done():
@@ -221,6 +254,19 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 		case <-time.After(n.set.Poll):
 		}
 	}
+}
+
+// stillOwns checks, after the lane answered, that process pid is alive
+// and alone holds lane l's port.
+func (n *Node) stillOwns(ctx context.Context, pid int, l Lane) error {
+	alive, listening, err := n.identity(ctx, pid, l)
+	switch {
+	case err != nil:
+		return err
+	case !alive || !listening:
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) no longer listens on port %d of %s", pid, l.Port, n.host), Log: n.logTail(l.key())}
+	}
+	return nil
 }
 
 // checkServes verifies that a healthy lane serves its model under every alias.

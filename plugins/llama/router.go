@@ -136,7 +136,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err != nil {
 		return err
 	}
-	sameMax := running && argValue(rec.args, "--models-max") == strconv.Itoa(r.ModelsMax)
+	sameMax := running && rec.modelsMax() == strconv.Itoa(r.ModelsMax)
 	switch {
 	case sameMax && current == preset && slices.EqualFunc(rec.meta.Models, r.Models, sameRouterModel):
 		return n.waitReady(ctx, routerReady(rl, r), rec.pid)
@@ -174,17 +174,6 @@ func (n *Node) writePreset(ctx context.Context, preset string) error {
 func sameRouterModel(a, b RouterModel) bool {
 	return a.Name == b.Name && a.Path == b.Path && slices.Equal(sortedSet(a.Aliases), sortedSet(b.Aliases)) &&
 		a.SHA256 == b.SHA256 && a.Source == b.Source
-}
-
-// argValue is the word after flag in a command line, "" when absent.
-func argValue(args, flag string) string {
-	f := strings.Fields(args)
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == flag {
-			return f[i+1]
-		}
-	}
-	return ""
 }
 
 // errNoReload is a router that did not take its new preset on GET
@@ -395,6 +384,9 @@ type RouterModelState struct {
 	Path    string
 	Aliases []string
 	State   string
+	// Args is the command line the router starts the model's process
+	// with (status.args).
+	Args []string
 }
 
 // RouterModels returns what the node's router reports of its models.
@@ -430,7 +422,7 @@ func parseRouterModels(body []byte) ([]RouterModelState, error) {
 	}
 	var out []RouterModelState
 	for _, d := range list.Data {
-		out = append(out, RouterModelState{Name: d.ID, Path: modelArg(d.Status.Args), Aliases: d.Aliases, State: d.Status.Value})
+		out = append(out, RouterModelState{Name: d.ID, Path: modelArg(d.Status.Args), Aliases: d.Aliases, State: d.Status.Value, Args: d.Status.Args})
 	}
 	return out, nil
 }

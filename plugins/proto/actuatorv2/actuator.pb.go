@@ -1439,7 +1439,10 @@ type Lane struct {
 	// residency: "keep-warm", "preferred" or "on-demand".
 	Residency string `protobuf:"bytes,6,opt,name=residency,proto3" json:"residency,omitempty"`
 	// loaded is true when the model is in memory.
-	Loaded        bool `protobuf:"varint,7,opt,name=loaded,proto3" json:"loaded,omitempty"`
+	Loaded bool `protobuf:"varint,7,opt,name=loaded,proto3" json:"loaded,omitempty"`
+	// process is what Observe read of the process that runs the lane on
+	// its node; unset elsewhere (a step's lane, an Apply's answer).
+	Process       *LaneProcess `protobuf:"bytes,8,opt,name=process,proto3" json:"process,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1523,6 +1526,79 @@ func (x *Lane) GetLoaded() bool {
 	return false
 }
 
+func (x *Lane) GetProcess() *LaneProcess {
+	if x != nil {
+		return x.Process
+	}
+	return nil
+}
+
+// LaneProcess is a lane's process as observed on its node, never copied
+// from the pool: its pid, its own command line (for a model of a
+// router: the one the router started it with) and its resident memory.
+type LaneProcess struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pid is the process's id on the node.
+	Pid int64 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	// command_line is its argv, word by word.
+	CommandLine []string `protobuf:"bytes,2,rep,name=command_line,json=commandLine,proto3" json:"command_line,omitempty"`
+	// resident_bytes is its resident memory (RSS), 0 when unknown.
+	ResidentBytes int64 `protobuf:"varint,3,opt,name=resident_bytes,json=residentBytes,proto3" json:"resident_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaneProcess) Reset() {
+	*x = LaneProcess{}
+	mi := &file_actuator_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaneProcess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaneProcess) ProtoMessage() {}
+
+func (x *LaneProcess) ProtoReflect() protoreflect.Message {
+	mi := &file_actuator_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaneProcess.ProtoReflect.Descriptor instead.
+func (*LaneProcess) Descriptor() ([]byte, []int) {
+	return file_actuator_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *LaneProcess) GetPid() int64 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *LaneProcess) GetCommandLine() []string {
+	if x != nil {
+		return x.CommandLine
+	}
+	return nil
+}
+
+func (x *LaneProcess) GetResidentBytes() int64 {
+	if x != nil {
+		return x.ResidentBytes
+	}
+	return 0
+}
+
 // LaneEndpoint is where a route sends requests.
 type LaneEndpoint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1544,7 +1620,7 @@ type LaneEndpoint struct {
 
 func (x *LaneEndpoint) Reset() {
 	*x = LaneEndpoint{}
-	mi := &file_actuator_proto_msgTypes[18]
+	mi := &file_actuator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1632,7 @@ func (x *LaneEndpoint) String() string {
 func (*LaneEndpoint) ProtoMessage() {}
 
 func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[18]
+	mi := &file_actuator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1645,7 @@ func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneEndpoint.ProtoReflect.Descriptor instead.
 func (*LaneEndpoint) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{18}
+	return file_actuator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LaneEndpoint) GetLane() string {
@@ -1620,7 +1696,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1708,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1721,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{19}
+	return file_actuator_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Route) GetAlias() string {
@@ -1675,7 +1751,7 @@ type Prefetched struct {
 
 func (x *Prefetched) Reset() {
 	*x = Prefetched{}
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1763,7 @@ func (x *Prefetched) String() string {
 func (*Prefetched) ProtoMessage() {}
 
 func (x *Prefetched) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1776,7 @@ func (x *Prefetched) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetched.ProtoReflect.Descriptor instead.
 func (*Prefetched) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{20}
+	return file_actuator_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Prefetched) GetNode() string {
@@ -1732,7 +1808,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1820,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1833,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{21}
+	return file_actuator_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ApplyRequest) GetStep() *Step {
@@ -1801,7 +1877,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +1889,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +1902,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{22}
+	return file_actuator_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Step) GetId() string {
@@ -1962,7 +2038,7 @@ type LaneStep struct {
 
 func (x *LaneStep) Reset() {
 	*x = LaneStep{}
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2050,7 @@ func (x *LaneStep) String() string {
 func (*LaneStep) ProtoMessage() {}
 
 func (x *LaneStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2063,7 @@ func (x *LaneStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneStep.ProtoReflect.Descriptor instead.
 func (*LaneStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{23}
+	return file_actuator_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LaneStep) GetLane() *Lane {
@@ -2019,7 +2095,7 @@ type RouteStep struct {
 
 func (x *RouteStep) Reset() {
 	*x = RouteStep{}
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2107,7 @@ func (x *RouteStep) String() string {
 func (*RouteStep) ProtoMessage() {}
 
 func (x *RouteStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2120,7 @@ func (x *RouteStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteStep.ProtoReflect.Descriptor instead.
 func (*RouteStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{24}
+	return file_actuator_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RouteStep) GetAlias() string {
@@ -2081,7 +2157,7 @@ type PrefetchStep struct {
 
 func (x *PrefetchStep) Reset() {
 	*x = PrefetchStep{}
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2169,7 @@ func (x *PrefetchStep) String() string {
 func (*PrefetchStep) ProtoMessage() {}
 
 func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2182,7 @@ func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchStep.ProtoReflect.Descriptor instead.
 func (*PrefetchStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{25}
+	return file_actuator_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PrefetchStep) GetNode() *Node {
@@ -2134,7 +2210,7 @@ type MemberStep struct {
 
 func (x *MemberStep) Reset() {
 	*x = MemberStep{}
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2222,7 @@ func (x *MemberStep) String() string {
 func (*MemberStep) ProtoMessage() {}
 
 func (x *MemberStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2235,7 @@ func (x *MemberStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberStep.ProtoReflect.Descriptor instead.
 func (*MemberStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{26}
+	return file_actuator_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MemberStep) GetMember() *Member {
@@ -2184,7 +2260,7 @@ type ImageSyncStep struct {
 
 func (x *ImageSyncStep) Reset() {
 	*x = ImageSyncStep{}
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2272,7 @@ func (x *ImageSyncStep) String() string {
 func (*ImageSyncStep) ProtoMessage() {}
 
 func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2285,7 @@ func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageSyncStep.ProtoReflect.Descriptor instead.
 func (*ImageSyncStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{27}
+	return file_actuator_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ImageSyncStep) GetMember() *Member {
@@ -2250,7 +2326,7 @@ type ApplyEvent struct {
 
 func (x *ApplyEvent) Reset() {
 	*x = ApplyEvent{}
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2338,7 @@ func (x *ApplyEvent) String() string {
 func (*ApplyEvent) ProtoMessage() {}
 
 func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2351,7 @@ func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyEvent.ProtoReflect.Descriptor instead.
 func (*ApplyEvent) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{28}
+	return file_actuator_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ApplyEvent) GetEvent() isApplyEvent_Event {
@@ -2339,7 +2415,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +2427,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +2440,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{29}
+	return file_actuator_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Progress) GetMessage() string {
@@ -2416,7 +2492,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_actuator_proto_msgTypes[30]
+	mi := &file_actuator_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2428,7 +2504,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[30]
+	mi := &file_actuator_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2441,7 +2517,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{30}
+	return file_actuator_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Result) GetRetryable() bool {
@@ -2571,7 +2647,7 @@ const file_actuator_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04down\x18\x02 \x01(\bR\x04down\x12&\n" +
 	"\x0fmemory_total_gb\x18\x03 \x01(\x01R\rmemoryTotalGb\x12$\n" +
-	"\x0ememory_free_gb\x18\x04 \x01(\x01R\fmemoryFreeGb\"\xdb\x01\n" +
+	"\x0ememory_free_gb\x18\x04 \x01(\x01R\fmemoryFreeGb\"\x95\x02\n" +
 	"\x04Lane\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04node\x18\x02 \x01(\v2\x17.poolc.actuator.v2.NodeR\x04node\x12.\n" +
@@ -2579,7 +2655,12 @@ const file_actuator_proto_rawDesc = "" +
 	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x18\n" +
 	"\aaliases\x18\x05 \x03(\tR\aaliases\x12\x1c\n" +
 	"\tresidency\x18\x06 \x01(\tR\tresidency\x12\x16\n" +
-	"\x06loaded\x18\a \x01(\bR\x06loaded\"|\n" +
+	"\x06loaded\x18\a \x01(\bR\x06loaded\x128\n" +
+	"\aprocess\x18\b \x01(\v2\x1e.poolc.actuator.v2.LaneProcessR\aprocess\"i\n" +
+	"\vLaneProcess\x12\x10\n" +
+	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12!\n" +
+	"\fcommand_line\x18\x02 \x03(\tR\vcommandLine\x12%\n" +
+	"\x0eresident_bytes\x18\x03 \x01(\x03R\rresidentBytes\"|\n" +
 	"\fLaneEndpoint\x12\x12\n" +
 	"\x04lane\x18\x01 \x01(\tR\x04lane\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x18\n" +
@@ -2665,7 +2746,7 @@ func file_actuator_proto_rawDescGZIP() []byte {
 }
 
 var file_actuator_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_actuator_proto_goTypes = []any{
 	(Severity)(0),             // 0: poolc.actuator.v2.Severity
 	(*Diagnostic)(nil),        // 1: poolc.actuator.v2.Diagnostic
@@ -2686,20 +2767,21 @@ var file_actuator_proto_goTypes = []any{
 	(*MemberImage)(nil),       // 16: poolc.actuator.v2.MemberImage
 	(*NodeStatus)(nil),        // 17: poolc.actuator.v2.NodeStatus
 	(*Lane)(nil),              // 18: poolc.actuator.v2.Lane
-	(*LaneEndpoint)(nil),      // 19: poolc.actuator.v2.LaneEndpoint
-	(*Route)(nil),             // 20: poolc.actuator.v2.Route
-	(*Prefetched)(nil),        // 21: poolc.actuator.v2.Prefetched
-	(*ApplyRequest)(nil),      // 22: poolc.actuator.v2.ApplyRequest
-	(*Step)(nil),              // 23: poolc.actuator.v2.Step
-	(*LaneStep)(nil),          // 24: poolc.actuator.v2.LaneStep
-	(*RouteStep)(nil),         // 25: poolc.actuator.v2.RouteStep
-	(*PrefetchStep)(nil),      // 26: poolc.actuator.v2.PrefetchStep
-	(*MemberStep)(nil),        // 27: poolc.actuator.v2.MemberStep
-	(*ImageSyncStep)(nil),     // 28: poolc.actuator.v2.ImageSyncStep
-	(*ApplyEvent)(nil),        // 29: poolc.actuator.v2.ApplyEvent
-	(*Progress)(nil),          // 30: poolc.actuator.v2.Progress
-	(*Result)(nil),            // 31: poolc.actuator.v2.Result
-	nil,                       // 32: poolc.actuator.v2.Node.LabelsEntry
+	(*LaneProcess)(nil),       // 19: poolc.actuator.v2.LaneProcess
+	(*LaneEndpoint)(nil),      // 20: poolc.actuator.v2.LaneEndpoint
+	(*Route)(nil),             // 21: poolc.actuator.v2.Route
+	(*Prefetched)(nil),        // 22: poolc.actuator.v2.Prefetched
+	(*ApplyRequest)(nil),      // 23: poolc.actuator.v2.ApplyRequest
+	(*Step)(nil),              // 24: poolc.actuator.v2.Step
+	(*LaneStep)(nil),          // 25: poolc.actuator.v2.LaneStep
+	(*RouteStep)(nil),         // 26: poolc.actuator.v2.RouteStep
+	(*PrefetchStep)(nil),      // 27: poolc.actuator.v2.PrefetchStep
+	(*MemberStep)(nil),        // 28: poolc.actuator.v2.MemberStep
+	(*ImageSyncStep)(nil),     // 29: poolc.actuator.v2.ImageSyncStep
+	(*ApplyEvent)(nil),        // 30: poolc.actuator.v2.ApplyEvent
+	(*Progress)(nil),          // 31: poolc.actuator.v2.Progress
+	(*Result)(nil),            // 32: poolc.actuator.v2.Result
+	nil,                       // 33: poolc.actuator.v2.Node.LabelsEntry
 }
 var file_actuator_proto_depIdxs = []int32{
 	0,  // 0: poolc.actuator.v2.Diagnostic.severity:type_name -> poolc.actuator.v2.Severity
@@ -2714,49 +2796,50 @@ var file_actuator_proto_depIdxs = []int32{
 	12, // 9: poolc.actuator.v2.Inventory.members:type_name -> poolc.actuator.v2.Member
 	12, // 10: poolc.actuator.v2.Inventory.leaving:type_name -> poolc.actuator.v2.Member
 	8,  // 11: poolc.actuator.v2.Inventory.gateway_nodes:type_name -> poolc.actuator.v2.Node
-	32, // 12: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
+	33, // 12: poolc.actuator.v2.Node.labels:type_name -> poolc.actuator.v2.Node.LabelsEntry
 	15, // 13: poolc.actuator.v2.ObserveResponse.fleet:type_name -> poolc.actuator.v2.Fleet
 	1,  // 14: poolc.actuator.v2.ObserveResponse.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
 	17, // 15: poolc.actuator.v2.Fleet.nodes:type_name -> poolc.actuator.v2.NodeStatus
 	18, // 16: poolc.actuator.v2.Fleet.lanes:type_name -> poolc.actuator.v2.Lane
-	20, // 17: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
-	21, // 18: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
+	21, // 17: poolc.actuator.v2.Fleet.routes:type_name -> poolc.actuator.v2.Route
+	22, // 18: poolc.actuator.v2.Fleet.prefetched:type_name -> poolc.actuator.v2.Prefetched
 	12, // 19: poolc.actuator.v2.Fleet.members:type_name -> poolc.actuator.v2.Member
 	16, // 20: poolc.actuator.v2.Fleet.images:type_name -> poolc.actuator.v2.MemberImage
 	8,  // 21: poolc.actuator.v2.Lane.node:type_name -> poolc.actuator.v2.Node
 	9,  // 22: poolc.actuator.v2.Lane.model:type_name -> poolc.actuator.v2.Model
-	19, // 23: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
-	9,  // 24: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
-	23, // 25: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
-	24, // 26: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
-	25, // 27: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
-	26, // 28: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
-	27, // 29: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
-	28, // 30: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
-	18, // 31: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
-	19, // 32: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
-	19, // 33: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
-	8,  // 34: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
-	9,  // 35: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
-	12, // 36: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
-	12, // 37: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
-	30, // 38: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
-	31, // 39: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
-	1,  // 40: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
-	15, // 41: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
-	2,  // 42: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
-	5,  // 43: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
-	13, // 44: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
-	22, // 45: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
-	3,  // 46: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
-	6,  // 47: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
-	14, // 48: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
-	29, // 49: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
-	46, // [46:50] is the sub-list for method output_type
-	42, // [42:46] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	19, // 23: poolc.actuator.v2.Lane.process:type_name -> poolc.actuator.v2.LaneProcess
+	20, // 24: poolc.actuator.v2.Route.lane:type_name -> poolc.actuator.v2.LaneEndpoint
+	9,  // 25: poolc.actuator.v2.Prefetched.model:type_name -> poolc.actuator.v2.Model
+	24, // 26: poolc.actuator.v2.ApplyRequest.step:type_name -> poolc.actuator.v2.Step
+	25, // 27: poolc.actuator.v2.Step.lane:type_name -> poolc.actuator.v2.LaneStep
+	26, // 28: poolc.actuator.v2.Step.route:type_name -> poolc.actuator.v2.RouteStep
+	27, // 29: poolc.actuator.v2.Step.prefetch:type_name -> poolc.actuator.v2.PrefetchStep
+	28, // 30: poolc.actuator.v2.Step.member:type_name -> poolc.actuator.v2.MemberStep
+	29, // 31: poolc.actuator.v2.Step.image_sync:type_name -> poolc.actuator.v2.ImageSyncStep
+	18, // 32: poolc.actuator.v2.LaneStep.lane:type_name -> poolc.actuator.v2.Lane
+	20, // 33: poolc.actuator.v2.RouteStep.from:type_name -> poolc.actuator.v2.LaneEndpoint
+	20, // 34: poolc.actuator.v2.RouteStep.to:type_name -> poolc.actuator.v2.LaneEndpoint
+	8,  // 35: poolc.actuator.v2.PrefetchStep.node:type_name -> poolc.actuator.v2.Node
+	9,  // 36: poolc.actuator.v2.PrefetchStep.model:type_name -> poolc.actuator.v2.Model
+	12, // 37: poolc.actuator.v2.MemberStep.member:type_name -> poolc.actuator.v2.Member
+	12, // 38: poolc.actuator.v2.ImageSyncStep.member:type_name -> poolc.actuator.v2.Member
+	31, // 39: poolc.actuator.v2.ApplyEvent.progress:type_name -> poolc.actuator.v2.Progress
+	32, // 40: poolc.actuator.v2.ApplyEvent.result:type_name -> poolc.actuator.v2.Result
+	1,  // 41: poolc.actuator.v2.Result.diagnostics:type_name -> poolc.actuator.v2.Diagnostic
+	15, // 42: poolc.actuator.v2.Result.observed:type_name -> poolc.actuator.v2.Fleet
+	2,  // 43: poolc.actuator.v2.Actuator.Describe:input_type -> poolc.actuator.v2.DescribeRequest
+	5,  // 44: poolc.actuator.v2.Actuator.Configure:input_type -> poolc.actuator.v2.ConfigureRequest
+	13, // 45: poolc.actuator.v2.Actuator.Observe:input_type -> poolc.actuator.v2.ObserveRequest
+	23, // 46: poolc.actuator.v2.Actuator.Apply:input_type -> poolc.actuator.v2.ApplyRequest
+	3,  // 47: poolc.actuator.v2.Actuator.Describe:output_type -> poolc.actuator.v2.DescribeResponse
+	6,  // 48: poolc.actuator.v2.Actuator.Configure:output_type -> poolc.actuator.v2.ConfigureResponse
+	14, // 49: poolc.actuator.v2.Actuator.Observe:output_type -> poolc.actuator.v2.ObserveResponse
+	30, // 50: poolc.actuator.v2.Actuator.Apply:output_type -> poolc.actuator.v2.ApplyEvent
+	47, // [47:51] is the sub-list for method output_type
+	43, // [43:47] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_actuator_proto_init() }
@@ -2764,14 +2847,14 @@ func file_actuator_proto_init() {
 	if File_actuator_proto != nil {
 		return
 	}
-	file_actuator_proto_msgTypes[22].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[23].OneofWrappers = []any{
 		(*Step_Lane)(nil),
 		(*Step_Route)(nil),
 		(*Step_Prefetch)(nil),
 		(*Step_Member)(nil),
 		(*Step_ImageSync)(nil),
 	}
-	file_actuator_proto_msgTypes[28].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[29].OneofWrappers = []any{
 		(*ApplyEvent_Progress)(nil),
 		(*ApplyEvent_Result)(nil),
 	}
@@ -2781,7 +2864,7 @@ func file_actuator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actuator_proto_rawDesc), len(file_actuator_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
