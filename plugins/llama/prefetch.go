@@ -3,6 +3,7 @@ package llama
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/schema"
@@ -254,7 +256,15 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		if progress != nil {
 			grew = func(size int64) { progress(size, total) }
 		}
-		res.Sent, err = n.host.WriteFrom(ctx, part, res.ResumedAt, src, grew)
+		// The copy is bounded as a transfer by the node is.
+		bound := n.set.transferTimeout(total - res.ResumedAt)
+		cctx, cancel := context.WithTimeout(ctx, bound)
+		res.Sent, err = n.host.WriteFrom(cctx, part, res.ResumedAt, src, grew)
+		timedOut := ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if timedOut {
+			err = fmt.Errorf("did not finish within %s (transfer_mib_per_second)", bound.Round(time.Millisecond))
+		}
 		if err != nil {
 			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, n.host, err)
 		}
