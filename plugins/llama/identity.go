@@ -151,11 +151,7 @@ type PortHeldError struct {
 
 // Error implements error.
 func (e *PortHeldError) Error() string {
-	who := fmt.Sprintf("pid %d (%s)", e.Holder.pid, e.Holder.args)
-	if e.Holder.pid == 0 {
-		who = "a process poolc cannot see (another user's?)"
-	}
-	return fmt.Sprintf("lane %s: port %d of %s is held by %s, not by the lane's process (pid %d)", e.Lane, e.Port, e.Host, who, e.PID)
+	return fmt.Sprintf("lane %s: port %d of %s is held by pid %d (%s), not by the lane's process (pid %d)", e.Lane, e.Port, e.Host, e.Holder.pid, e.Holder.args, e.PID)
 }
 
 // owner reports whether process pid lives and who listens on lane l's
@@ -168,19 +164,40 @@ func (n *Node) owner(ctx context.Context, pid int, l Lane) (owner, error) {
 	return parseOwner(out)
 }
 
+// identityCheck is what identity found: whether the process lives,
+// whether it listens on the lane's port, and whether a listener there
+// has an owner poolc cannot see (another user's process, or one that
+// exited while it looked).
+type identityCheck struct {
+	alive, listening, unseen bool
+}
+
 // identity checks that process pid is alive and that nothing but it
-// holds lane l's port: listening is true when pid listens there. A port
-// held by another process is a *PortHeldError.
-func (n *Node) identity(ctx context.Context, pid int, l Lane) (alive, listening bool, err error) {
+// holds lane l's port. A port held by another process it can name is a
+// *PortHeldError.
+func (n *Node) identity(ctx context.Context, pid int, l Lane) (identityCheck, error) {
 	o, err := n.owner(ctx, pid, l)
 	if err != nil {
-		return false, false, err
+		return identityCheck{}, err
 	}
+	c := identityCheck{alive: o.alive}
 	for _, h := range o.holders(l) {
-		if h.pid != pid {
-			return o.alive, false, &PortHeldError{Lane: l.Name, Host: n.host.String(), Port: l.Port, PID: pid, Holder: h}
+		switch h.pid {
+		case pid:
+			c.listening = true
+		case 0:
+			c.unseen = true
+		default:
+			return c, &PortHeldError{Lane: l.Name, Host: n.host.String(), Port: l.Port, PID: pid, Holder: h}
 		}
-		listening = true
 	}
-	return o.alive, listening, nil
+	return c, nil
+}
+
+// notListening says why process pid is not seen holding lane l's port.
+func (c identityCheck) notListening(pid int, l Lane) string {
+	if c.unseen {
+		return fmt.Sprintf("port %d is held by a process poolc cannot see (another user's?), not by pid %d", l.Port, pid)
+	}
+	return fmt.Sprintf("pid %d does not listen on port %d", pid, l.Port)
 }

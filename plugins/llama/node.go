@@ -217,19 +217,23 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	p := n.prober(l)
 	last := "no answer yet"
 	for {
-		alive, listening, err := n.identity(ctx, pid, l)
+		id, err := n.identity(ctx, pid, l)
 		var held *PortHeldError
 		switch {
 		case errors.As(err, &held):
 			return held
-		case err == nil && !alive:
+		case err != nil:
+			if ctx.Err() == nil {
+				last = err.Error()
+			}
+		case !id.alive:
 			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
-		case err != nil && ctx.Err() == nil:
-			last = err.Error()
+		case id.unseen && !id.listening:
+			last = id.notListening(pid, l)
 		}
 		code, body, err := p.get(ctx, "/health")
 		switch {
-		case err == nil && code == http.StatusOK && listening:
+		case err == nil && code == http.StatusOK && id.listening:
 			if err := n.checkServes(ctx, p, l); err != nil {
 				return err
 			}
@@ -259,12 +263,14 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 // stillOwns checks, after the lane answered, that process pid is alive
 // and alone holds lane l's port.
 func (n *Node) stillOwns(ctx context.Context, pid int, l Lane) error {
-	alive, listening, err := n.identity(ctx, pid, l)
+	id, err := n.identity(ctx, pid, l)
 	switch {
 	case err != nil:
 		return err
-	case !alive || !listening:
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) no longer listens on port %d of %s", pid, l.Port, n.host), Log: n.logTail(l.key())}
+	case !id.alive:
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) on %s has exited", pid, n.host), Log: n.logTail(l.key())}
+	case !id.listening:
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but on %s %s", n.host, id.notListening(pid, l)), Log: n.logTail(l.key())}
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 		// The process must be the one listening on the lane's port: a
 		// port another process holds is drift (it serves, not the lane);
 		// a listener that cannot be read is not known, an error.
-		_, listening, err := n.identity(ctx, r.pid, l)
+		id, err := n.identity(ctx, r.pid, l)
 		var held *PortHeldError
 		switch {
 		case errors.As(err, &held):
@@ -198,8 +198,8 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			continue
 		case err != nil:
 			return Observation{}, err
-		case !listening:
-			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d does not listen on port %d", name, r.pid, l.Port))
+		case !id.listening:
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: %s", name, id.notListening(r.pid, l)))
 			continue
 		}
 		// What runs, read back from the process's own command line.
