@@ -56,6 +56,11 @@ func TestScripts(t *testing.T) {
 			"mkgguf": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(gguftest.WriteExamples(gguftest.ExampleDir))
 			},
+			// llamastub BINDIR MODEL builds the llama-server stand-in into
+			// BINDIR and writes a model file of 1 MB it loads; the lanes
+			// it runs under STATEDIR/*/ (the third argument) are killed
+			// when the script ends, whatever happened.
+			"llamastub": llamastubCmd,
 			// mkbinary NAME writes a file of bytes that are not text.
 			"mkbinary": func(ts *testscript.TestScript, neg bool, args []string) {
 				data := make([]byte, 4096)

@@ -41,8 +41,10 @@ func init() {
 		summary: "print the current state of the pool",
 		help: `Prints the state poolc keeps for the pool: lineage and serial, then one
 line per node, lane process, route, weights file and pod-pool member, as
-the state diff of a plan shows them. --format json prints the state file's
-own JSON.
+the state diff of a plan shows them; then, for each lane process whose
+actuator reports it, what the last refresh read of it on its node: its
+pid, resident memory (rss) and own command line. --format json prints
+the state file's own JSON.
 
 Exit codes: 0 success, 1 the state cannot be read.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
@@ -68,6 +70,9 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 					return ExitOK
 				}
 				fmt.Fprintf(io.Out, "# pool %s, lineage %s, serial %d\n%s", orDash(st.Pool), orDash(st.Lineage), st.Serial, render.StateText(st.Fleet))
+				if obs := render.ObservedText(st.Fleet); obs != "" {
+					fmt.Fprintf(io.Out, "# as the last refresh read them on the nodes\n%s", obs)
+				}
 				return ExitOK
 			}
 		},

@@ -155,8 +155,9 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		if odiags.HasErrors() {
 			return nil, diags, &Error{Diagnostics: odiags}
 		}
+		before := s.state.Fleet.Clone()
 		s.drift = obs.Refresh(&s.state.Fleet)
-		s.refreshed = len(s.drift) > 0
+		s.refreshed = len(s.drift) > 0 || !pools.SameProcesses(before, s.state.Fleet)
 	}
 	// Enrolled nodes' liveness comes from their agents' leases.
 	if err := membership.MarkPool(ctx, s.state, c.Config.Pool, c.Config.Dir()); err != nil {

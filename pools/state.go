@@ -119,6 +119,33 @@ type LaneState struct {
 	Args     []string `json:"args,omitempty"`
 	MemoryGB float64  `json:"memory_gb"`
 	Loaded   bool     `json:"loaded"`
+	// Observed is what the last refresh read of the process on its node
+	// (nil when its actuator reports nothing): shown by state show, never
+	// planned from (Args and Path are what the plan compares).
+	Observed *ObservedProcess `json:"observed,omitempty"`
+}
+
+// SameProcesses reports whether two fleets record the same observed
+// processes (pid and command line) for their lanes; resident memory,
+// which moves all the time, is left out, so that a refresh records a
+// process the first time it is read and again when it changes.
+func SameProcesses(a, b Fleet) bool {
+	key := func(l LaneState) string {
+		if l.Observed == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s@%s:%d pid=%d %q", l.Name, l.Node, l.Port, l.Observed.PID, l.Observed.CommandLine)
+	}
+	return slices.EqualFunc(a.Lanes, b.Lanes, func(x, y LaneState) bool { return key(x) == key(y) })
+}
+
+// ObservedProcess is a lane's process as its actuator read it on the
+// node: its pid, its own command line and its resident memory in bytes
+// (0 when unknown).
+type ObservedProcess struct {
+	PID           int      `json:"pid"`
+	CommandLine   []string `json:"command_line,omitempty"`
+	ResidentBytes int64    `json:"resident_bytes,omitempty"`
 }
 
 // Reserved is the memory, in GB, the lane holds that admission cannot

@@ -108,7 +108,7 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 	case "/models/load", "/models/unload":
 		s.serveLoadUnload(w, r)
-	case "/props", "/slots":
+	case "/props":
 		m := s.find(r.URL.Query().Get("model"))
 		if m == nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "router mode: pass ?model=NAME of a model in the preset")
@@ -119,19 +119,17 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 			writeLoading(w)
 			return
 		}
-		if r.URL.Path == "/props" {
-			writeJSON(w, http.StatusOK, s.props(m))
-		} else {
+		writeJSON(w, http.StatusOK, s.props(m))
+	case "/slots", "/metrics":
+		m, snap, ok := s.modelFor(w, r)
+		if !ok {
+			return
+		}
+		if r.URL.Path == "/slots" {
 			s.serveSlots(w, m, snap)
+		} else {
+			s.serveMetrics(w, []snapshot{snap})
 		}
-	case "/metrics":
-		var snaps []snapshot
-		for _, m := range s.list() {
-			if q := r.URL.Query().Get("model"); q == "" || m.answers(q) {
-				snaps = append(snaps, m.snapshot())
-			}
-		}
-		s.serveMetrics(w, snaps)
 	case "/v1/chat/completions", "/chat/completions":
 		s.serveChat(w, r, func(name string) (*model, int, string) { return s.routeModel(r.Context(), name) })
 	default:
@@ -363,6 +361,43 @@ func (s *Server) serveLoadUnload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// modelFor is the model a router's /slots or /metrics request names, as
+// llama-server's router answers it: 400 "model name is missing" without
+// ?model=; for a model loading, the answer once it has loaded; for a
+// model not loaded, with autoload (the router's
+// --models-autoload, not turned off by autoload=false in the query) the
+// router loads it and answers once it is loaded, else 400 "model is not
+// loaded" and nothing loads. It writes the error answer itself.
+func (s *Server) modelFor(w http.ResponseWriter, r *http.Request) (*model, snapshot, bool) {
+	name := r.URL.Query().Get("model")
+	if name == "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model name is missing")
+		return nil, snapshot{}, false
+	}
+	m := s.find(name)
+	if m == nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model not found")
+		return nil, snapshot{}, false
+	}
+	snap := m.snapshot()
+	if snap.state == StateLoaded {
+		return m, snap, true
+	}
+	if snap.state != StateLoading && (!s.opts.Autoload || r.URL.Query().Get("autoload") == "false") {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "model is not loaded")
+		return nil, snapshot{}, false
+	}
+	if err := s.admit(r.Context(), m); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable_error", err.Error())
+		return nil, snapshot{}, false
+	}
+	if snap = m.waitLoaded(); snap.state != StateLoaded {
+		writeError(w, http.StatusServiceUnavailable, "unavailable_error", fmt.Sprintf("model %q %s: %s", name, snap.state, snap.failure))
+		return nil, snapshot{}, false
+	}
+	return m, snap, true
 }
 
 // find returns the preset model named or aliased n, or nil.

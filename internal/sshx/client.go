@@ -29,12 +29,22 @@ type Output struct {
 
 // Run executes argv on the remote host (every argument quoted by Quote, so
 // the remote program receives exactly argv), feeding it stdin (nil for
-// none), and returns what it wrote. A non-zero exit is an *ExitError
-// carrying the status and the stderr; a cancelled ctx signals the command
-// with SIGKILL, closes its channel and returns ctx's error at once.
+// none), and returns what it wrote, each of stdout and stderr bounded by
+// the pool's MaxOutput: a command writing more is killed and its error is
+// an *OutputLimitError naming it. A non-zero exit is an *ExitError
+// carrying the status and the stderr; a cancelled ctx kills the command
+// (as Stream says) and returns ctx's error.
 func (c *Client) Run(ctx context.Context, argv []string, stdin io.Reader) (Output, error) {
-	var out, errb bytes.Buffer
-	err := c.Stream(ctx, argv, stdin, &out, &errb)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	max := c.pool.cfg.MaxOutput
+	over := func() { cancel(&OutputLimitError{Argv: argv, Limit: max}) }
+	out, errb := &LimitedBuffer{Max: max, Over: over}, &LimitedBuffer{Max: max, Over: over}
+	err := c.Stream(ctx, argv, stdin, out, errb)
+	var ole *OutputLimitError
+	if cause := context.Cause(ctx); err != nil && errors.As(cause, &ole) {
+		err = ole
+	}
 	var xe *ExitError
 	if errors.As(err, &xe) {
 		xe.Stderr = errb.Bytes()
@@ -43,7 +53,10 @@ func (c *Client) Run(ctx context.Context, argv []string, stdin io.Reader) (Outpu
 }
 
 // Stream is Run writing the command's output to stdout and stderr as it
-// comes instead of collecting it.
+// comes instead of collecting it. A cancelled ctx sends the command
+// SIGKILL (servers that honour signal requests), hangs up on it and kills
+// its whole process group on the host through another session, so
+// nothing it started in its group runs on; it returns ctx's error.
 func (c *Client) Stream(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd, err := Command(argv)
 	if err != nil {
@@ -62,21 +75,22 @@ func (c *Client) Stream(ctx context.Context, argv []string, stdin io.Reader, std
 		return c.connErr(err)
 	}
 	defer sess.Close()
+	group := &pgidWriter{w: stderr}
 	sess.Stdin = stdin
 	sess.Stdout = stdout
-	sess.Stderr = stderr
-	if err := sess.Start(cmd); err != nil {
+	sess.Stderr = group
+	if err := sess.Start(groupPrefix + cmd); err != nil {
 		return c.connErr(err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- sess.Wait() }()
 	select {
 	case err = <-waited:
+		group.flush()
 	case <-ctx.Done():
-		// Servers that honour signal requests kill the command; closing
-		// the channel hangs up on it either way. Run returns at once.
 		sess.Signal(ssh.SIGKILL)
 		sess.Close()
+		c.killGroup(group.group())
 		return ctx.Err()
 	}
 	var ee *ssh.ExitError

@@ -61,6 +61,9 @@ type Config struct {
 	// KeepaliveMissed is how many keepalives may go unanswered before the
 	// connection is closed as dead (default DefaultKeepaliveMissed).
 	KeepaliveMissed int
+	// MaxOutput bounds what Run reads back of a command's stdout, and of
+	// its stderr (default DefaultMaxOutput).
+	MaxOutput int64
 }
 
 func (c Config) withDefaults() Config {
@@ -75,6 +78,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeepaliveMissed <= 0 {
 		c.KeepaliveMissed = DefaultKeepaliveMissed
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = DefaultMaxOutput
 	}
 	if c.NoAgent {
 		c.AgentSocket = ""

@@ -283,8 +283,13 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 
 // LaneState is poolc's lane process for the SDK's lane.
 func LaneState(l sdk.Lane) pools.LaneState {
-	return pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
+	out := pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
 		Path: l.Model.Path, SHA256: l.Model.SHA256, Source: l.Model.Source, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
+	if p := l.Process; p != nil {
+		o := pools.ObservedProcess(*p)
+		out.Observed = &o
+	}
+	return out
 }
 
 // MemberState is poolc's member for the SDK's member.

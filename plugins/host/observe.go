@@ -275,10 +275,21 @@ func replace[T any](have, seen []T, mine func(T) bool) []T {
 func diff(before, after pools.Fleet) []string {
 	var out []string
 	out = append(out, diffPart("node", before.Nodes, after.Nodes, func(n pools.NodeState) string { return fmt.Sprintf("%q", n.Name) })...)
-	out = append(out, diffPart("lane", before.Lanes, after.Lanes, func(l pools.LaneState) string { return fmt.Sprintf("%q on %q", l.Name, l.Node) })...)
+	// What a plugin read of a process (its pid, command line, resident
+	// memory) is a reading, not a difference from the state.
+	out = append(out, diffPart("lane", unobserved(before.Lanes), unobserved(after.Lanes), func(l pools.LaneState) string { return fmt.Sprintf("%q on %q", l.Name, l.Node) })...)
 	out = append(out, diffPart("weights", before.Prefetched, after.Prefetched, func(p pools.Prefetch) string { return fmt.Sprintf("of %q on %q", p.Model, p.Node) })...)
 	out = append(out, diffPart("route", before.Routes, after.Routes, func(r pools.Route) string { return fmt.Sprintf("of alias %q", r.Alias) })...)
 	out = append(out, diffPart("member", before.Members, after.Members, func(m pools.MemberState) string { return fmt.Sprintf("%q of pod pool %q", m.Context, m.PodPool) })...)
+	return out
+}
+
+// unobserved is lanes without what was read of their processes.
+func unobserved(lanes []pools.LaneState) []pools.LaneState {
+	out := slices.Clone(lanes)
+	for i := range out {
+		out[i].Observed = nil
+	}
 	return out
 }
 

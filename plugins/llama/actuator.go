@@ -46,6 +46,16 @@ type PluginConfig struct {
 	LoadMiBPerSecond    float64 `json:"load_mib_per_second"`
 	DrainTimeoutSeconds float64 `json:"drain_timeout_seconds"`
 	StopGraceSeconds    float64 `json:"stop_grace_seconds"`
+	ProbeTimeoutSeconds float64 `json:"probe_timeout_seconds"`
+	// CommandTimeoutSeconds bounds a remote command of no size; checksums
+	// and transfers get more in proportion to their size, at the slowest
+	// rates expected (MiB/s).
+	CommandTimeoutSeconds float64 `json:"command_timeout_seconds"`
+	ChecksumMiBPerSecond  float64 `json:"checksum_mib_per_second"`
+	TransferMiBPerSecond  float64 `json:"transfer_mib_per_second"`
+	// MaxOutputBytes bounds what is read back of a remote command's
+	// output (0: sshx.DefaultMaxOutput).
+	MaxOutputBytes int64 `json:"max_output_bytes"`
 	// RouterPort is the port of each node's router, which serves the
 	// node's on-demand lanes (0: DefaultRouterPort).
 	RouterPort int `json:"router_port"`
@@ -66,6 +76,11 @@ const ConfigSchema = `{
 	load_mib_per_second?:   number & >0
 	drain_timeout_seconds?: number & >0
 	stop_grace_seconds?:    number & >0
+	probe_timeout_seconds?: number & >0
+	command_timeout_seconds?: number & >0
+	checksum_mib_per_second?: number & >0
+	transfer_mib_per_second?: number & >0
+	max_output_bytes?:        int & >=4096
 	router_port?:           int & >=1 & <=65535
 	service_manager?:       ` + serviceManagerSchema + `
 }`
@@ -75,7 +90,9 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func (c PluginConfig) settings() Settings {
 	return Settings{Binary: c.Binary, StateDir: c.StateDir, Env: c.Env,
 		LoadRate: int64(c.LoadMiBPerSecond * (1 << 20)), StartBase: seconds(c.StartBaseSeconds),
-		DrainTimeout: seconds(c.DrainTimeoutSeconds), StopGrace: seconds(c.StopGraceSeconds), ServiceManager: c.ServiceManager}
+		DrainTimeout: seconds(c.DrainTimeoutSeconds), StopGrace: seconds(c.StopGraceSeconds), ProbeTimeout: seconds(c.ProbeTimeoutSeconds),
+		CommandTimeout: seconds(c.CommandTimeoutSeconds), ChecksumRate: int64(c.ChecksumMiBPerSecond * (1 << 20)),
+		TransferRate: int64(c.TransferMiBPerSecond * (1 << 20)), ServiceManager: c.ServiceManager}
 }
 
 // Describe implements sdk.Actuator.
@@ -104,7 +121,9 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.nodes = nil
 	if !cfg.Local {
-		pool, err := sshx.NewPool(cfg.Settings.Config())
+		sc := cfg.Settings.Config()
+		sc.MaxOutput = cfg.MaxOutputBytes
+		pool, err := sshx.NewPool(sc)
 		if err != nil {
 			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"known_hosts"}, err.Error())}
 		}
@@ -131,7 +150,7 @@ func (a *Actuator) node(n sdk.Node) (*Node, error) {
 	if got := a.nodes[n.Name]; got != nil {
 		return got, nil
 	}
-	var host Host = Local{}
+	var host Host = Local{MaxOutput: a.cfg.MaxOutputBytes}
 	if !a.cfg.Local {
 		if n.Address == "" {
 			return nil, fmt.Errorf("node %s has no address to reach over SSH", n.Name)
@@ -228,6 +247,10 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 				lane := *st.Lane
 				// An on-demand lane loads on its first request.
 				lane.Loaded = !onDemand(st.Lane)
+				if !onDemand(st.Lane) {
+					// The process as it runs now, read on the node.
+					lane.Process = n.process(ctx, l)
+				}
 				observed.Lanes = []sdk.Lane{lane}
 			}
 		}
@@ -325,7 +348,15 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			// The weights the lane started with, as recorded then (none
 			// recorded: not known, which the planner takes as unchanged).
 			m.SHA256, m.Source = l.SHA256, l.Source
-			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded}
+			if !l.OnDemand {
+				// The arguments it runs with, read back from its own
+				// command line: a change of the pool's is a replacement.
+				// (A router model runs with the router's preset, which
+				// carries no lane arguments.)
+				m.Args = l.Args
+			}
+			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded,
+				Process: &sdk.LaneProcess{PID: l.PID, CommandLine: l.CommandLine, ResidentBytes: l.RSS}}
 			if lane.Residency == "" {
 				// Metadata from before the residency was recorded: the
 				// pool's residency now.

@@ -24,8 +24,21 @@
 //     therefore waits until no slot is processing and nothing is deferred
 //     (the gateway must already route the lane's aliases elsewhere), with
 //     Settings.DrainTimeout, then sends SIGTERM, then SIGKILL after
-//     Settings.StopGrace. Probes never keep connections open, since the
-//     server lingers on open connections after SIGTERM.
+//     Settings.StopGrace. A probe that fails, times out or does not parse
+//     is busy, unknown, never idle (drain.go). Probes never keep
+//     connections open, since the server lingers on open connections
+//     after SIGTERM.
+//   - The router answers /slots and /metrics only with ?model=, and loads
+//     the model named unless the query says autoload=false: its drain
+//     sums its loaded models' probes, each with autoload=false.
+//   - What runs is read on the node, never copied from the pool: a lane's
+//     arguments from its process's own command line (cmdline.go), and
+//     the process must be the one holding the lane's port (identity.go),
+//     at the start and at every observe.
+//   - Every remote command has a time bound (Settings.CommandTimeout,
+//     more for a checksum or transfer in proportion to its size) and its
+//     output read back a size bound; past either it is killed with its
+//     process group.
 //   - Always --port, since llama-server's default port is changing.
 //
 // On a node, a lane is a process started with setsid (nohup where there is

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"poolc.dev/poolc/internal/sshx"
 )
@@ -36,23 +38,39 @@ type Host interface {
 }
 
 // Local is the machine poolc runs on, as a Host: programs run directly
-// with os/exec and connections are dialled locally.
-type Local struct{}
+// with os/exec, each in a process group of its own that a cancellation
+// kills whole, and connections are dialled locally. MaxOutput bounds
+// what is read back of a program's stdout and of its stderr (0:
+// sshx.DefaultMaxOutput): a program writing more is killed.
+type Local struct {
+	MaxOutput int64
+}
 
 var _ Host = Local{}
 
 // Run implements Host.
-func (Local) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+func (h Local) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
+	max := h.MaxOutput
+	if max <= 0 {
+		max = sshx.DefaultMaxOutput
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	over := func() { cancel(&sshx.OutputLimitError{Argv: argv, Limit: max}) }
+	out, errb := &sshx.LimitedBuffer{Max: max, Over: over}, &sshx.LimitedBuffer{Max: max, Over: over}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = stdin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdout, cmd.Stderr = out, errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// What a killed group's strays hold open is not waited for long.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return out.Bytes(), ctx.Err()
+		if cause := context.Cause(ctx); ctx.Err() != nil {
+			return out.Bytes(), cause
 		}
 		return out.Bytes(), fmt.Errorf("%s: %v: %s", argv[0], err, bytes.TrimSpace(errb.Bytes()))
 	}

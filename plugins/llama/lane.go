@@ -56,6 +56,19 @@ type Settings struct {
 	StopGrace time.Duration
 	// Poll is the interval between probes while waiting.
 	Poll time.Duration
+	// CommandTimeout bounds a remote command of no size: reading the
+	// lanes, starting, signalling, writing a small file.
+	CommandTimeout time.Duration
+	// ChecksumRate is the slowest hashing expected, in bytes per second:
+	// a sha256 of N bytes may take CommandTimeout + N/ChecksumRate.
+	ChecksumRate int64
+	// TransferRate is the slowest download or copy by the node expected,
+	// in bytes per second: N bytes may take CommandTimeout +
+	// N/TransferRate.
+	TransferRate int64
+	// ProbeTimeout bounds one HTTP request to a lane (a probe of /health,
+	// /slots, /metrics, /props or /models).
+	ProbeTimeout time.Duration
 	// ServiceManager is how a lane's own process runs: ServiceNone
 	// (detached from the session), ServiceSystemd (a systemd user unit)
 	// or ServiceLaunchd (a LaunchAgent).
@@ -71,6 +84,11 @@ const (
 	DefaultDrainTimeout = 120 * time.Second
 	DefaultStopGrace    = 10 * time.Second
 	DefaultPoll         = 200 * time.Millisecond
+	DefaultProbeTimeout = 5 * time.Second
+	// DefaultCommandTimeout bounds a remote command of no size.
+	DefaultCommandTimeout = 60 * time.Second
+	DefaultChecksumRate   = 50 << 20 // 50 MiB/s: a slow disk
+	DefaultTransferRate   = 5 << 20  // 5 MiB/s: a slow link
 	// DefaultServiceManager runs a lane's own process detached, with no
 	// service manager.
 	DefaultServiceManager = ServiceNone
@@ -101,16 +119,46 @@ func (s Settings) withDefaults() Settings {
 	if s.Poll <= 0 {
 		s.Poll = DefaultPoll
 	}
+	if s.CommandTimeout <= 0 {
+		s.CommandTimeout = DefaultCommandTimeout
+	}
+	if s.ChecksumRate <= 0 {
+		s.ChecksumRate = DefaultChecksumRate
+	}
+	if s.TransferRate <= 0 {
+		s.TransferRate = DefaultTransferRate
+	}
+	if s.ProbeTimeout <= 0 {
+		s.ProbeTimeout = DefaultProbeTimeout
+	}
 	if s.ServiceManager == "" {
 		s.ServiceManager = DefaultServiceManager
 	}
 	return s
 }
 
+// checksumTimeout bounds a sha256 of size bytes.
+func (s Settings) checksumTimeout(size int64) time.Duration {
+	return s.CommandTimeout + perSecond(size, s.ChecksumRate)
+}
+
+// transferTimeout bounds a download or copy of size bytes.
+func (s Settings) transferTimeout(size int64) time.Duration {
+	return s.CommandTimeout + perSecond(size, s.TransferRate)
+}
+
+// perSecond is the time size bytes take at rate bytes per second.
+func perSecond(size, rate int64) time.Duration {
+	if size <= 0 {
+		return 0
+	}
+	return time.Duration(float64(size) / float64(rate) * float64(time.Second))
+}
+
 // startTimeout is how long a lane of size bytes may take to answer
 // /health 200.
 func (s Settings) startTimeout(size int64) time.Duration {
-	return s.StartBase + time.Duration(float64(size)/float64(s.LoadRate)*float64(time.Second))
+	return s.StartBase + perSecond(size, s.LoadRate)
 }
 
 var (

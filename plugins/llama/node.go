@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 
-	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/internal/sshx"
 )
 
 // Node runs and observes the lanes of one machine.
@@ -51,9 +52,41 @@ func (m laneMeta) lane() Lane {
 	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
 }
 
+// run runs program with positional parameters args on the host within
+// the settings' CommandTimeout.
 func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
-	out, err := n.host.Run(ctx, shArgv(program, args...), nil)
+	return n.runFor(ctx, n.set.CommandTimeout, program, args...)
+}
+
+// runFor is run within d.
+func (n *Node) runFor(ctx context.Context, d time.Duration, program string, args ...string) (string, error) {
+	out, err := n.exec(ctx, d, shArgv(program, args...), nil)
 	return string(out), err
+}
+
+// exec runs argv on the host within d: past it the command is killed
+// (its process group with it) and the error is a *CommandTimeoutError.
+func (n *Node) exec(ctx context.Context, d time.Duration, argv []string, stdin io.Reader) ([]byte, error) {
+	ctx2, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	out, err := n.host.Run(ctx2, argv, stdin)
+	if err != nil && ctx.Err() == nil && errors.Is(ctx2.Err(), context.DeadlineExceeded) {
+		return out, &CommandTimeoutError{Host: n.host.String(), Command: sshx.CommandName(argv), Timeout: d}
+	}
+	return out, err
+}
+
+// CommandTimeoutError is a remote command that did not finish within its
+// bound; it was killed.
+type CommandTimeoutError struct {
+	Host    string
+	Command string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *CommandTimeoutError) Error() string {
+	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout.Round(time.Millisecond))
 }
 
 // StartError is a lane that did not come up: it exited while loading or
@@ -114,7 +147,7 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		}
 		stdin += text
 	}
-	out, err := n.host.Run(ctx, shArgv(m.start, args...), strings.NewReader(stdin))
+	out, err := n.exec(ctx, n.set.CommandTimeout, shArgv(m.start, args...), strings.NewReader(stdin))
 	if err != nil {
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
@@ -130,12 +163,30 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		progress(fmt.Sprintf("lane %s %s as pid %d on %s, waiting for /health", l.Name, word, pid, n.host))
 	}
 	if err := n.waitReady(ctx, l, pid); err != nil {
+		var held *PortHeldError
+		if errors.As(err, &held) {
+			n.disown(l, m, unit, word == "started", pid)
+		}
 		return err
 	}
 	if progress != nil {
 		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
 	}
 	return nil
+}
+
+// disown forgets the files of lane l, whose process (pid) is not the one
+// holding its port, so that nothing records it as running: a process
+// this start launched is killed first (with its unit); one it found
+// running, named by a pidfile it did not write, is left alone.
+func (n *Node) disown(l Lane, m serviceManager, unit string, launched bool, pid int) {
+	// The step may be cancelled already: the clean-up has its own bound.
+	ctx, cancel := context.WithTimeout(context.Background(), n.set.CommandTimeout)
+	defer cancel()
+	if launched {
+		n.run(ctx, scriptSignal, "KILL", strconv.Itoa(pid))
+	}
+	n.run(ctx, m.forget, n.set.StateDir, l.key(), unit)
 }
 
 // unitFile renders the unit of u under manager m: the state directory
@@ -155,18 +206,40 @@ func (n *Node) unitFile(ctx context.Context, m serviceManager, u unitSpec) (stri
 }
 
 // waitReady polls the lane until it serves, its process exits or the
-// start timeout passes.
+// start timeout passes. Before each /health and after the last, the
+// process must be alive and no other process may hold the lane's port
+// (a *PortHeldError names it); /health 200 counts only once the process
+// itself listens there.
 func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	timeout := n.set.startTimeout(l.SizeBytes)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := newProber(n.host, l)
+	p := n.prober(l)
 	last := "no answer yet"
 	for {
+		id, err := n.identity(ctx, pid, l)
+		var held *PortHeldError
+		switch {
+		case errors.As(err, &held):
+			return held
+		case err != nil:
+			if ctx.Err() == nil {
+				last = err.Error()
+			}
+		case !id.alive:
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
+		case id.unseen && !id.listening:
+			last = id.notListening(pid, l)
+		}
 		code, body, err := p.get(ctx, "/health")
 		switch {
+		case err == nil && code == http.StatusOK && id.listening:
+			if err := n.checkServes(ctx, p, l); err != nil {
+				return err
+			}
+			return n.stillOwns(ctx, pid, l)
 		case err == nil && code == http.StatusOK:
-			return n.checkServes(ctx, p, l)
+			last = fmt.Sprintf("200, but pid %d is not yet seen listening on port %d", pid, l.Port)
 		case err == nil && code == http.StatusServiceUnavailable:
 			last = "503 (loading)"
 		case err == nil:
@@ -175,9 +248,6 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 			// A probe cut by the start timeout tells nothing: the last
 			// answer the lane gave stays the one reported.
 			last = err.Error()
-		}
-		if alive, err := n.alive(ctx, strconv.Itoa(pid)); err == nil && !alive {
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
 		}
 		select {
 		case <-ctx.Done():
@@ -188,6 +258,21 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 		case <-time.After(n.set.Poll):
 		}
 	}
+}
+
+// stillOwns checks, after the lane answered, that process pid is alive
+// and alone holds lane l's port.
+func (n *Node) stillOwns(ctx context.Context, pid int, l Lane) error {
+	id, err := n.identity(ctx, pid, l)
+	switch {
+	case err != nil:
+		return err
+	case !id.alive:
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) on %s has exited", pid, n.host), Log: n.logTail(l.key())}
+	case !id.listening:
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but on %s %s", n.host, id.notListening(pid, l)), Log: n.logTail(l.key())}
+	}
+	return nil
 }
 
 // checkServes verifies that a healthy lane serves its model under every alias.
@@ -223,63 +308,6 @@ func (n *Node) logTail(key string) string {
 	return out
 }
 
-// DrainTimeoutError is a lane still busy when the drain timeout passed.
-type DrainTimeoutError struct {
-	Lane    string
-	Busy    int
-	Timeout time.Duration
-}
-
-// Error implements error.
-func (e *DrainTimeoutError) Error() string {
-	return fmt.Sprintf("lane %s still has %s in flight after %s", e.Lane, plural.Count(e.Busy, "request"), e.Timeout)
-}
-
-// Drain waits until the lane processes no request and holds none back
-// (no slot is_processing, no deferred request), or DrainTimeout passes.
-// llama-server does not drain by itself, so the gateway must already send
-// the lane's aliases elsewhere. A lane that does not answer has nothing in
-// flight.
-func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	return n.drainProbe(ctx, l.Name, newProber(n.host, l), progress)
-}
-
-// drainProbe waits until p reports nothing busy, p stops answering, or
-// DrainTimeout passes.
-func (n *Node) drainProbe(ctx context.Context, name string, p prober, progress Progress) error {
-	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
-	defer cancel()
-	reported := -1
-	for {
-		busy, err := p.busy(ctx2)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if ctx2.Err() == nil {
-				return nil // not answering: nothing in flight
-			}
-		}
-		if err == nil && busy == 0 {
-			return nil
-		}
-		if busy != reported && progress != nil {
-			progress(fmt.Sprintf("lane %s: %s in flight", name, plural.Count(busy, "request")))
-			reported = busy
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ctx2.Done():
-			return &DrainTimeoutError{Lane: name, Busy: busy, Timeout: n.set.DrainTimeout}
-		case <-time.After(n.set.Poll):
-		}
-	}
-}
-
 // SetResidency records l.Residency in the metadata of lane l's running
 // process, which a residency change between keep-warm and preferred
 // leaves as it is; a lane that does not run is an error.
@@ -298,7 +326,7 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 	if err != nil {
 		return err
 	}
-	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
 		return fmt.Errorf("recording lane %s's residency on %s: %w", l.Name, n.host, err)
 	}
 	return nil

@@ -77,7 +77,7 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 	}
 	current := -1
 	if r, ok := st.records[RouterLane]; ok && r.alive {
-		if v, err := strconv.Atoi(argValue(r.args, "--models-max")); err == nil && v >= 0 {
+		if v, err := strconv.Atoi(r.modelsMax()); err == nil && v >= 0 {
 			current = v
 		}
 	}

@@ -80,7 +80,7 @@ func TestRemovingAnOnDemandLaneKeepsTheRoutersBound(t *testing.T) {
 		if !r.alive {
 			t.Fatalf("no router runs: %+v", st.records)
 		}
-		return r.pid, argValue(r.args, "--models-max")
+		return r.pid, r.modelsMax()
 	}
 	pid, bound := router()
 	if bound != "1" {

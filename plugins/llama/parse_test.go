@@ -1,6 +1,8 @@
 package llama
 
 import (
+	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,18 +23,23 @@ func TestParseMetrics(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	st, err := parseStatus("lane\ta\t42\t1\t{\"name\":\"a\",\"port\":8081,\"model\":\"/m/a\"}\tllama-server --port 8081 -m /m/a\tx\nmem\tMemTotal:\t1024\nmem\tMemAvailable:\t512\n")
+	argv := hex.EncodeToString([]byte("llama-server\x00--host\x000.0.0.0\x00--port\x008081\x00-m\x00/m/a\x00--metrics\x00--slots\x00--temp\x00a b\tc\x00"))
+	st, err := parseStatus("lane\ta\t42\t1\t2048\t{\"name\":\"a\",\"port\":8081,\"model\":\"/m/a\"}\thex:" + argv + "\nmem\tMemTotal:\t1024\nmem\tMemAvailable:\t512\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := st.records["a"]
-	if r.pid != 42 || !r.alive || r.meta.Port != 8081 || !strings.HasSuffix(r.args, "\tx") || st.memTotal != 1<<20 || st.memFree != 512<<10 {
+	if r.pid != 42 || !r.alive || r.meta.Port != 8081 || r.rss != 2<<20 || st.memTotal != 1<<20 || st.memFree != 512<<10 {
 		t.Errorf("%+v %+v", st, r)
+	}
+	if c, err := parseCommand(r.argv); err != nil || !slices.Equal(c.Args, []string{"--temp", "a b\tc"}) || c.Host != "0.0.0.0" {
+		t.Errorf("%+v %v", c, err)
 	}
 	if !r.isLane(r.meta.lane()) {
 		t.Error("the record is not its lane")
 	}
-	for _, bad := range []string{"lane\ta\tx\t1\t\t\n", "lane\ta\n", "mem\tMemTotal:\t-5\n", "junk\n", "lane\ta\t1\t1\t{bad\t\n"} {
+	for _, bad := range []string{"lane\ta\tx\t1\t0\t\t\n", "lane\ta\n", "mem\tMemTotal:\t-5\n", "junk\n", "lane\ta\t1\t1\t0\t{bad\t\n",
+		"lane\ta\t1\t1\t-1\t\t\n", "lane\ta\t1\t1\t0\t\thex:zz\n", "lane\ta\t1\t1\t0\t\twhat\n"} {
 		if _, err := parseStatus(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -3,6 +3,7 @@ package llama
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/schema"
@@ -163,8 +165,10 @@ func (n *Node) probeModel(ctx context.Context, path string) (modelProbe, error) 
 	return parseProbe(out)
 }
 
-func (n *Node) sha256(ctx context.Context, path string) (string, error) {
-	out, err := n.run(ctx, scriptSHA256, path)
+// sha256 hashes the file at path, of size bytes, within the settings'
+// checksumTimeout of that size.
+func (n *Node) sha256(ctx context.Context, path string, size int64) (string, error) {
+	out, err := n.runFor(ctx, n.set.checksumTimeout(size), scriptSHA256, path)
 	if err != nil {
 		return "", fmt.Errorf("sha256 of %s on %s: %w", path, n.host, err)
 	}
@@ -215,7 +219,7 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 	if pr.Size >= 0 {
 		have := pr.cachedSHA()
 		if have == "" {
-			if have, err = n.sha256(ctx, m.Path); err != nil {
+			if have, err = n.sha256(ctx, m.Path, pr.Size); err != nil {
 				return res, err
 			}
 		}
@@ -252,7 +256,15 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		if progress != nil {
 			grew = func(size int64) { progress(size, total) }
 		}
-		res.Sent, err = n.host.WriteFrom(ctx, part, res.ResumedAt, src, grew)
+		// The copy is bounded as a transfer by the node is.
+		bound := n.set.transferTimeout(total - res.ResumedAt)
+		cctx, cancel := context.WithTimeout(ctx, bound)
+		res.Sent, err = n.host.WriteFrom(cctx, part, res.ResumedAt, src, grew)
+		timedOut := ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if timedOut {
+			err = fmt.Errorf("did not finish within %s (transfer_mib_per_second)", bound.Round(time.Millisecond))
+		}
 		if err != nil {
 			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, n.host, err)
 		}
@@ -264,7 +276,7 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		if kind == "remote" {
 			script = scriptRemoteCopy
 		}
-		if _, err := n.run(ctx, script, part, m.Source); err != nil {
+		if _, err := n.runFor(ctx, n.set.transferTimeout(total-res.ResumedAt), script, part, m.Source); err != nil {
 			return res, fmt.Errorf("downloading %s to %s on %s: %w", m.Source, part, n.host, err)
 		}
 		after, err := n.probeModel(ctx, m.Path)
@@ -276,7 +288,7 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 			progress(after.Part, total)
 		}
 	}
-	got, err := n.sha256(ctx, part)
+	got, err := n.sha256(ctx, part, res.ResumedAt+res.Sent)
 	if err != nil {
 		return res, err
 	}
@@ -294,6 +306,6 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 // commitDigest records the digest of a file found already in place, so
 // the next observe need not hash it again.
 func (n *Node) commitDigest(ctx context.Context, path, sum string, size int64) error {
-	_, err := n.host.Run(ctx, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
+	_, err := n.exec(ctx, n.set.CommandTimeout, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
 	return err
 }

@@ -5,16 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 )
-
-// probeTimeout bounds one HTTP request to a lane.
-const probeTimeout = 5 * time.Second
 
 // maxProbeBody bounds what is read of a lane's answer.
 const maxProbeBody = 1 << 20
@@ -32,12 +29,14 @@ func (p prober) withQuery(q string) prober {
 	return p
 }
 
-func newProber(h Host, l Lane) prober {
+// prober asks lane l of the node, each request bounded by the
+// settings' ProbeTimeout.
+func (n *Node) prober(l Lane) prober {
 	return prober{addr: l.probeAddr(), client: &http.Client{
-		Timeout: probeTimeout,
+		Timeout: n.set.ProbeTimeout,
 		// No keep-alive: llama-server lingers on open connections when
 		// told to stop, and a probe must never hold one.
-		Transport: &http.Transport{DialContext: h.DialContext, DisableKeepAlives: true},
+		Transport: &http.Transport{DialContext: n.host.DialContext, DisableKeepAlives: true},
 	}}
 }
 
@@ -119,44 +118,115 @@ func (p prober) modelNames(ctx context.Context) (map[string]bool, error) {
 	return names, nil
 }
 
-// busy returns how many requests the lane is processing or holding back:
-// from /slots (is_processing), else from /metrics.
-func (p prober) busy(ctx context.Context) (int, error) {
-	var slots []struct {
-		ID           int  `json:"id"`
-		IsProcessing bool `json:"is_processing"`
+// errNotLoaded is a router's answer for a model it does not run, to a
+// probe that asked it not to load one (autoload=false): exactly 400 with
+// the message "model is not loaded".
+var errNotLoaded = errors.New("model is not loaded")
+
+// notLoaded reports whether an answer is the router's errNotLoaded.
+func notLoaded(code int, body []byte) bool {
+	return code == http.StatusBadRequest && errorMessage(body) == errNotLoaded.Error()
+}
+
+// loadingModel reports whether an answer is a single-model server's
+// while it loads its model, when it serves no request at all: exactly
+// 503 with the message "Loading model".
+func loadingModel(code int, body []byte) bool {
+	return code == http.StatusServiceUnavailable && errorMessage(body) == "Loading model"
+}
+
+// errorMessage is the message of llama-server's error answer, "" for
+// any other body.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error.Message
+}
+
+// busy returns how many requests the lane is processing or holding back:
+// the slots /slots says are processing (or, on a server without /slots,
+// /metrics' requests_processing) and /metrics' requests_deferred, which
+// wait for a slot and are not in /slots. Anything but a clear answer (no
+// answer, a timeout, an unexpected status, a body that does not parse) is
+// an error: busy, unknown, never idle. A router's errNotLoaded is
+// returned as such; a single-model server still loading its model
+// (which it answers every request with) has nothing in flight.
+func (p prober) busy(ctx context.Context) (int, error) {
 	code, b, err := p.get(ctx, "/slots")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("GET /slots: %w", err)
 	}
-	if code == http.StatusOK && json.Unmarshal(b, &slots) == nil {
-		n := 0
+	if notLoaded(code, b) {
+		return 0, errNotLoaded
+	}
+	if p.query == "" && loadingModel(code, b) {
+		return 0, nil
+	}
+	processing := -1
+	switch code {
+	case http.StatusOK:
+		var slots []struct {
+			IsProcessing *bool `json:"is_processing"`
+		}
+		if err := json.Unmarshal(b, &slots); err != nil {
+			return 0, fmt.Errorf("GET /slots: %v in %q", err, clip(b))
+		}
+		processing = 0
 		for _, s := range slots {
-			if s.IsProcessing {
-				n++
+			if s.IsProcessing == nil {
+				return 0, fmt.Errorf("GET /slots: a slot without is_processing in %q", clip(b))
+			}
+			if *s.IsProcessing {
+				processing++
 			}
 		}
-		// Deferred requests wait for a slot and are not in /slots.
-		if _, mb, err := p.get(ctx, "/metrics"); err == nil {
-			if m, err := parseMetrics(string(mb)); err == nil {
-				n += int(m["llamacpp:requests_deferred"])
-			}
-		}
-		return n, nil
+	case http.StatusNotImplemented:
+		// Started without --slots: /metrics counts the processing too.
+	default:
+		return 0, fmt.Errorf("GET /slots: %d %s", code, clip(b))
 	}
 	code, b, err = p.get(ctx, "/metrics")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("GET /metrics: %w", err)
+	}
+	if notLoaded(code, b) {
+		return 0, errNotLoaded
 	}
 	if code != http.StatusOK {
-		return 0, fmt.Errorf("neither /slots nor /metrics answers (%d %s)", code, strings.TrimSpace(string(b)))
+		return 0, fmt.Errorf("GET /metrics: %d %s", code, clip(b))
 	}
 	m, err := parseMetrics(string(b))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("GET /metrics: %v", err)
 	}
-	return int(m["llamacpp:requests_processing"] + m["llamacpp:requests_deferred"]), nil
+	deferred, ok := m["llamacpp:requests_deferred"]
+	if !ok {
+		return 0, errors.New("GET /metrics: no llamacpp:requests_deferred")
+	}
+	if processing < 0 {
+		v, ok := m["llamacpp:requests_processing"]
+		if !ok {
+			return 0, errors.New("GET /metrics: no llamacpp:requests_processing")
+		}
+		processing = int(v)
+	}
+	return processing + int(deferred), nil
+}
+
+// clip is an answer shortened for a message.
+func clip(b []byte) string {
+	const max = 200
+	s := strings.TrimSpace(string(b))
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
 }
 
 // parseMetrics reads the samples of a Prometheus text exposition without

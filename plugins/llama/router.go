@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"path"
 	"slices"
 	"sort"
@@ -137,7 +136,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err != nil {
 		return err
 	}
-	sameMax := running && argValue(rec.args, "--models-max") == strconv.Itoa(r.ModelsMax)
+	sameMax := running && rec.modelsMax() == strconv.Itoa(r.ModelsMax)
 	switch {
 	case sameMax && current == preset && slices.EqualFunc(rec.meta.Models, r.Models, sameRouterModel):
 		return n.waitReady(ctx, routerReady(rl, r), rec.pid)
@@ -164,7 +163,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 }
 
 func (n *Node) writePreset(ctx context.Context, preset string) error {
-	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, n.presetPath()), strings.NewReader(preset)); err != nil {
+	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, n.presetPath()), strings.NewReader(preset)); err != nil {
 		return fmt.Errorf("writing the router preset on %s: %w", n.host, err)
 	}
 	return nil
@@ -175,17 +174,6 @@ func (n *Node) writePreset(ctx context.Context, preset string) error {
 func sameRouterModel(a, b RouterModel) bool {
 	return a.Name == b.Name && a.Path == b.Path && slices.Equal(sortedSet(a.Aliases), sortedSet(b.Aliases)) &&
 		a.SHA256 == b.SHA256 && a.Source == b.Source
-}
-
-// argValue is the word after flag in a command line, "" when absent.
-func argValue(args, flag string) string {
-	f := strings.Fields(args)
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == flag {
-			return f[i+1]
-		}
-	}
-	return ""
 }
 
 // errNoReload is a router that did not take its new preset on GET
@@ -248,7 +236,7 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 	if err != nil {
 		return err
 	}
-	if _, err := n.host.Run(ctx, shArgv(scriptWriteFile, path.Join(n.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
 		return fmt.Errorf("recording the router's models on %s: %w", n.host, err)
 	}
 	return n.waitReady(ctx, routerReady(rl, r), rec.pid)
@@ -260,7 +248,7 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 // through the reload, they keep those they started with); errNoReload
 // when the router does not list a model r has.
 func (n *Node) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, error) {
-	p := newProber(n.host, rl)
+	p := n.prober(rl)
 	// The router answers once the models it unloads have exited: each is
 	// told to exit and killed after its stop timeout (10 s by default).
 	p.client.Timeout = routerExitWait
@@ -328,7 +316,7 @@ const routerExitWait = 2 * time.Minute
 // would still find the model running.
 func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) error {
 	body, _ := json.Marshal(map[string]string{"model": name})
-	code, b, err := newProber(n.host, rl).post(ctx, "/models/unload", body)
+	code, b, err := n.prober(rl).post(ctx, "/models/unload", body)
 	if err != nil {
 		return err
 	}
@@ -368,15 +356,6 @@ func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
 	return st.records[RouterLane].meta.Models, nil
 }
 
-// DrainRouterModel waits until the router's model name processes and
-// holds back no request (its /metrics?model=), or DrainTimeout passes.
-// The gateway must already send the lane's aliases elsewhere. A router
-// that does not answer has nothing in flight.
-func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
-	rl := n.routerLane(r)
-	return n.drainProbe(ctx, name, newProber(n.host, rl).withQuery("model="+url.QueryEscape(name)), progress)
-}
-
 // routerReady is the lane whose readiness EnsureRouter waits for: the
 // router answering for every alias of its models, serving no single file.
 func routerReady(rl Lane, r RouterSpec) Lane {
@@ -405,6 +384,9 @@ type RouterModelState struct {
 	Path    string
 	Aliases []string
 	State   string
+	// Args is the command line the router starts the model's process
+	// with (status.args).
+	Args []string
 }
 
 // RouterModels returns what the node's router reports of its models.
@@ -413,7 +395,7 @@ func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelSta
 }
 
 func (n *Node) routerModels(ctx context.Context, rl Lane) ([]RouterModelState, error) {
-	p := newProber(n.host, rl)
+	p := n.prober(rl)
 	code, body, err := p.get(ctx, "/models")
 	if err != nil {
 		return nil, err
@@ -440,7 +422,7 @@ func parseRouterModels(body []byte) ([]RouterModelState, error) {
 	}
 	var out []RouterModelState
 	for _, d := range list.Data {
-		out = append(out, RouterModelState{Name: d.ID, Path: modelArg(d.Status.Args), Aliases: d.Aliases, State: d.Status.Value})
+		out = append(out, RouterModelState{Name: d.ID, Path: modelArg(d.Status.Args), Aliases: d.Aliases, State: d.Status.Value, Args: d.Status.Args})
 	}
 	return out, nil
 }

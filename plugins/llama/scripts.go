@@ -60,22 +60,31 @@ echo "started $pid"
 `
 
 // scriptStatus lists the lanes of state directory $1, one line each:
-// "lane NAME PID ALIVE META ARGS" separated by tabs, ALIVE 1 or 0, META the
-// metadata JSON line, ARGS the live process's command line.
+// "lane NAME PID ALIVE RSS META ARGV" separated by tabs, ALIVE 1 or 0,
+// RSS the live process's resident memory in KiB, META the metadata JSON
+// line, ARGV the live process's own command line: "hex:" and the bytes
+// of /proc/PID/cmdline in hex (its words NUL-terminated) where there is
+// one, else (macOS) "ps:" and what ps prints, the words joined by spaces.
 const scriptStatus = shLives + `dir=$1
 for f in "$dir"/*.pid; do
   [ -e "$f" ] || continue
   name=${f##*/}; name=${name%.pid}
   pid=$(head -n 1 "$f" 2>/dev/null || true)
-  alive=0 args=
+  alive=0 argv= rss=0
   case $pid in
     ''|*[!0-9]*) pid=0 ;;
     *) if lives "$pid"; then
-         alive=1; args=$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1)
+         alive=1
+         if [ -r "/proc/$pid/cmdline" ]; then
+           argv=hex:$(od -An -v -tx1 "/proc/$pid/cmdline" | tr -d ' \n')
+         else
+           argv=ps:$(ps -ww -o args= -p "$pid" 2>/dev/null | head -n 1)
+         fi
+         rss=$(ps -o rss= -p "$pid" 2>/dev/null | tr -d ' ')
        fi ;;
   esac
   meta=$(head -n 1 "$dir/$name.json" 2>/dev/null || true)
-  printf 'lane\t%s\t%s\t%s\t%s\t%s\n' "$name" "$pid" "$alive" "$meta" "$args"
+  printf 'lane\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$pid" "$alive" "${rss:-0}" "$meta" "$argv"
 done
 if [ -r /proc/meminfo ]; then
   awk '/^MemTotal:|^MemAvailable:/ {printf "mem\t%s\t%s\n", $1, $2}' /proc/meminfo

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"poolc.dev/poolc/plugins/sdk"
 )
 
 // record is one pidfile of a node's state directory as the status script
@@ -17,20 +20,26 @@ type record struct {
 	pid   int
 	alive bool
 	meta  laneMeta
-	args  string // the live process's command line
+	argv  []string // the live process's own command line
+	rss   int64    // its resident memory, in bytes
 }
 
 // isLane reports whether the record's live process is lane l's server:
-// its command line holds l's port and model. A reused pid fails this.
+// its own command line runs l's model (or, for the router, its preset) on
+// l's port. A reused pid fails this.
 func (r record) isLane(l Lane) bool {
-	return r.alive && strings.Contains(r.args, " --port "+strconv.Itoa(l.Port)) && strings.Contains(r.args, " "+l.Model)
+	if !r.alive {
+		return false
+	}
+	c, err := parseCommand(r.argv)
+	return err == nil && c.Port == l.Port && c.Model == l.Model
 }
 
 func (r record) describe() string {
 	if !r.alive {
 		return fmt.Sprintf("pid %d is gone", r.pid)
 	}
-	return fmt.Sprintf("pid %d runs %q", r.pid, r.args)
+	return fmt.Sprintf("pid %d runs %q", r.pid, strings.Join(r.argv, " "))
 }
 
 // nodeStatus is what the status script reports of a node.
@@ -70,18 +79,26 @@ func parseStatus(out string) (nodeStatus, error) {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		f := strings.SplitN(sc.Text(), "\t", 6)
+		f := strings.SplitN(sc.Text(), "\t", 7)
 		switch {
-		case f[0] == "lane" && len(f) == 6:
-			r := record{name: f[1], alive: f[3] == "1", args: f[5]}
+		case f[0] == "lane" && len(f) == 7:
+			r := record{name: f[1], alive: f[3] == "1"}
 			var err error
 			if r.pid, err = strconv.Atoi(f[2]); err != nil || r.pid < 0 {
 				return st, fmt.Errorf("status line %d: pid %q", n, f[2])
 			}
-			if f[4] != "" {
-				if err := json.Unmarshal([]byte(f[4]), &r.meta); err != nil {
+			kib, err := strconv.ParseInt(f[4], 10, 64)
+			if err != nil || kib < 0 {
+				return st, fmt.Errorf("status line %d: resident memory %q", n, f[4])
+			}
+			r.rss = kib << 10
+			if f[5] != "" {
+				if err := json.Unmarshal([]byte(f[5]), &r.meta); err != nil {
 					return st, fmt.Errorf("status line %d: lane %s metadata: %v", n, r.name, err)
 				}
+			}
+			if r.argv, err = decodeArgv(f[6]); err != nil {
+				return st, fmt.Errorf("status line %d: lane %s: %v", n, r.name, err)
 			}
 			if _, dup := st.records[r.name]; !dup {
 				st.order = append(st.order, r.name)
@@ -105,6 +122,20 @@ func parseStatus(out string) (nodeStatus, error) {
 	return st, sc.Err()
 }
 
+// process is what the node reports of lane l's live process (pid, own
+// command line, resident memory), nil when it cannot tell.
+func (n *Node) process(ctx context.Context, l Lane) *sdk.LaneProcess {
+	st, err := n.status(ctx)
+	if err != nil {
+		return nil
+	}
+	r, ok := st.lane(l)
+	if !ok || !r.alive {
+		return nil
+	}
+	return &sdk.LaneProcess{PID: r.pid, CommandLine: r.argv, ResidentBytes: r.rss}
+}
+
 // RunningLane is a lane observed serving on a node: its own process, or
 // (OnDemand) a model of the node's router, whose weights are in memory
 // only while Loaded.
@@ -113,6 +144,12 @@ type RunningLane struct {
 	PID      int
 	OnDemand bool
 	Loaded   bool
+	// CommandLine is the process's own (for a router model: the one GET
+	// /models reports it started with); Lane's model, port, aliases and
+	// Args are read back from it. RSS is the process's resident memory
+	// in bytes (the router's, for a router model).
+	CommandLine []string
+	RSS         int64
 }
 
 // Observation is what a node runs: the lanes verified live (their process
@@ -147,9 +184,27 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is gone", name, r.pid))
 			continue
 		case !r.isLane(l):
-			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is not its server (%q)", name, r.pid, r.args))
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d is not its server (%q)", name, r.pid, strings.Join(r.argv, " ")))
 			continue
 		}
+		// The process must be the one listening on the lane's port: a
+		// port another process holds is drift (it serves, not the lane);
+		// a listener that cannot be read is not known, an error.
+		id, err := n.identity(ctx, r.pid, l)
+		var held *PortHeldError
+		switch {
+		case errors.As(err, &held):
+			obs.Drift = append(obs.Drift, held.Error())
+			continue
+		case err != nil:
+			return Observation{}, err
+		case !id.listening:
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: %s", name, id.notListening(r.pid, l)))
+			continue
+		}
+		// What runs, read back from the process's own command line.
+		c, _ := parseCommand(r.argv)
+		l.Host, l.Aliases, l.Args = c.Host, c.Aliases, c.Args
 		if name == RouterLane {
 			models, err := n.routerModels(ctx, l)
 			if err != nil {
@@ -163,11 +218,11 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 						lane.SHA256, lane.Source = started.SHA256, started.Source
 					}
 				}
-				obs.Lanes = append(obs.Lanes, RunningLane{Lane: lane, PID: r.pid, OnDemand: true, Loaded: m.State == "loaded"})
+				obs.Lanes = append(obs.Lanes, RunningLane{Lane: lane, PID: r.pid, OnDemand: true, Loaded: m.State == "loaded", CommandLine: m.Args, RSS: r.rss})
 			}
 			continue
 		}
-		p := newProber(n.host, l)
+		p := n.prober(l)
 		var pr props
 		if err := p.getJSON(ctx, "/props", &pr); err != nil {
 			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: pid %d does not answer on port %d: %v", name, r.pid, l.Port, err))
@@ -189,7 +244,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			}
 		}
 		l.Aliases = aliases
-		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true})
+		obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, Loaded: true, CommandLine: r.argv, RSS: r.rss})
 	}
 	// The files running lanes load are asked about too: a lane replaced
 	// on its node may load its new weights from a staged path.

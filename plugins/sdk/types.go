@@ -125,6 +125,19 @@ type Lane struct {
 	Aliases   []string `json:"aliases,omitempty"`
 	Residency string   `json:"residency,omitempty"`
 	Loaded    bool     `json:"loaded,omitempty"`
+	// Process is what Observe read of the process running the lane on
+	// its node; nil elsewhere.
+	Process *LaneProcess `json:"process,omitempty"`
+}
+
+// LaneProcess is a lane's process as observed on its node, never copied
+// from the pool: its pid, its own command line (for a model of a router:
+// the one the router started it with) and its resident memory in bytes
+// (0 when unknown).
+type LaneProcess struct {
+	PID           int      `json:"pid"`
+	CommandLine   []string `json:"command_line,omitempty"`
+	ResidentBytes int64    `json:"resident_bytes,omitempty"`
 }
 
 // LaneSpec is a lane as the pool declares it, for an inventory.

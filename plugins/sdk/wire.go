@@ -29,13 +29,21 @@ func modelFromProto(m *pb.Model) Model {
 }
 
 func laneToProto(l Lane) *pb.Lane {
-	return &pb.Lane{Name: l.Name, Node: nodeToProto(l.Node), Model: modelToProto(l.Model), Port: int32(l.Port),
+	out := &pb.Lane{Name: l.Name, Node: nodeToProto(l.Node), Model: modelToProto(l.Model), Port: int32(l.Port),
 		Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded}
+	if p := l.Process; p != nil {
+		out.Process = &pb.LaneProcess{Pid: int64(p.PID), CommandLine: p.CommandLine, ResidentBytes: p.ResidentBytes}
+	}
+	return out
 }
 
 func laneFromProto(l *pb.Lane) Lane {
-	return Lane{Name: l.GetName(), Node: nodeFromProto(l.GetNode()), Model: modelFromProto(l.GetModel()), Port: int(l.GetPort()),
+	out := Lane{Name: l.GetName(), Node: nodeFromProto(l.GetNode()), Model: modelFromProto(l.GetModel()), Port: int(l.GetPort()),
 		Aliases: l.GetAliases(), Residency: l.GetResidency(), Loaded: l.GetLoaded()}
+	if p := l.GetProcess(); p != nil {
+		out.Process = &LaneProcess{PID: int(p.GetPid()), CommandLine: p.GetCommandLine(), ResidentBytes: p.GetResidentBytes()}
+	}
+	return out
 }
 
 func endpointToProto(e *LaneEndpoint) *pb.LaneEndpoint {

@@ -1615,7 +1615,10 @@ type Lane struct {
 	// residency: "keep-warm", "preferred" or "on-demand".
 	Residency string `protobuf:"bytes,6,opt,name=residency,proto3" json:"residency,omitempty"`
 	// loaded is true when the model is in memory.
-	Loaded        bool `protobuf:"varint,7,opt,name=loaded,proto3" json:"loaded,omitempty"`
+	Loaded bool `protobuf:"varint,7,opt,name=loaded,proto3" json:"loaded,omitempty"`
+	// process is what Observe read of the process that runs the lane on
+	// its node; unset elsewhere (a step's lane, an Apply's answer).
+	Process       *LaneProcess `protobuf:"bytes,8,opt,name=process,proto3" json:"process,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1699,6 +1702,79 @@ func (x *Lane) GetLoaded() bool {
 	return false
 }
 
+func (x *Lane) GetProcess() *LaneProcess {
+	if x != nil {
+		return x.Process
+	}
+	return nil
+}
+
+// LaneProcess is a lane's process as observed on its node, never copied
+// from the pool: its pid, its own command line (for a model of a
+// router: the one the router started it with) and its resident memory.
+type LaneProcess struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pid is the process's id on the node.
+	Pid int64 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	// command_line is its argv, word by word.
+	CommandLine []string `protobuf:"bytes,2,rep,name=command_line,json=commandLine,proto3" json:"command_line,omitempty"`
+	// resident_bytes is its resident memory (RSS), 0 when unknown.
+	ResidentBytes int64 `protobuf:"varint,3,opt,name=resident_bytes,json=residentBytes,proto3" json:"resident_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaneProcess) Reset() {
+	*x = LaneProcess{}
+	mi := &file_actuator_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaneProcess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaneProcess) ProtoMessage() {}
+
+func (x *LaneProcess) ProtoReflect() protoreflect.Message {
+	mi := &file_actuator_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaneProcess.ProtoReflect.Descriptor instead.
+func (*LaneProcess) Descriptor() ([]byte, []int) {
+	return file_actuator_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *LaneProcess) GetPid() int64 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *LaneProcess) GetCommandLine() []string {
+	if x != nil {
+		return x.CommandLine
+	}
+	return nil
+}
+
+func (x *LaneProcess) GetResidentBytes() int64 {
+	if x != nil {
+		return x.ResidentBytes
+	}
+	return 0
+}
+
 // LaneEndpoint is where a route sends requests.
 type LaneEndpoint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1720,7 +1796,7 @@ type LaneEndpoint struct {
 
 func (x *LaneEndpoint) Reset() {
 	*x = LaneEndpoint{}
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1732,7 +1808,7 @@ func (x *LaneEndpoint) String() string {
 func (*LaneEndpoint) ProtoMessage() {}
 
 func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[19]
+	mi := &file_actuator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1745,7 +1821,7 @@ func (x *LaneEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneEndpoint.ProtoReflect.Descriptor instead.
 func (*LaneEndpoint) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{19}
+	return file_actuator_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LaneEndpoint) GetLane() string {
@@ -1796,7 +1872,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1884,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[20]
+	mi := &file_actuator_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1897,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{20}
+	return file_actuator_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Route) GetAlias() string {
@@ -1851,7 +1927,7 @@ type Prefetched struct {
 
 func (x *Prefetched) Reset() {
 	*x = Prefetched{}
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1939,7 @@ func (x *Prefetched) String() string {
 func (*Prefetched) ProtoMessage() {}
 
 func (x *Prefetched) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[21]
+	mi := &file_actuator_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1952,7 @@ func (x *Prefetched) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetched.ProtoReflect.Descriptor instead.
 func (*Prefetched) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{21}
+	return file_actuator_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Prefetched) GetNode() string {
@@ -1908,7 +1984,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +1996,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[22]
+	mi := &file_actuator_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2009,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{22}
+	return file_actuator_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ApplyRequest) GetStep() *Step {
@@ -1977,7 +2053,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2065,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[23]
+	mi := &file_actuator_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2078,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{23}
+	return file_actuator_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Step) GetId() string {
@@ -2138,7 +2214,7 @@ type LaneStep struct {
 
 func (x *LaneStep) Reset() {
 	*x = LaneStep{}
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2226,7 @@ func (x *LaneStep) String() string {
 func (*LaneStep) ProtoMessage() {}
 
 func (x *LaneStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[24]
+	mi := &file_actuator_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2239,7 @@ func (x *LaneStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneStep.ProtoReflect.Descriptor instead.
 func (*LaneStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{24}
+	return file_actuator_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LaneStep) GetLane() *Lane {
@@ -2195,7 +2271,7 @@ type RouteStep struct {
 
 func (x *RouteStep) Reset() {
 	*x = RouteStep{}
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2283,7 @@ func (x *RouteStep) String() string {
 func (*RouteStep) ProtoMessage() {}
 
 func (x *RouteStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[25]
+	mi := &file_actuator_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2220,7 +2296,7 @@ func (x *RouteStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteStep.ProtoReflect.Descriptor instead.
 func (*RouteStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{25}
+	return file_actuator_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RouteStep) GetAlias() string {
@@ -2257,7 +2333,7 @@ type PrefetchStep struct {
 
 func (x *PrefetchStep) Reset() {
 	*x = PrefetchStep{}
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2345,7 @@ func (x *PrefetchStep) String() string {
 func (*PrefetchStep) ProtoMessage() {}
 
 func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[26]
+	mi := &file_actuator_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2358,7 @@ func (x *PrefetchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchStep.ProtoReflect.Descriptor instead.
 func (*PrefetchStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{26}
+	return file_actuator_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PrefetchStep) GetNode() *Node {
@@ -2310,7 +2386,7 @@ type MemberStep struct {
 
 func (x *MemberStep) Reset() {
 	*x = MemberStep{}
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2398,7 @@ func (x *MemberStep) String() string {
 func (*MemberStep) ProtoMessage() {}
 
 func (x *MemberStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[27]
+	mi := &file_actuator_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2411,7 @@ func (x *MemberStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberStep.ProtoReflect.Descriptor instead.
 func (*MemberStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{27}
+	return file_actuator_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MemberStep) GetMember() *Member {
@@ -2360,7 +2436,7 @@ type ImageSyncStep struct {
 
 func (x *ImageSyncStep) Reset() {
 	*x = ImageSyncStep{}
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2448,7 @@ func (x *ImageSyncStep) String() string {
 func (*ImageSyncStep) ProtoMessage() {}
 
 func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[28]
+	mi := &file_actuator_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2461,7 @@ func (x *ImageSyncStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageSyncStep.ProtoReflect.Descriptor instead.
 func (*ImageSyncStep) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{28}
+	return file_actuator_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ImageSyncStep) GetMember() *Member {
@@ -2426,7 +2502,7 @@ type ApplyEvent struct {
 
 func (x *ApplyEvent) Reset() {
 	*x = ApplyEvent{}
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2514,7 @@ func (x *ApplyEvent) String() string {
 func (*ApplyEvent) ProtoMessage() {}
 
 func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[29]
+	mi := &file_actuator_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2527,7 @@ func (x *ApplyEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyEvent.ProtoReflect.Descriptor instead.
 func (*ApplyEvent) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{29}
+	return file_actuator_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ApplyEvent) GetEvent() isApplyEvent_Event {
@@ -2515,7 +2591,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_actuator_proto_msgTypes[30]
+	mi := &file_actuator_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2603,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[30]
+	mi := &file_actuator_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2616,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{30}
+	return file_actuator_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Progress) GetMessage() string {
@@ -2592,7 +2668,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_actuator_proto_msgTypes[31]
+	mi := &file_actuator_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2604,7 +2680,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_actuator_proto_msgTypes[31]
+	mi := &file_actuator_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2617,7 +2693,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_actuator_proto_rawDescGZIP(), []int{31}
+	return file_actuator_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Result) GetRetryable() bool {
@@ -2757,7 +2833,7 @@ const file_actuator_proto_rawDesc = "" +
 	"NodeStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
 	"\x0fmemory_total_gb\x18\x03 \x01(\x01R\rmemoryTotalGb\x12$\n" +
-	"\x0ememory_free_gb\x18\x04 \x01(\x01R\fmemoryFreeGbJ\x04\b\x02\x10\x03R\x04down\"\xdb\x01\n" +
+	"\x0ememory_free_gb\x18\x04 \x01(\x01R\fmemoryFreeGbJ\x04\b\x02\x10\x03R\x04down\"\x95\x02\n" +
 	"\x04Lane\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04node\x18\x02 \x01(\v2\x17.poolc.actuator.v3.NodeR\x04node\x12.\n" +
@@ -2765,7 +2841,12 @@ const file_actuator_proto_rawDesc = "" +
 	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x18\n" +
 	"\aaliases\x18\x05 \x03(\tR\aaliases\x12\x1c\n" +
 	"\tresidency\x18\x06 \x01(\tR\tresidency\x12\x16\n" +
-	"\x06loaded\x18\a \x01(\bR\x06loaded\"|\n" +
+	"\x06loaded\x18\a \x01(\bR\x06loaded\x128\n" +
+	"\aprocess\x18\b \x01(\v2\x1e.poolc.actuator.v3.LaneProcessR\aprocess\"i\n" +
+	"\vLaneProcess\x12\x10\n" +
+	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12!\n" +
+	"\fcommand_line\x18\x02 \x03(\tR\vcommandLine\x12%\n" +
+	"\x0eresident_bytes\x18\x03 \x01(\x03R\rresidentBytes\"|\n" +
 	"\fLaneEndpoint\x12\x12\n" +
 	"\x04lane\x18\x01 \x01(\tR\x04lane\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x18\n" +
@@ -2858,7 +2939,7 @@ func file_actuator_proto_rawDescGZIP() []byte {
 }
 
 var file_actuator_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_actuator_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_actuator_proto_goTypes = []any{
 	(Severity)(0),             // 0: poolc.actuator.v3.Severity
 	(Cause)(0),                // 1: poolc.actuator.v3.Cause
@@ -2881,20 +2962,21 @@ var file_actuator_proto_goTypes = []any{
 	(*MemberImage)(nil),       // 18: poolc.actuator.v3.MemberImage
 	(*NodeStatus)(nil),        // 19: poolc.actuator.v3.NodeStatus
 	(*Lane)(nil),              // 20: poolc.actuator.v3.Lane
-	(*LaneEndpoint)(nil),      // 21: poolc.actuator.v3.LaneEndpoint
-	(*Route)(nil),             // 22: poolc.actuator.v3.Route
-	(*Prefetched)(nil),        // 23: poolc.actuator.v3.Prefetched
-	(*ApplyRequest)(nil),      // 24: poolc.actuator.v3.ApplyRequest
-	(*Step)(nil),              // 25: poolc.actuator.v3.Step
-	(*LaneStep)(nil),          // 26: poolc.actuator.v3.LaneStep
-	(*RouteStep)(nil),         // 27: poolc.actuator.v3.RouteStep
-	(*PrefetchStep)(nil),      // 28: poolc.actuator.v3.PrefetchStep
-	(*MemberStep)(nil),        // 29: poolc.actuator.v3.MemberStep
-	(*ImageSyncStep)(nil),     // 30: poolc.actuator.v3.ImageSyncStep
-	(*ApplyEvent)(nil),        // 31: poolc.actuator.v3.ApplyEvent
-	(*Progress)(nil),          // 32: poolc.actuator.v3.Progress
-	(*Result)(nil),            // 33: poolc.actuator.v3.Result
-	nil,                       // 34: poolc.actuator.v3.Node.LabelsEntry
+	(*LaneProcess)(nil),       // 21: poolc.actuator.v3.LaneProcess
+	(*LaneEndpoint)(nil),      // 22: poolc.actuator.v3.LaneEndpoint
+	(*Route)(nil),             // 23: poolc.actuator.v3.Route
+	(*Prefetched)(nil),        // 24: poolc.actuator.v3.Prefetched
+	(*ApplyRequest)(nil),      // 25: poolc.actuator.v3.ApplyRequest
+	(*Step)(nil),              // 26: poolc.actuator.v3.Step
+	(*LaneStep)(nil),          // 27: poolc.actuator.v3.LaneStep
+	(*RouteStep)(nil),         // 28: poolc.actuator.v3.RouteStep
+	(*PrefetchStep)(nil),      // 29: poolc.actuator.v3.PrefetchStep
+	(*MemberStep)(nil),        // 30: poolc.actuator.v3.MemberStep
+	(*ImageSyncStep)(nil),     // 31: poolc.actuator.v3.ImageSyncStep
+	(*ApplyEvent)(nil),        // 32: poolc.actuator.v3.ApplyEvent
+	(*Progress)(nil),          // 33: poolc.actuator.v3.Progress
+	(*Result)(nil),            // 34: poolc.actuator.v3.Result
+	nil,                       // 35: poolc.actuator.v3.Node.LabelsEntry
 }
 var file_actuator_proto_depIdxs = []int32{
 	0,  // 0: poolc.actuator.v3.Diagnostic.severity:type_name -> poolc.actuator.v3.Severity
@@ -2909,51 +2991,52 @@ var file_actuator_proto_depIdxs = []int32{
 	13, // 9: poolc.actuator.v3.Inventory.members:type_name -> poolc.actuator.v3.Member
 	13, // 10: poolc.actuator.v3.Inventory.leaving:type_name -> poolc.actuator.v3.Member
 	9,  // 11: poolc.actuator.v3.Inventory.gateway_nodes:type_name -> poolc.actuator.v3.Node
-	34, // 12: poolc.actuator.v3.Node.labels:type_name -> poolc.actuator.v3.Node.LabelsEntry
+	35, // 12: poolc.actuator.v3.Node.labels:type_name -> poolc.actuator.v3.Node.LabelsEntry
 	16, // 13: poolc.actuator.v3.ObserveResponse.fleet:type_name -> poolc.actuator.v3.Fleet
 	2,  // 14: poolc.actuator.v3.ObserveResponse.diagnostics:type_name -> poolc.actuator.v3.Diagnostic
 	19, // 15: poolc.actuator.v3.Fleet.nodes:type_name -> poolc.actuator.v3.NodeStatus
 	20, // 16: poolc.actuator.v3.Fleet.lanes:type_name -> poolc.actuator.v3.Lane
-	22, // 17: poolc.actuator.v3.Fleet.routes:type_name -> poolc.actuator.v3.Route
-	23, // 18: poolc.actuator.v3.Fleet.prefetched:type_name -> poolc.actuator.v3.Prefetched
+	23, // 17: poolc.actuator.v3.Fleet.routes:type_name -> poolc.actuator.v3.Route
+	24, // 18: poolc.actuator.v3.Fleet.prefetched:type_name -> poolc.actuator.v3.Prefetched
 	13, // 19: poolc.actuator.v3.Fleet.members:type_name -> poolc.actuator.v3.Member
 	18, // 20: poolc.actuator.v3.Fleet.images:type_name -> poolc.actuator.v3.MemberImage
 	17, // 21: poolc.actuator.v3.Fleet.unobserved:type_name -> poolc.actuator.v3.Unobserved
 	1,  // 22: poolc.actuator.v3.Unobserved.cause:type_name -> poolc.actuator.v3.Cause
 	9,  // 23: poolc.actuator.v3.Lane.node:type_name -> poolc.actuator.v3.Node
 	10, // 24: poolc.actuator.v3.Lane.model:type_name -> poolc.actuator.v3.Model
-	21, // 25: poolc.actuator.v3.Route.lane:type_name -> poolc.actuator.v3.LaneEndpoint
-	10, // 26: poolc.actuator.v3.Prefetched.model:type_name -> poolc.actuator.v3.Model
-	25, // 27: poolc.actuator.v3.ApplyRequest.step:type_name -> poolc.actuator.v3.Step
-	26, // 28: poolc.actuator.v3.Step.lane:type_name -> poolc.actuator.v3.LaneStep
-	27, // 29: poolc.actuator.v3.Step.route:type_name -> poolc.actuator.v3.RouteStep
-	28, // 30: poolc.actuator.v3.Step.prefetch:type_name -> poolc.actuator.v3.PrefetchStep
-	29, // 31: poolc.actuator.v3.Step.member:type_name -> poolc.actuator.v3.MemberStep
-	30, // 32: poolc.actuator.v3.Step.image_sync:type_name -> poolc.actuator.v3.ImageSyncStep
-	20, // 33: poolc.actuator.v3.LaneStep.lane:type_name -> poolc.actuator.v3.Lane
-	21, // 34: poolc.actuator.v3.RouteStep.from:type_name -> poolc.actuator.v3.LaneEndpoint
-	21, // 35: poolc.actuator.v3.RouteStep.to:type_name -> poolc.actuator.v3.LaneEndpoint
-	9,  // 36: poolc.actuator.v3.PrefetchStep.node:type_name -> poolc.actuator.v3.Node
-	10, // 37: poolc.actuator.v3.PrefetchStep.model:type_name -> poolc.actuator.v3.Model
-	13, // 38: poolc.actuator.v3.MemberStep.member:type_name -> poolc.actuator.v3.Member
-	13, // 39: poolc.actuator.v3.ImageSyncStep.member:type_name -> poolc.actuator.v3.Member
-	32, // 40: poolc.actuator.v3.ApplyEvent.progress:type_name -> poolc.actuator.v3.Progress
-	33, // 41: poolc.actuator.v3.ApplyEvent.result:type_name -> poolc.actuator.v3.Result
-	2,  // 42: poolc.actuator.v3.Result.diagnostics:type_name -> poolc.actuator.v3.Diagnostic
-	16, // 43: poolc.actuator.v3.Result.observed:type_name -> poolc.actuator.v3.Fleet
-	3,  // 44: poolc.actuator.v3.Actuator.Describe:input_type -> poolc.actuator.v3.DescribeRequest
-	6,  // 45: poolc.actuator.v3.Actuator.Configure:input_type -> poolc.actuator.v3.ConfigureRequest
-	14, // 46: poolc.actuator.v3.Actuator.Observe:input_type -> poolc.actuator.v3.ObserveRequest
-	24, // 47: poolc.actuator.v3.Actuator.Apply:input_type -> poolc.actuator.v3.ApplyRequest
-	4,  // 48: poolc.actuator.v3.Actuator.Describe:output_type -> poolc.actuator.v3.DescribeResponse
-	7,  // 49: poolc.actuator.v3.Actuator.Configure:output_type -> poolc.actuator.v3.ConfigureResponse
-	15, // 50: poolc.actuator.v3.Actuator.Observe:output_type -> poolc.actuator.v3.ObserveResponse
-	31, // 51: poolc.actuator.v3.Actuator.Apply:output_type -> poolc.actuator.v3.ApplyEvent
-	48, // [48:52] is the sub-list for method output_type
-	44, // [44:48] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	21, // 25: poolc.actuator.v3.Lane.process:type_name -> poolc.actuator.v3.LaneProcess
+	22, // 26: poolc.actuator.v3.Route.lane:type_name -> poolc.actuator.v3.LaneEndpoint
+	10, // 27: poolc.actuator.v3.Prefetched.model:type_name -> poolc.actuator.v3.Model
+	26, // 28: poolc.actuator.v3.ApplyRequest.step:type_name -> poolc.actuator.v3.Step
+	27, // 29: poolc.actuator.v3.Step.lane:type_name -> poolc.actuator.v3.LaneStep
+	28, // 30: poolc.actuator.v3.Step.route:type_name -> poolc.actuator.v3.RouteStep
+	29, // 31: poolc.actuator.v3.Step.prefetch:type_name -> poolc.actuator.v3.PrefetchStep
+	30, // 32: poolc.actuator.v3.Step.member:type_name -> poolc.actuator.v3.MemberStep
+	31, // 33: poolc.actuator.v3.Step.image_sync:type_name -> poolc.actuator.v3.ImageSyncStep
+	20, // 34: poolc.actuator.v3.LaneStep.lane:type_name -> poolc.actuator.v3.Lane
+	22, // 35: poolc.actuator.v3.RouteStep.from:type_name -> poolc.actuator.v3.LaneEndpoint
+	22, // 36: poolc.actuator.v3.RouteStep.to:type_name -> poolc.actuator.v3.LaneEndpoint
+	9,  // 37: poolc.actuator.v3.PrefetchStep.node:type_name -> poolc.actuator.v3.Node
+	10, // 38: poolc.actuator.v3.PrefetchStep.model:type_name -> poolc.actuator.v3.Model
+	13, // 39: poolc.actuator.v3.MemberStep.member:type_name -> poolc.actuator.v3.Member
+	13, // 40: poolc.actuator.v3.ImageSyncStep.member:type_name -> poolc.actuator.v3.Member
+	33, // 41: poolc.actuator.v3.ApplyEvent.progress:type_name -> poolc.actuator.v3.Progress
+	34, // 42: poolc.actuator.v3.ApplyEvent.result:type_name -> poolc.actuator.v3.Result
+	2,  // 43: poolc.actuator.v3.Result.diagnostics:type_name -> poolc.actuator.v3.Diagnostic
+	16, // 44: poolc.actuator.v3.Result.observed:type_name -> poolc.actuator.v3.Fleet
+	3,  // 45: poolc.actuator.v3.Actuator.Describe:input_type -> poolc.actuator.v3.DescribeRequest
+	6,  // 46: poolc.actuator.v3.Actuator.Configure:input_type -> poolc.actuator.v3.ConfigureRequest
+	14, // 47: poolc.actuator.v3.Actuator.Observe:input_type -> poolc.actuator.v3.ObserveRequest
+	25, // 48: poolc.actuator.v3.Actuator.Apply:input_type -> poolc.actuator.v3.ApplyRequest
+	4,  // 49: poolc.actuator.v3.Actuator.Describe:output_type -> poolc.actuator.v3.DescribeResponse
+	7,  // 50: poolc.actuator.v3.Actuator.Configure:output_type -> poolc.actuator.v3.ConfigureResponse
+	15, // 51: poolc.actuator.v3.Actuator.Observe:output_type -> poolc.actuator.v3.ObserveResponse
+	32, // 52: poolc.actuator.v3.Actuator.Apply:output_type -> poolc.actuator.v3.ApplyEvent
+	49, // [49:53] is the sub-list for method output_type
+	45, // [45:49] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_actuator_proto_init() }
@@ -2961,14 +3044,14 @@ func file_actuator_proto_init() {
 	if File_actuator_proto != nil {
 		return
 	}
-	file_actuator_proto_msgTypes[23].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[24].OneofWrappers = []any{
 		(*Step_Lane)(nil),
 		(*Step_Route)(nil),
 		(*Step_Prefetch)(nil),
 		(*Step_Member)(nil),
 		(*Step_ImageSync)(nil),
 	}
-	file_actuator_proto_msgTypes[29].OneofWrappers = []any{
+	file_actuator_proto_msgTypes[30].OneofWrappers = []any{
 		(*ApplyEvent_Progress)(nil),
 		(*ApplyEvent_Result)(nil),
 	}
@@ -2978,7 +3061,7 @@ func file_actuator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actuator_proto_rawDesc), len(file_actuator_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,147 @@
+package llama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"poolc.dev/poolc/internal/plural"
+)
+
+// DrainTimeoutError is a lane still busy, or not known to be idle, when
+// the drain timeout passed. Last is what the drain saw last.
+type DrainTimeoutError struct {
+	Lane    string
+	Last    string
+	Timeout time.Duration
+}
+
+// Error implements error.
+func (e *DrainTimeoutError) Error() string {
+	return fmt.Sprintf("lane %s is not idle after %s (last seen: %s)", e.Lane, e.Timeout, e.Last)
+}
+
+// Drain waits until the lane processes no request and holds none back
+// (no slot is_processing, no deferred request), or DrainTimeout passes.
+// llama-server does not drain by itself, so the gateway must already send
+// the lane's aliases elsewhere. A probe that fails, times out or answers
+// what does not parse says nothing: the lane is busy, unknown, and the
+// drain probes again. Only a lane whose recorded process is gone has
+// nothing in flight without saying so. The router (RouterLane) answers
+// /slots and /metrics only for a model named in the query, so its drain
+// sums the probes of every model it reports loaded or loading.
+func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	busy := n.prober(l).busy
+	if l.Name == RouterLane {
+		busy = func(ctx context.Context) (int, error) { return n.routerBusy(ctx, l) }
+	}
+	return n.drainProbe(ctx, l, l.Name, busy, progress)
+}
+
+// DrainRouterModel waits until the router's model name processes and
+// holds back no request, or DrainTimeout passes, as Drain does. The
+// probe never loads the model (autoload=false): a model the router does
+// not run answers 400 "model is not loaded", which is idle. The gateway
+// must already send the lane's aliases elsewhere.
+func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
+	rl := n.routerLane(r)
+	return n.drainProbe(ctx, rl, name, n.modelBusy(rl, name), progress)
+}
+
+// modelBusy is the probe of model name of router rl: with autoload=false,
+// so that it loads nothing, and errNotLoaded (that model alone) as 0.
+func (n *Node) modelBusy(rl Lane, name string) func(context.Context) (int, error) {
+	p := n.prober(rl).withQuery("model=" + url.QueryEscape(name) + "&autoload=false")
+	return func(ctx context.Context) (int, error) {
+		b, err := p.busy(ctx)
+		if errors.Is(err, errNotLoaded) {
+			return 0, nil
+		}
+		return b, err
+	}
+}
+
+// routerBusy sums the probes of the router's models that GET /models
+// reports loaded or loading; any of them unknown is unknown.
+func (n *Node) routerBusy(ctx context.Context, rl Lane) (int, error) {
+	states, err := n.routerModels(ctx, rl)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0
+	for _, s := range states {
+		if s.State != "loaded" && s.State != "loading" {
+			continue
+		}
+		b, err := n.modelBusy(rl, s.Name)(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("model %s: %w", s.Name, err)
+		}
+		sum += b
+	}
+	return sum, nil
+}
+
+// drainProbe polls busy until it answers 0, the process of proc (the lane
+// whose pidfile holds it) is gone, or DrainTimeout passes. An error of
+// busy is "busy, unknown": the drain goes on. Each change of what it
+// sees is reported through progress, and the last is in the timeout's
+// error.
+func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func(context.Context) (int, error), progress Progress) error {
+	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
+	defer cancel()
+	say := func(msg string) {
+		if progress != nil {
+			progress(fmt.Sprintf("lane %s: %s", name, msg))
+		}
+	}
+	last := "no answer yet"
+	for {
+		b, err := busy(ctx2)
+		seen := ""
+		switch {
+		case err == nil && b == 0:
+			say("nothing in flight")
+			return nil
+		case err == nil:
+			seen = plural.Count(b, "request") + " in flight"
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case ctx2.Err() != nil:
+			// A probe cut by the drain timeout tells nothing new.
+		case n.processGone(ctx2, proc):
+			say(fmt.Sprintf("its process is gone, so nothing is in flight (the probe: %v)", err))
+			return nil
+		default:
+			seen = "busy, unknown: " + err.Error()
+		}
+		if seen != "" && seen != last {
+			say(seen)
+			last = seen
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ctx2.Done():
+			return &DrainTimeoutError{Lane: name, Last: last, Timeout: n.set.DrainTimeout}
+		case <-time.After(n.set.Poll):
+		}
+	}
+}
+
+// processGone reports whether lane l's pidfile names a process that is
+// gone. No pidfile, or a status that cannot be read, is not gone: it is
+// not known.
+func (n *Node) processGone(ctx context.Context, l Lane) bool {
+	st, err := n.status(ctx)
+	if err != nil {
+		return false
+	}
+	r, ok := st.lane(l)
+	return ok && !r.alive
+}
