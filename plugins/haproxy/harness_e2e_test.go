@@ -78,6 +78,9 @@ func startProxy(t *testing.T, spec Spec) *proxy {
 	if err := os.WriteFile(spec.MapFile, []byte(mapText), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(FallbackMapFile(spec.MapFile), []byte(FallbackMap(spec)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command(bin, "-c", "-f", p.cfg).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c refuses the generated config: %v\n%s\n%s", err, out, cfg)
 	}
@@ -170,6 +173,7 @@ func TestE2ETheGoldenConfigIsValid(t *testing.T) {
 		text = strings.ReplaceAll(text, p, filepath.Join(dir, filepath.Base(p)))
 	}
 	os.WriteFile(filepath.Join(dir, "poolc-aliases.map"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "poolc-aliases.map.fallbacks"), nil, 0o644)
 	path := filepath.Join(dir, "haproxy.cfg")
 	os.WriteFile(path, []byte(text), 0o644)
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
