@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"poolc.dev/poolc/pools"
@@ -11,7 +12,8 @@ import (
 // route step leaves when it is killed between readying the lane's new
 // place and retiring the old: lane chat runs on a and on b, and the
 // gateway reports alias ask on chat at no node (ready at both places).
-// The plan must still move ask before it drains and stops chat on a.
+// The plan must still move ask before it drains and stops chat on a, and
+// say why without an empty node name.
 func TestAResumedMoveDrainsTheOldPlaceAfterTheRoute(t *testing.T) {
 	pool := upgradePool(128, pools.Model{})
 	pool.Nodes = append(pool.Nodes, pools.Node{Name: "b", MemoryGB: 128, Guard: pools.Guard{Ceiling: 0.9, ReserveGB: 8}})
@@ -42,6 +44,11 @@ func TestAResumedMoveDrainsTheOldPlaceAfterTheRoute(t *testing.T) {
 	route := routeID("ask")
 	if _, ok := deps[route]; !ok {
 		t.Fatalf("no route step for ask: %v", ids(p))
+	}
+	for _, s := range p.Steps {
+		if s.ID == route && strings.Contains(s.Reason, "from  to") {
+			t.Errorf("the route's reason names an empty node: %q", s.Reason)
+		}
 	}
 	found := 0
 	for _, s := range p.Steps {
