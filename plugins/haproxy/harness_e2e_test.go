@@ -113,6 +113,35 @@ func (p *proxy) run(t *testing.T, bin string) {
 	t.Fatalf("haproxy's admin socket did not answer within 30s: %s", p.log.String())
 }
 
+// reload starts a new haproxy on the same files that takes the listening
+// sockets over from the running one (-x, through the admin socket's
+// expose-fd listeners) and tells it to finish its sessions and exit
+// (-sf), as a hitless reload does.
+func (p *proxy) reload(t *testing.T) {
+	t.Helper()
+	old := p.cmd.Process.Pid
+	oldExited := p.exited
+	p.log = &syncbuf.Buffer{}
+	p.cmd = exec.Command(findHAProxy(t), "-db", "-f", p.cfg, "-x", p.spec.AdminSocket, "-sf", strconv.Itoa(old))
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.exited = make(chan struct{})
+	cmd, exited := p.cmd, p.exited
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-oldExited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the old haproxy (pid %d) still runs 60s after a reload", old)
+	}
+	select {
+	case <-p.exited:
+		t.Fatalf("the reloaded haproxy exited: %s", p.log.String())
+	default:
+	}
+}
+
 // restart stops haproxy and starts it again on the same files.
 func (p *proxy) restart(t *testing.T) {
 	p.stop()

@@ -1,0 +1,78 @@
+//go:build e2e
+
+package haproxy
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"poolc.dev/poolc/internal/loadgen"
+)
+
+// TestE2EAGatewayReloadedOrRestartedKeepsItsRoutes applies a fleet whose
+// lanes run on 127.0.0.2-4 behind a HAProxy whose configuration poolc
+// keeps (config_file), then reloads HAProxy (-x, -sf) under streaming
+// load on every alias: not one request fails; then restarts it: every
+// alias answers again by itself and the refreshed plan is empty.
+func TestE2EAGatewayReloadedOrRestartedKeepsItsRoutes(t *testing.T) {
+	f := newFleet(t)
+	f.declared = true
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+	aliases := []string{"chat", "notes"}
+	load := func() []*loadgen.Load {
+		var loads []*loadgen.Load
+		for _, a := range aliases {
+			l := loadgen.Start(f.proxy.base(), a, 4, 10)
+			if !l.WaitServed(10, 60*time.Second) {
+				t.Fatalf("no traffic for %s: %d failed", a, l.Failed())
+			}
+			loads = append(loads, l)
+		}
+		return loads
+	}
+	stop := func(loads []*loadgen.Load, what string) (failed int64, summary string) {
+		var parts []string
+		for i, l := range loads {
+			if !l.WaitServed(10, 60*time.Second) {
+				t.Errorf("no traffic for %s after %s: %d failed", aliases[i], what, l.Failed())
+			}
+			r := l.Stop()
+			failed += r.Failed
+			parts = append(parts, fmt.Sprintf("%s %d served, %d failed (%q)", aliases[i], r.Served, r.Failed, r.Errors))
+		}
+		return failed, strings.Join(parts, "; ")
+	}
+
+	loads := load()
+	f.proxy.reload(t)
+	failed, summary := stop(loads, "the reload")
+	t.Logf("a reload (-x -sf) under load: %s", summary)
+	if failed != 0 {
+		t.Errorf("%d requests failed across the reload", failed)
+	}
+	f.planIsEmpty("after the reload")
+
+	loads = load()
+	start := time.Now()
+	f.proxy.restart(t)
+	for _, a := range aliases {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			err := loadgen.Chat(t.Context(), http.DefaultClient, f.proxy.base(), a, 3)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("alias %s does not answer 30s after a restart: %v", a, err)
+			}
+		}
+	}
+	answered := time.Since(start)
+	_, summary = stop(loads, "the restart")
+	t.Logf("a restart under load: every alias answered again by itself %s after the kill; %s", answered.Round(time.Millisecond), summary)
+	f.planIsEmpty("after the restart")
+}
