@@ -98,7 +98,8 @@ func (p *proxy) run(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	p.exited = make(chan struct{})
-	go func() { p.cmd.Wait(); close(p.exited) }()
+	cmd, exited := p.cmd, p.exited // a reload replaces both
+	go func() { cmd.Wait(); close(exited) }()
 	rt := Runtime{Dial: p.localDialer()}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
