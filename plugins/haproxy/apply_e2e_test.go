@@ -104,12 +104,18 @@ func (f *fleet) residencyOf(lane string) string {
 }
 
 // newFleet sets up the fleet with cognition, scribe and the extra lanes.
-func newFleet(t *testing.T, extra ...extraLane) *fleet { return newFleetOf(t, false, extra...) }
+func newFleet(t *testing.T, extra ...extraLane) *fleet { return newFleetOf(t, fleetOpts{}, extra...) }
 
-// newFleetOf is newFleet, with a home of its own for each node when homes
-// is true.
-func newFleetOf(t *testing.T, homes bool, extra ...extraLane) *fleet {
-	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}, extra: extra, homes: homes}
+// fleetOpts are the fleet's variations: a home of its own for each node
+// (see fleet.homes), and HAProxy in master-worker mode with the plugin's
+// config_file and master_socket (poolc keeps the configuration and
+// reloads it).
+type fleetOpts struct{ homes, master bool }
+
+// newFleetOf is newFleet with o.
+func newFleetOf(t *testing.T, o fleetOpts, extra ...extraLane) *fleet {
+	homes := o.homes
+	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}, extra: extra, homes: homes, declared: o.master}
 	f.poolc = filepath.Join(f.dir, "poolc")
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
 		t.Fatalf("building poolc: %v\n%s", err, out)
@@ -162,7 +168,11 @@ func newFleetOf(t *testing.T, homes bool, extra ...extraLane) *fleet {
 		}
 	}
 	spec := testSpec(t, backends, aliases)
-	f.proxy = startProxy(t, spec)
+	if o.master {
+		f.proxy = startMasterProxy(t, spec)
+	} else {
+		f.proxy = startProxy(t, spec)
+	}
 	t.Cleanup(f.stopLanes)
 	return f
 }
@@ -278,7 +288,11 @@ func (f *fleet) configFileLine() string {
 	if !f.declared {
 		return ""
 	}
-	return fmt.Sprintf("      config_file  = %q\n      bind         = %q", f.proxy.cfg, f.proxy.spec.Bind)
+	line := fmt.Sprintf("      config_file  = %q\n      bind         = %q", f.proxy.cfg, f.proxy.spec.Bind)
+	if f.proxy.master != "" {
+		line += fmt.Sprintf("\n      master_socket = %q", f.proxy.master)
+	}
+	return line
 }
 
 // stateDirLine is the llama block's state_dir: none (the default, under

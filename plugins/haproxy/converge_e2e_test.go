@@ -41,7 +41,7 @@ func TestE2EOnDemandLanesConvergeInOneApply(t *testing.T) {
 	}
 	// The proxy has a backend for every lane that may come; the pool
 	// starts with the first six (two per node).
-	f := newFleetOf(t, true, all...)
+	f := newFleetOf(t, fleetOpts{homes: true}, all...)
 	present := map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true}
 	write := func() {
 		f.extra = nil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ const missing = "haproxy not found: apt-get install haproxy (or bash .ci/install
 // proxy is a haproxy running on loopback for a test.
 type proxy struct {
 	dir, cfg string
+	// master is the master CLI's socket when haproxy runs in
+	// master-worker mode (-W -S), "" otherwise.
+	master string
 	spec     Spec
 	cmd      *exec.Cmd
 	log      *syncbuf.Buffer
@@ -63,7 +67,13 @@ func testSpec(t *testing.T, lanes []LaneBackend, aliases []AliasRoute) Spec {
 
 // startProxy writes spec's configuration and map, checks the config with
 // haproxy -c and runs haproxy in the foreground until the test ends.
-func startProxy(t *testing.T, spec Spec) *proxy {
+func startProxy(t *testing.T, spec Spec) *proxy { return startProxyOf(t, spec, false) }
+
+// startMasterProxy is startProxy with haproxy in master-worker mode, its
+// master CLI at master.sock beside the configuration.
+func startMasterProxy(t *testing.T, spec Spec) *proxy { return startProxyOf(t, spec, true) }
+
+func startProxyOf(t *testing.T, spec Spec, master bool) *proxy {
 	t.Helper()
 	bin := findHAProxy(t)
 	cfg, mapText, err := Config(spec)
@@ -72,6 +82,9 @@ func startProxy(t *testing.T, spec Spec) *proxy {
 	}
 	p := &proxy{dir: filepath.Dir(spec.MapFile), spec: spec}
 	p.cfg = filepath.Join(p.dir, "haproxy.cfg")
+	if master {
+		p.master = filepath.Join(p.dir, "master.sock")
+	}
 	if err := os.WriteFile(p.cfg, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +106,9 @@ func (p *proxy) run(t *testing.T, bin string) {
 	t.Helper()
 	p.log = &syncbuf.Buffer{}
 	p.cmd = exec.Command(bin, "-db", "-f", p.cfg)
+	if p.master != "" {
+		p.cmd = exec.Command(bin, "-W", "-db", "-S", p.master, "-f", p.cfg)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -157,6 +173,15 @@ func (p *proxy) stop() {
 	case <-p.exited:
 		return
 	default:
+	}
+	if p.master != "" {
+		// The master takes its workers along on SIGTERM.
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(10 * time.Second):
+		}
 	}
 	p.cmd.Process.Kill()
 	<-p.exited

@@ -76,3 +76,26 @@ func TestE2EAGatewayReloadedOrRestartedKeepsItsRoutes(t *testing.T) {
 	t.Logf("a restart under load: every alias answered again by itself %s after the kill; %s", answered.Round(time.Millisecond), summary)
 	f.planIsEmpty("after the restart")
 }
+
+// TestE2EALaneAddedAndOneRemovedByApplyUnderLoad adds a lane the running
+// HAProxy has no backend for, then removes it, each by poolc apply alone
+// (the plugin rewrites the configuration and reloads HAProxy through its
+// master CLI), under streaming load on the other aliases: not one
+// request fails, and the removed lane's servers end in maintenance.
+func TestE2EALaneAddedAndOneRemovedByApplyUnderLoad(t *testing.T) {
+	f := newFleetOf(t, fleetOpts{master: true})
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+	aliases := []string{"chat", "notes"}
+	f.extra = []extraLane{{name: "painter", residency: "keep-warm", placement: `"n2"`, aliases: []string{"draw"}}}
+	f.applyUnderLoad("adding lane painter", 4, aliases, func() { f.writePool(`"n1", "n2"`) }, "start:painter@n2", "route:draw")
+	f.planIsEmpty("after the add")
+	if err := loadgen.Chat(t.Context(), http.DefaultClient, f.proxy.base(), "draw", 3); err != nil {
+		t.Fatalf("draw after the add: %v", err)
+	}
+	f.extra = nil
+	f.applyUnderLoad("removing lane painter", 4, aliases, func() { f.writePool(`"n1", "n2"`) }, "stop:painter@n2", "route:draw")
+	f.planIsEmpty("after the removal")
+	f.noLeftovers("after the removal")
+}
