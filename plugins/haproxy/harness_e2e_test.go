@@ -26,10 +26,10 @@ type proxy struct {
 	// master is the master CLI's socket when haproxy runs in
 	// master-worker mode (-W -S), "" otherwise.
 	master string
-	spec     Spec
-	cmd      *exec.Cmd
-	log      *syncbuf.Buffer
-	exited   chan struct{}
+	spec   Spec
+	cmd    *exec.Cmd
+	log    *syncbuf.Buffer
+	exited chan struct{}
 }
 
 func findHAProxy(t *testing.T) string {
