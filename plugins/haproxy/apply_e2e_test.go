@@ -60,6 +60,8 @@ type fleet struct {
 	// declared sets the haproxy plugin's config_file to the proxy's
 	// configuration, which poolc then keeps.
 	declared bool
+	// chatFallbacks are alias chat's fallbacks in the pool (HCL list items).
+	chatFallbacks string
 }
 
 // extraLane is a lane of its own model (file <name>.gguf), placed as
@@ -243,6 +245,7 @@ func (f *fleet) writePool(placement string) {
   }
   alias "chat" {
     lane = "cognition"
+    fallbacks = [%s]
   }
   alias "notes" {
     lane = "scribe"
@@ -276,7 +279,7 @@ func (f *fleet) writePool(placement string) {
 }
 `, decls.String(), filepath.Join(f.dir, "models", "q.gguf"), f.weightsOf("q").src, f.weightsOf("q").sum,
 		filepath.Join(f.dir, "models", "q-notes.gguf"), f.weightsOf("q-notes").src, f.weightsOf("q-notes").sum, f.residencyOf("cognition"), placement, f.port("cognition"),
-		f.residencyOf("scribe"), f.port("scribe"), f.known, f.keyFile, f.stub, f.stateDirLine(), f.routerPort,
+		f.residencyOf("scribe"), f.port("scribe"), f.chatFallbacks, f.known, f.keyFile, f.stub, f.stateDirLine(), f.routerPort,
 		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort, f.configFileLine())
 	if err := os.WriteFile(filepath.Join(f.dir, "pool.hcl"), []byte(pool), 0o644); err != nil {
 		f.t.Fatal(err)

@@ -278,9 +278,15 @@ func Config(spec Spec) (cfg, mapFile string, err error) {
 	return b.String(), formatMap(routes), nil
 }
 
-// fallbackDepth is the longest fallback list of spec's aliases.
+// MinFallbackDepth is how many fallbacks per alias the configuration's
+// rules try at least: fallback lists up to this long change at runtime
+// (the fallback map) without a reload.
+const MinFallbackDepth = 3
+
+// fallbackDepth is how many fallbacks the rules try: the longest list of
+// spec's aliases, MinFallbackDepth at least.
 func fallbackDepth(spec Spec) int {
-	n := 0
+	n := MinFallbackDepth
 	for _, a := range spec.Aliases {
 		n = max(n, len(a.Fallbacks))
 	}

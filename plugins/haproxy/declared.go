@@ -73,6 +73,46 @@ func (g *Gateway) writeConfig(ctx context.Context) error {
 	return nil
 }
 
+// reload has HAProxy reload its configuration through the master CLI
+// and waits until the admin socket answers from the new worker.
+func (g *Gateway) reload(ctx context.Context, why string, say func(string, ...any)) error {
+	old := g.workerPID(ctx)
+	if _, err := (Runtime{Dial: g.master}).Exec(ctx, "reload"); err != nil {
+		return fmt.Errorf("haproxy: reloading through the master CLI: %w", err)
+	}
+	deadline := time.Now().Add(reloadWait)
+	for {
+		if pid := g.workerPID(ctx); pid != "" && pid != old {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("haproxy: no new worker answers %s after a reload with %s", reloadWait, g.configFile)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(g.poll):
+		}
+	}
+	say("haproxy reloaded with %s: %s", g.configFile, why)
+	return nil
+}
+
+// workerPID is the pid of the worker answering the admin socket, "" when
+// none answers.
+func (g *Gateway) workerPID(ctx context.Context) string {
+	out, err := g.rt.Exec(ctx, "show", "info")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
 // syncFallbacks makes HAProxy's fallback map at runtime the declared one,
 // when it has the map loaded (a configuration with no fallback has not).
 func (g *Gateway) syncFallbacks(ctx context.Context, spec Spec) error {
@@ -112,7 +152,15 @@ func (g *Gateway) syncFallbacks(ctx context.Context, spec Spec) error {
 // gateway rewrites the configuration and has HAProxy reload it through
 // its master CLI, which starts a new worker on it while the old one
 // finishes its sessions; HAProxy 2.6 cannot add a backend at runtime.
+// The reload waits for the gateway's other changes in flight (g.mu): a
+// change made on the old worker after the new one read the files would
+// be lost.
 func (g *Gateway) ensureBackend(ctx context.Context, be string, say func(string, ...any)) error {
+	if _, err := g.rt.Exec(ctx, "show", "servers", "state", be); err == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	_, err := g.rt.Exec(ctx, "show", "servers", "state", be)
 	if err == nil || !strings.Contains(err.Error(), "Can't find backend") {
 		return err
@@ -120,13 +168,12 @@ func (g *Gateway) ensureBackend(ctx context.Context, be string, say func(string,
 	if g.configFile == "" || g.master == nil {
 		return fmt.Errorf("%w: the configuration HAProxy runs has no backend for this lane; set the haproxy plugin's config_file and master_socket so that poolc writes it and reloads HAProxy itself, or re-run poolc gateway config and reload HAProxy", err)
 	}
-	if err := g.writeConfig(ctx); err != nil {
+	if err := g.persist(ctx); err != nil {
 		return err
 	}
-	if _, err := (Runtime{Dial: g.master}).Exec(ctx, "reload"); err != nil {
-		return fmt.Errorf("haproxy: reloading through the master CLI: %w", err)
+	if err := g.reload(ctx, "for backend "+be, say); err != nil {
+		return err
 	}
-	say("haproxy reloaded with %s for backend %s", g.configFile, be)
 	deadline := time.Now().Add(reloadWait)
 	for {
 		_, err := g.rt.Exec(ctx, "show", "servers", "state", be)

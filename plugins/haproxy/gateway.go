@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"poolc.dev/poolc/internal/atomicfile"
@@ -52,8 +53,10 @@ type Gateway struct {
 	configFile string
 	declared   *Spec
 	master     Dialer
-	drain      time.Duration
-	poll       time.Duration
+	// mu: a route's changes hold it shared, a reload alone.
+	mu    sync.RWMutex
+	drain time.Duration
+	poll  time.Duration
 }
 
 // Options configure a Gateway; zero durations mean the defaults.
@@ -150,6 +153,8 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		return err
 	}
 	if to == nil {
+		g.mu.RLock()
+		defer g.mu.RUnlock()
 		if _, ok := routes[alias]; ok {
 			if _, err := g.rt.Exec(ctx, "del", "map", g.mapFile, alias); err != nil {
 				return err
@@ -176,6 +181,10 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		if err := g.ensureBackend(ctx, be, say); err != nil {
 			return err
 		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if to.Lane != Cloud {
 		if leaving, err = g.readyAt(ctx, be, to, say); err != nil {
 			return err
 		}
@@ -437,10 +446,10 @@ func (g *Gateway) persist(ctx context.Context) error {
 	if err := g.files.WriteFile(ctx, g.state, []byte(state)); err != nil {
 		return fmt.Errorf("haproxy: writing %s: %w", g.state, err)
 	}
-	if g.configFile != "" {
-		return g.writeConfig(ctx)
+	if g.configFile == "" {
+		return nil
 	}
-	return nil
+	return g.writeConfig(ctx)
 }
 
 // nodesFile is beside the map file: the node name of each endpoint

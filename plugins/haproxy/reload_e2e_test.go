@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,4 +99,49 @@ func TestE2EALaneAddedAndOneRemovedByApplyUnderLoad(t *testing.T) {
 	f.applyUnderLoad("removing lane painter", 4, aliases, func() { f.writePool(`"n1", "n2"`) }, "stop:painter@n2", "route:draw")
 	f.planIsEmpty("after the removal")
 	f.noLeftovers("after the removal")
+}
+
+// TestE2EADeadLanesAliasIsServedByItsFallback kills lane cognition's
+// process by hand under streaming load for its alias chat, whose
+// fallback is scribe (on another node): with no apply, chat is answered
+// by scribe within fallbackBound, and not one request fails after it.
+func TestE2EADeadLanesAliasIsServedByItsFallback(t *testing.T) {
+	const fallbackBound = 10 * time.Second
+	f := newFleetOf(t, fleetOpts{master: true})
+	f.chatFallbacks = `"scribe"`
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+	pid := f.lanePIDs()["n1/cognition"]
+	if pid == 0 {
+		t.Fatalf("lane processes %v", f.lanePIDs())
+	}
+	before := loadgen.Start(f.proxy.base(), "chat", 4, 10)
+	if !before.WaitServed(10, 60*time.Second) {
+		t.Fatalf("no traffic for chat: %d failed", before.Failed())
+	}
+	killed := time.Now()
+	syscall.Kill(pid, syscall.SIGKILL)
+	// Requests until the health checks see the lane down may fail: they
+	// were sent to it. After the bound, none may.
+	time.Sleep(fallbackBound)
+	r := before.Stop()
+	t.Logf("chat across the kill and the %s after: %d served, %d failed", fallbackBound, r.Served, r.Failed)
+	after := loadgen.Start(f.proxy.base(), "chat", 4, 10)
+	if !after.WaitServed(40, 60*time.Second) {
+		t.Errorf("chat is not served after its lane died: %d failed", after.Failed())
+	}
+	ra := after.Stop()
+	t.Logf("chat from %s after the kill on: %d served, %d failed", time.Since(killed).Round(time.Millisecond)-ra.Duration.Round(time.Millisecond), ra.Served, ra.Failed)
+	if ra.Failed != 0 {
+		t.Errorf("%d requests for chat failed after the fallback bound: %q", ra.Failed, ra.Errors)
+	}
+	// scribe answered them: HAProxy sent chat to lane_scribe.
+	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(t.Context(), "show", "stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "lane_scribe,BACKEND") {
+		t.Errorf("show stat has no lane_scribe backend:\n%s", out)
+	}
 }
