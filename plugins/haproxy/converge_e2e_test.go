@@ -34,8 +34,10 @@ func convergeTrials(t *testing.T) int {
 // the pool answers through HAProxy.
 func TestE2EOnDemandLanesConvergeInOneApply(t *testing.T) {
 	var all []extraLane
+	nodeOf := map[int]int{}
 	for i := 0; i < 8; i++ {
 		node := i%3 + 1
+		nodeOf[i] = node
 		all = append(all, extraLane{name: fmt.Sprintf("od%d", i), residency: "on-demand",
 			placement: fmt.Sprintf(`"n%d"`, node), aliases: []string{fmt.Sprintf("ask%d", i)}})
 	}
@@ -84,7 +86,8 @@ func TestE2EOnDemandLanesConvergeInOneApply(t *testing.T) {
 			delete(present, i)
 			what = "remove " + all[i].name
 		default:
-			node := rng.Intn(3) + 1
+			node := (nodeOf[i]+rng.Intn(2))%3 + 1 // one of the two other nodes
+			nodeOf[i] = node
 			all[i].placement = fmt.Sprintf(`"n%d"`, node)
 			what = fmt.Sprintf("move %s to n%d", all[i].name, node)
 		}
