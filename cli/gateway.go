@@ -24,7 +24,12 @@ and server state file are those of the pool's gateway plugin block
 (plugin "haproxy" { config = { admin_socket = ..., map_file = ...,
 state_file = ... } }). Lanes start in maintenance; the first apply gives
 each its address through the admin socket. --map-out writes the initial
-map (each alias to its lane's backend) to FILE.
+map (each alias to its lane's backend) to FILE and the fallback map (each
+alias to its fallbacks, tried in order while its lane fails its health
+check, GET /health) to FILE.fallbacks. With the plugin's config_file and
+master_socket set, poolc keeps that file itself from then on (every
+server's address in it, so a restart or reload keeps every route) and
+reloads HAProxy when a new lane needs a backend: run this command once.
 
 Examples:
   poolc gateway config pools/ > /etc/haproxy/haproxy.cfg
@@ -33,9 +38,9 @@ Examples:
 Exit codes: 0 success, 1 an invalid configuration or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			format := fs.String("format", "haproxy", "the gateway's kind (only haproxy)")
-			bind := fs.String("bind", "0.0.0.0:8000", "the address the gateway listens on, IP:PORT")
-			cloud := fs.String("cloud", "", "the hosted fallback as host:port (TLS); empty answers 503")
-			mapOut := fs.String("map-out", "", "write the initial map file here")
+			bind := fs.String("bind", "", "the address the gateway listens on, IP:PORT (default: the plugin's bind, else "+haproxy.DefaultBind+")")
+			cloud := fs.String("cloud", "", "the hosted fallback as host:port (TLS); default: the plugin's cloud; empty answers 503")
+			mapOut := fs.String("map-out", "", "write the initial map file here, and its fallback map beside it (FILE.fallbacks)")
 			return func(args []string, io Stdio) int {
 				if *format != "haproxy" {
 					fmt.Fprintf(io.Err, "poolc gateway config: --format %q: only haproxy is known\n", *format)
@@ -61,6 +66,10 @@ Exit codes: 0 success, 1 an invalid configuration or an error.`,
 						fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
 						return ExitError
 					}
+					if err := atomicfile.Write(haproxy.FallbackMapFile(*mapOut), []byte(haproxy.FallbackMap(spec)), 0o644); err != nil {
+						fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
+						return ExitError
+					}
 				}
 				fmt.Fprint(io.Out, text)
 				return ExitOK
@@ -72,8 +81,21 @@ Exit codes: 0 success, 1 an invalid configuration or an error.`,
 // gatewaySpec is the HAProxy spec of the pool: its lanes and aliases, and
 // the files its gateway plugin's config block names.
 func gatewaySpec(p *pools.Pool, bind, cloud string) (haproxy.Spec, error) {
-	spec := haproxy.Spec{Bind: bind, CloudAddr: cloud}
 	d := declaration(p, p.Gateway)
+	if d != nil {
+		// The plugin's own bind and cloud, which it writes its
+		// config_file with, unless a flag says otherwise.
+		if v, ok := d.Config["bind"].(string); ok && bind == "" {
+			bind = v
+		}
+		if v, ok := d.Config["cloud"].(string); ok && cloud == "" {
+			cloud = v
+		}
+	}
+	if bind == "" {
+		bind = haproxy.DefaultBind
+	}
+	spec := haproxy.Spec{Bind: bind, CloudAddr: cloud}
 	if d == nil {
 		return spec, fmt.Errorf("the pool's gateway plugin %q is not declared: add plugin %q { builtin = true, config = { admin_socket = ..., map_file = ..., state_file = ... } }", p.Gateway, p.Gateway)
 	}
@@ -91,7 +113,7 @@ func gatewaySpec(p *pools.Pool, bind, cloud string) (haproxy.Spec, error) {
 		spec.Lanes = append(spec.Lanes, haproxy.LaneBackend{Lane: l.Name})
 	}
 	for _, a := range p.Aliases {
-		spec.Aliases = append(spec.Aliases, haproxy.AliasRoute{Alias: a.Name, Lane: a.Lane})
+		spec.Aliases = append(spec.Aliases, haproxy.AliasRoute{Alias: a.Name, Lane: a.Lane, Fallbacks: a.Fallbacks})
 	}
 	return spec, nil
 }

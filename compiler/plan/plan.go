@@ -438,6 +438,9 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 			dependOn(s, interim.ID)
 		}
 	}
+	if s != nil && cr != nil && cr.Node == "" && cr.Lane != pools.Cloud && !b.breakFirst[cr.Lane] {
+		b.drainAfterUnplacedRoute(*cr, s)
+	}
 	if !leaving {
 		return
 	}
@@ -454,6 +457,25 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		dependOn(drain, s.ID)
 	default:
 		b.interrupt(alias, *cr, *dr)
+	}
+}
+
+// drainAfterUnplacedRoute orders after route step s the drain of every
+// process of cr's lane that goes. A route the gateway reports at no node
+// (a route step cut off between readying the lane's new place and
+// retiring the old, so that both serve) may reach any of them; without
+// these edges, a plan made after that interruption would drain and stop
+// the old place while the alias still goes there. (A lane that must break
+// first is not made before it breaks anyway.)
+func (b *builder) drainAfterUnplacedRoute(cr pools.Route, s *pools.Step) {
+	for _, l := range b.cur.Instances(cr.Lane) {
+		if !b.gone[processOf(l)] {
+			continue
+		}
+		if drain := b.byID[b.laneID(pools.StepDrain, l)]; drain != nil {
+			dependOn(drain, s.ID)
+			b.makeBeforeBreak[drain.ID] = cr.Lane
+		}
 	}
 }
 

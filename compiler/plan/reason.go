@@ -141,6 +141,8 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 		return fmt.Sprintf("because lane %s is back on %s", dr.Lane, dr.Node)
 	case cr.Lane == dr.Lane && cr.Node == dr.Node:
 		return fmt.Sprintf("because lane %s on %s is replaced: its new process listens on port %d", dr.Lane, dr.Node, dr.Port)
+	case cr.Lane == dr.Lane && cr.Node == "":
+		return fmt.Sprintf("because the gateway sends alias %s to lane %s on no node of the pool (a gateway that lost its routes, or a route set by hand): it goes to %s", dr.Alias, dr.Lane, dr.Node)
 	case cr.Lane == dr.Lane:
 		return fmt.Sprintf("because lane %s moves from %s to %s", dr.Lane, cr.Node, dr.Node)
 	}

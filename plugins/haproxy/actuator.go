@@ -47,6 +47,16 @@ type PluginConfig struct {
 	// the llama block's router_port (both default to
 	// llama.DefaultRouterPort).
 	RouterPort int `json:"router_port"`
+	// ConfigFile is HAProxy's configuration file, which poolc then keeps
+	// (see Options.ConfigFile); MasterSocket is HAProxy's master CLI
+	// (haproxy -W -S PATH, or ipv4@127.0.0.1:PORT with ssh_host), through
+	// which poolc reloads HAProxy when a new lane needs a backend. Bind
+	// and Cloud are the frontend's address (default DefaultBind) and the
+	// hosted fallback, as poolc gateway config takes them.
+	ConfigFile   string `json:"config_file"`
+	MasterSocket string `json:"master_socket"`
+	Bind         string `json:"bind"`
+	Cloud        string `json:"cloud"`
 }
 
 // ConfigSchema is the CUE schema of the config block.
@@ -59,6 +69,10 @@ const ConfigSchema = `{
 	ssh_port?:    int & >=1 & <=65535
 	drain_timeout_seconds?: number & >0
 	router_port?:           int & >=1 & <=65535
+	config_file?:           string
+	master_socket?:         string
+	bind?:                  string
+	cloud?:                 string
 }`
 
 // Describe implements sdk.Actuator.
@@ -79,8 +93,9 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 		a.pool.Close()
 		a.pool = nil
 	}
-	var dial Dialer
+	var dial, master Dialer
 	var files Files = LocalFiles{}
+	masterTCP, masterIsTCP := strings.CutPrefix(cfg.MasterSocket, "ipv4@")
 	tcp, isTCP := strings.CutPrefix(cfg.AdminSocket, "ipv4@")
 	switch {
 	case cfg.SSHHost != "":
@@ -94,16 +109,32 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 		a.pool = pool
 		client := pool.Client(sshx.Endpoint{User: cfg.LoginUser(""), Host: cfg.SSHHost, Port: cfg.SSHPort})
 		dial, files = Tunnel(client, tcp), SSHFiles{Client: client}
-	case isTCP:
-		dial = func(ctx context.Context) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", tcp)
+		if cfg.MasterSocket != "" {
+			if !masterIsTCP {
+				return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"master_socket"}, "with ssh_host, the master socket must be ipv4@127.0.0.1:PORT on that host")}
+			}
+			master = Tunnel(client, masterTCP)
 		}
+	case isTCP:
+		dial = localDialer(cfg.AdminSocket)
 	default:
 		dial = UnixSocket(cfg.AdminSocket)
 	}
+	if cfg.MasterSocket != "" && master == nil {
+		master = localDialer(cfg.MasterSocket)
+	}
+	var declared *Spec
+	if cfg.ConfigFile != "" {
+		spec := DeclaredSpec(req.Inventory, cfg.Bind, cfg.Cloud)
+		spec.AdminSocket, spec.MapFile, spec.StateFile = cfg.AdminSocket, cfg.MapFile, cfg.StateFile
+		if _, _, err := Config(spec); err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"config_file"}, err.Error())}
+		}
+		declared = &spec
+	}
 	gw, err := New(dial, files, Options{MapFile: cfg.MapFile, StateFile: cfg.StateFile,
-		DrainTimeout: time.Duration(cfg.DrainTimeoutSeconds * float64(time.Second))})
+		DrainTimeout: time.Duration(cfg.DrainTimeoutSeconds * float64(time.Second)),
+		ConfigFile:   cfg.ConfigFile, Declared: declared, Master: master})
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"map_file"}, err.Error())}
 	}
@@ -246,14 +277,14 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			continue
 		case o.Lane == "" || len(o.Endpoints) == 0:
 			continue
-		case len(o.Endpoints) > 1:
+		case len(o.Endpoints) > 1 || o.Draining > 0:
 			// An alias split over several places (a route step cut off
 			// between readying the new server and retiring the old) is
 			// reported on no node: it then differs from any route poolc
 			// plans, so the next plan routes it again, which retires the
 			// other places.
 			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
-				Summary: fmt.Sprintf("alias %s: lane %s is ready at %d places; the next apply routes it to one", o.Alias, o.Lane, len(o.Endpoints))})
+				Summary: fmt.Sprintf("alias %s: lane %s is ready at %d places, %d server(s) left draining; the next apply routes it to one", o.Alias, o.Lane, len(o.Endpoints), o.Draining)})
 			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: o.Lane}})
 			continue
 		}
@@ -286,4 +317,38 @@ func nodeAt(ctx context.Context, inv sdk.Inventory, addr string) string {
 		}
 	}
 	return ""
+}
+
+// localDialer reaches a socket of HAProxy's on this machine: a unix
+// socket's path, or ipv4@IP:PORT.
+func localDialer(socket string) Dialer {
+	if tcp, ok := strings.CutPrefix(socket, "ipv4@"); ok {
+		return func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", tcp)
+		}
+	}
+	return UnixSocket(socket)
+}
+
+// DefaultBind is the frontend's address when neither the plugin's bind
+// nor poolc gateway config --bind says otherwise.
+const DefaultBind = "0.0.0.0:8000"
+
+// DeclaredSpec is the gateway a pool declares: a backend per lane, its
+// aliases with their fallbacks, bound at bind (DefaultBind when "") with
+// the hosted fallback at cloud. The files and sockets are left to the
+// caller.
+func DeclaredSpec(inv sdk.Inventory, bind, cloud string) Spec {
+	if bind == "" {
+		bind = DefaultBind
+	}
+	spec := Spec{Bind: bind, CloudAddr: cloud}
+	for _, l := range inv.Lanes {
+		spec.Lanes = append(spec.Lanes, LaneBackend{Lane: l.Name})
+	}
+	for _, a := range inv.Aliases {
+		spec.Aliases = append(spec.Aliases, AliasRoute{Alias: a.Name, Lane: a.Lane, Fallbacks: a.Fallbacks})
+	}
+	return spec
 }

@@ -52,6 +52,15 @@ type fleet struct {
 	routerPort int
 	// extra are the lanes the pool holds beside cognition and scribe.
 	extra []extraLane
+	// homes gives each node a home directory of its own (f.dir/home-nI),
+	// as each machine has, and leaves state_dir to its default, relative
+	// to that home, as the README's quick start does.
+	homes bool
+	// declared sets the haproxy plugin's config_file to the proxy's
+	// configuration, which poolc then keeps.
+	declared bool
+	// chatFallbacks are alias chat's fallbacks in the pool (HCL list items).
+	chatFallbacks string
 }
 
 // extraLane is a lane of its own model (file <name>.gguf), placed as
@@ -97,8 +106,18 @@ func (f *fleet) residencyOf(lane string) string {
 }
 
 // newFleet sets up the fleet with cognition, scribe and the extra lanes.
-func newFleet(t *testing.T, extra ...extraLane) *fleet {
-	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}, extra: extra}
+func newFleet(t *testing.T, extra ...extraLane) *fleet { return newFleetOf(t, fleetOpts{}, extra...) }
+
+// fleetOpts are the fleet's variations: a home of its own for each node
+// (see fleet.homes), and HAProxy in master-worker mode with the plugin's
+// config_file and master_socket (poolc keeps the configuration and
+// reloads it).
+type fleetOpts struct{ homes, master bool }
+
+// newFleetOf is newFleet with o.
+func newFleetOf(t *testing.T, o fleetOpts, extra ...extraLane) *fleet {
+	homes := o.homes
+	f := &fleet{t: t, dir: t.TempDir(), residency: map[string]string{}, weights: map[string]weights{}, extra: extra, homes: homes, declared: o.master}
 	f.poolc = filepath.Join(f.dir, "poolc")
 	if out, err := exec.Command("go", "build", "-o", f.poolc, "poolc.dev/poolc/cmd/poolc").CombinedOutput(); err != nil {
 		t.Fatalf("building poolc: %v\n%s", err, out)
@@ -110,7 +129,13 @@ func newFleet(t *testing.T, extra ...extraLane) *fleet {
 	f.stub = stub
 	var known bytes.Buffer
 	for i := 0; i < 3; i++ {
-		s := testsshd.Start(t, testsshd.OnAddress("127.0.0."+strconv.Itoa(i+2)))
+		opts := []testsshd.Option{testsshd.OnAddress("127.0.0." + strconv.Itoa(i+2))}
+		if homes {
+			home := filepath.Join(f.dir, fmt.Sprintf("home-n%d", i+1))
+			os.MkdirAll(home, 0o755)
+			opts = append(opts, testsshd.WithEnv("HOME="+home))
+		}
+		s := testsshd.Start(t, opts...)
 		f.nodes = append(f.nodes, s)
 		kh, _ := os.ReadFile(s.KnownHosts)
 		known.Write(kh)
@@ -145,7 +170,11 @@ func newFleet(t *testing.T, extra ...extraLane) *fleet {
 		}
 	}
 	spec := testSpec(t, backends, aliases)
-	f.proxy = startProxy(t, spec)
+	if o.master {
+		f.proxy = startMasterProxy(t, spec)
+	} else {
+		f.proxy = startProxy(t, spec)
+	}
 	t.Cleanup(f.stopLanes)
 	return f
 }
@@ -216,6 +245,7 @@ func (f *fleet) writePool(placement string) {
   }
   alias "chat" {
     lane = "cognition"
+    fallbacks = [%s]
   }
   alias "notes" {
     lane = "scribe"
@@ -230,7 +260,7 @@ func (f *fleet) writePool(placement string) {
       key_file     = %q
       no_agent     = true
       llama_server = %q
-      state_dir    = %q
+%s
       env          = { LLAMASTUB_LOAD_BYTES_PER_SEC = "8000000", LLAMASTUB_TOKEN_INTERVAL = "10ms" }
       stop_grace_seconds = 5
       router_port  = %d
@@ -243,16 +273,38 @@ func (f *fleet) writePool(placement string) {
       map_file     = %q
       state_file   = %q
       router_port  = %d
+%s
     }
   }
 }
 `, decls.String(), filepath.Join(f.dir, "models", "q.gguf"), f.weightsOf("q").src, f.weightsOf("q").sum,
 		filepath.Join(f.dir, "models", "q-notes.gguf"), f.weightsOf("q-notes").src, f.weightsOf("q-notes").sum, f.residencyOf("cognition"), placement, f.port("cognition"),
-		f.residencyOf("scribe"), f.port("scribe"), f.known, f.keyFile, f.stub, filepath.Join(f.dir, "lanes"), f.routerPort,
-		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort)
+		f.residencyOf("scribe"), f.port("scribe"), f.chatFallbacks, f.known, f.keyFile, f.stub, f.stateDirLine(), f.routerPort,
+		spec.AdminSocket, spec.MapFile, spec.StateFile, f.routerPort, f.configFileLine())
 	if err := os.WriteFile(filepath.Join(f.dir, "pool.hcl"), []byte(pool), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// configFileLine is the haproxy block's config_file, with declared.
+func (f *fleet) configFileLine() string {
+	if !f.declared {
+		return ""
+	}
+	line := fmt.Sprintf("      config_file  = %q\n      bind         = %q", f.proxy.cfg, f.proxy.spec.Bind)
+	if f.proxy.master != "" {
+		line += fmt.Sprintf("\n      master_socket = %q", f.proxy.master)
+	}
+	return line
+}
+
+// stateDirLine is the llama block's state_dir: none (the default, under
+// each node's home) with homes, else the fleet's lanes directory.
+func (f *fleet) stateDirLine() string {
+	if f.homes {
+		return ""
+	}
+	return fmt.Sprintf("      state_dir    = %q", filepath.Join(f.dir, "lanes"))
 }
 
 var lanePorts = map[string]int{}
@@ -377,6 +429,9 @@ func (f *fleet) planIsEmpty(when string) {
 func (f *fleet) lanePIDs() map[string]int {
 	pids := map[string]int{}
 	files, _ := filepath.Glob(filepath.Join(f.dir, "lanes", "*", "*.pid"))
+	if f.homes {
+		files, _ = filepath.Glob(filepath.Join(f.dir, "home-n*", ".poolc", "lanes", "*", "*.pid"))
+	}
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -497,6 +552,36 @@ func (f *fleet) checkSafe(when string) {
 	}
 }
 
+// noLeftovers asserts that HAProxy keeps no server of poolc's in DRAIN
+// and none live (ready or draining) where no lane answers: what a route
+// step cut off used to leave behind.
+func (f *fleet) noLeftovers(when string) {
+	f.t.Helper()
+	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(f.t.Context(), "show", "servers", "state")
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	srvs, err := parseServersState(out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, s := range srvs {
+		if s.Maint() || laneOfBackend(s.Backend) == "" || s.Backend == Cloud {
+			continue
+		}
+		if s.Draining() {
+			f.t.Errorf("%s: server %s/%s (%s:%d) is left in DRAIN", when, s.Backend, s.Name, s.Addr, s.Port)
+		}
+		resp, err := http.Get("http://" + joinHostPort(s.Addr, s.Port) + "/health")
+		if err == nil {
+			resp.Body.Close()
+		}
+		if err != nil || resp.StatusCode != http.StatusOK {
+			f.t.Errorf("%s: server %s/%s is live towards %s:%d, where no lane serves (%v)", when, s.Backend, s.Name, s.Addr, s.Port, err)
+		}
+	}
+}
+
 // events matches the lines apply prints as a step starts or ends.
 var events = regexp.MustCompile(`\] +(started|done|FAILED) `)
 
@@ -551,5 +636,6 @@ func TestE2EApplyKilledAtRandomPointsConverges(t *testing.T) {
 		f.apply()
 		f.planIsEmpty(fmt.Sprintf("trial %d, after the re-apply", trial))
 		f.checkSafe(fmt.Sprintf("trial %d, after the re-apply", trial))
+		f.noLeftovers(fmt.Sprintf("trial %d, after the re-apply", trial))
 	}
 }

@@ -22,6 +22,19 @@
 // load-server-state-from-file) are rewritten atomically, so a restarted
 // HAProxy serves the routes poolc set.
 //
+// Every lane server is health-checked (GET /health); while the backend an
+// alias is sent to has no usable server, the frontend tries the alias's
+// fallbacks in order from a second map (FallbackMapFile), so a dead lane's
+// alias is served elsewhere without any change from poolc.
+//
+// HAProxy 2.6 restores a server's state and port from the server state
+// file but not an address set at runtime, and has no `add backend`. So,
+// given the configuration file (Options.ConfigFile) and the declared spec,
+// the gateway rewrites the configuration after every change with every
+// server's address, and reloads HAProxy through its master CLI when a lane
+// needs a backend it lacks (declared.go). A route retires the live
+// servers of lanes no declared alias uses any more.
+//
 // The admin socket is a local unix socket, or a TCP socket on the gateway
 // host's loopback reached through an SSH tunnel (Tunnel), with the files
 // written over the same connection (SSHFiles). Every word of a runtime

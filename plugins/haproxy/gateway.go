@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"poolc.dev/poolc/internal/atomicfile"
@@ -45,12 +46,17 @@ func (LocalFiles) ReadFile(_ context.Context, path string) ([]byte, error) {
 // Gateway flips the routes of a pool's aliases on one HAProxy. It keeps
 // no state of its own: every call reads HAProxy's.
 type Gateway struct {
-	rt      Runtime
-	files   Files
-	mapFile string
-	state   string
-	drain   time.Duration
-	poll    time.Duration
+	rt         Runtime
+	files      Files
+	mapFile    string
+	state      string
+	configFile string
+	declared   *Spec
+	master     Dialer
+	// mu: a route's changes hold it shared, a reload alone.
+	mu    sync.RWMutex
+	drain time.Duration
+	poll  time.Duration
 }
 
 // Options configure a Gateway; zero durations mean the defaults.
@@ -64,6 +70,17 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Poll is the interval between session counts (default DefaultPoll).
 	Poll time.Duration
+	// ConfigFile, with Declared, is HAProxy's configuration, which the
+	// gateway then keeps: rewritten after every change from Declared (its
+	// lanes, aliases with fallbacks, bind and cloud) with every server's
+	// address and state as HAProxy has them, so that a restart or reload
+	// by anyone serves every route.
+	ConfigFile string
+	Declared   *Spec
+	// Master reaches HAProxy's master CLI (haproxy -W -S ...): with it, a
+	// route to a lane HAProxy has no backend for rewrites ConfigFile and
+	// reloads HAProxy (no request lost: the old worker finishes its own).
+	Master Dialer
 }
 
 // The defaults of Options.
@@ -75,7 +92,14 @@ const (
 // New returns the gateway whose admin socket dial reaches and whose files
 // files writes.
 func New(dial Dialer, files Files, o Options) (*Gateway, error) {
-	for what, p := range map[string]string{"map file": o.MapFile, "state file": o.StateFile} {
+	files2 := map[string]string{"map file": o.MapFile, "state file": o.StateFile}
+	if o.ConfigFile != "" || o.Declared != nil {
+		if o.Declared == nil {
+			return nil, fmt.Errorf("haproxy: a config file %s without the declared spec to write it from", o.ConfigFile)
+		}
+		files2["config file"] = o.ConfigFile
+	}
+	for what, p := range files2 {
 		if !pathRE.MatchString(p) {
 			return nil, fmt.Errorf("haproxy: %s %q: want an absolute path of letters, digits and ._/@+-", what, p)
 		}
@@ -86,7 +110,8 @@ func New(dial Dialer, files Files, o Options) (*Gateway, error) {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
-	return &Gateway{rt: Runtime{Dial: dial}, files: files, mapFile: o.MapFile, state: o.StateFile, drain: o.DrainTimeout, poll: o.Poll}, nil
+	return &Gateway{rt: Runtime{Dial: dial}, files: files, mapFile: o.MapFile, state: o.StateFile,
+		configFile: o.ConfigFile, declared: o.Declared, master: o.Master, drain: o.DrainTimeout, poll: o.Poll}, nil
 }
 
 // Endpoint is where a route sends an alias: a lane at Addr:Port on a node,
@@ -128,11 +153,19 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		return err
 	}
 	if to == nil {
+		g.mu.RLock()
+		defer g.mu.RUnlock()
 		if _, ok := routes[alias]; ok {
 			if _, err := g.rt.Exec(ctx, "del", "map", g.mapFile, alias); err != nil {
 				return err
 			}
 			say("alias %s removed", alias)
+		}
+		if err := g.persist(ctx); err != nil {
+			return err
+		}
+		if err := g.retireUnrouted(ctx, "", say); err != nil {
+			return err
 		}
 		return g.persist(ctx)
 	}
@@ -145,6 +178,13 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		if err := checkEndpoint(to.Addr, to.Port); err != nil {
 			return fmt.Errorf("haproxy: route %s to lane %s: %v", alias, to.Lane, err)
 		}
+		if err := g.ensureBackend(ctx, be, say); err != nil {
+			return err
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if to.Lane != Cloud {
 		if leaving, err = g.readyAt(ctx, be, to, say); err != nil {
 			return err
 		}
@@ -172,7 +212,58 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 			return err
 		}
 	}
+	if err := g.persist(ctx); err != nil {
+		return err
+	}
+	if err := g.retireUnrouted(ctx, be, say); err != nil {
+		return err
+	}
 	return g.persist(ctx)
+}
+
+// retireUnrouted retires the live servers (ready or draining) of every
+// lane backend that no alias is sent to, directly or as a fallback, other
+// than keep (the backend a route step just readied) and those of the
+// declared aliases' lanes and fallbacks: the servers a route
+// away, an alias removed or a step cut off left behind, which would
+// otherwise keep pointing at a stopped lane and fill the backend's slots.
+func (g *Gateway) retireUnrouted(ctx context.Context, keep string, say func(string, ...any)) error {
+	if g.declared == nil {
+		return nil // which lanes the pool still routes to is not known here
+	}
+	routes, err := g.routes(ctx)
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{keep: true}
+	for _, be := range routes {
+		used[be] = true
+	}
+	// A lane the pool routes to (a route step of another alias may be
+	// readying it now) or falls back to is kept.
+	for _, a := range g.declared.Aliases {
+		used[LaneBackendName(a.Lane)] = true
+		for _, f := range a.Fallbacks {
+			used[LaneBackendName(f)] = true
+		}
+	}
+	out, err := g.rt.Exec(ctx, "show", "servers", "state")
+	if err != nil {
+		return err
+	}
+	srvs, err := parseServersState(out)
+	if err != nil {
+		return err
+	}
+	for _, s := range srvs {
+		if laneOfBackend(s.Backend) == "" || s.Backend == Cloud || used[s.Backend] || s.Maint() {
+			continue
+		}
+		if err := g.retire(ctx, s, say); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readyAt makes a server of backend be ready at to's address and returns
@@ -203,6 +294,18 @@ func (g *Gateway) readyAt(ctx context.Context, be string, to *Endpoint, say func
 			}
 		}
 		if target == nil {
+			// A server left draining (a route step cut off) whose
+			// sessions have ended is poolc's leftover: it takes the route.
+			for i := range srvs {
+				if srvs[i].Draining() {
+					if n, err := g.Sessions(ctx, be, srvs[i].Name); err == nil && n == 0 {
+						target = &srvs[i]
+						break
+					}
+				}
+			}
+		}
+		if target == nil {
 			return nil, fmt.Errorf("haproxy: backend %s has no free server for %s: every one of its %s is live (still draining?)", be, to, plural.Count(len(srvs), "server"))
 		}
 		if _, err := g.rt.Exec(ctx, "set", "server", be+"/"+target.Name, "addr", to.Addr, "port", strconv.Itoa(to.Port)); err != nil {
@@ -216,6 +319,9 @@ func (g *Gateway) readyAt(ctx context.Context, be string, to *Endpoint, say func
 		}
 		say("server %s/%s ready at %s", be, target.Name, joinHostPort(to.Addr, to.Port))
 	}
+	if err := g.waitUp(ctx, be, target.Name); err != nil {
+		return nil, err
+	}
 	var leaving []Server
 	for _, s := range srvs {
 		if s.Name != target.Name && !s.Maint() {
@@ -223,6 +329,35 @@ func (g *Gateway) readyAt(ctx context.Context, be string, to *Endpoint, say func
 		}
 	}
 	return leaving, nil
+}
+
+// upWait bounds the wait for a server made ready to pass its health check.
+const upWait = 30 * time.Second
+
+// waitUp waits until server be/name is up (its health check passed), so
+// that the map sends nothing to a server HAProxy still counts down (and
+// would send to the alias's fallbacks instead).
+func (g *Gateway) waitUp(ctx context.Context, be, name string) error {
+	deadline := time.Now().Add(upWait)
+	for {
+		srvs, err := g.servers(ctx, be)
+		if err != nil {
+			return err
+		}
+		for _, s := range srvs {
+			if s.Name == name && s.Op == 2 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("haproxy: server %s/%s is not up %s after it was made ready: its health check (GET /health) fails", be, name, upWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(g.poll):
+		}
+	}
 }
 
 // retire stops new requests to s, waits for its sessions to end (up to the
@@ -311,7 +446,10 @@ func (g *Gateway) persist(ctx context.Context) error {
 	if err := g.files.WriteFile(ctx, g.state, []byte(state)); err != nil {
 		return fmt.Errorf("haproxy: writing %s: %w", g.state, err)
 	}
-	return nil
+	if g.configFile == "" {
+		return nil
+	}
+	return g.writeConfig(ctx)
 }
 
 // nodesFile is beside the map file: the node name of each endpoint
@@ -356,6 +494,9 @@ type Observed struct {
 	Alias     string
 	Lane      string
 	Endpoints []Endpoint
+	// Draining counts the backend's servers left draining: a route step
+	// cut off before it put them in maintenance.
+	Draining int
 }
 
 // Observe reads every alias of the map and where its backend sends it.
@@ -385,8 +526,11 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 	for _, a := range aliases {
 		o := Observed{Alias: a, Lane: laneOfBackend(routes[a])}
 		for _, s := range srvs {
-			if s.Backend == routes[a] && s.Ready() {
+			switch {
+			case s.Backend == routes[a] && s.Ready():
 				o.Endpoints = append(o.Endpoints, Endpoint{Lane: o.Lane, Node: names[joinHostPort(s.Addr, s.Port)], Addr: s.Addr, Port: s.Port})
+			case s.Backend == routes[a] && s.Draining():
+				o.Draining++
 			}
 		}
 		obs = append(obs, o)

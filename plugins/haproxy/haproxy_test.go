@@ -19,13 +19,15 @@ func TestConfigGolden(t *testing.T) {
 		MapFile:     "/etc/haproxy/poolc-aliases.map",
 		StateFile:   "/var/lib/haproxy/poolc-servers.state",
 		Lanes:       []LaneBackend{{Lane: "scribe"}, {Lane: "cognition", Addr: "10.0.0.3", Port: 8081}},
-		Aliases:     []AliasRoute{{Alias: "chat", Lane: "cognition"}, {Alias: "notes", Lane: "scribe"}, {Alias: "big", Lane: Cloud}},
-		CloudAddr:   "api.example.com:443",
+		Aliases: []AliasRoute{{Alias: "chat", Lane: "cognition", Fallbacks: []string{"scribe", Cloud}},
+			{Alias: "notes", Lane: "scribe"}, {Alias: "big", Lane: Cloud}},
+		CloudAddr: "api.example.com:443",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string]string{"spark.cfg": cfg, "spark.map": mapText} {
+	fallbacks := FallbackMap(Spec{Aliases: []AliasRoute{{Alias: "chat", Lane: "cognition", Fallbacks: []string{"scribe", Cloud}}}})
+	for name, got := range map[string]string{"spark.cfg": cfg, "spark.map": mapText, "spark.map.fallbacks": fallbacks} {
 		path := filepath.Join("testdata", name)
 		if *update {
 			os.MkdirAll("testdata", 0o755)

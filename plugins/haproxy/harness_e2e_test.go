@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,10 +23,13 @@ const missing = "haproxy not found: apt-get install haproxy (or bash .ci/install
 // proxy is a haproxy running on loopback for a test.
 type proxy struct {
 	dir, cfg string
-	spec     Spec
-	cmd      *exec.Cmd
-	log      *syncbuf.Buffer
-	exited   chan struct{}
+	// master is the master CLI's socket when haproxy runs in
+	// master-worker mode (-W -S), "" otherwise.
+	master string
+	spec   Spec
+	cmd    *exec.Cmd
+	log    *syncbuf.Buffer
+	exited chan struct{}
 }
 
 func findHAProxy(t *testing.T) string {
@@ -63,7 +67,13 @@ func testSpec(t *testing.T, lanes []LaneBackend, aliases []AliasRoute) Spec {
 
 // startProxy writes spec's configuration and map, checks the config with
 // haproxy -c and runs haproxy in the foreground until the test ends.
-func startProxy(t *testing.T, spec Spec) *proxy {
+func startProxy(t *testing.T, spec Spec) *proxy { return startProxyOf(t, spec, false) }
+
+// startMasterProxy is startProxy with haproxy in master-worker mode, its
+// master CLI at master.sock beside the configuration.
+func startMasterProxy(t *testing.T, spec Spec) *proxy { return startProxyOf(t, spec, true) }
+
+func startProxyOf(t *testing.T, spec Spec, master bool) *proxy {
 	t.Helper()
 	bin := findHAProxy(t)
 	cfg, mapText, err := Config(spec)
@@ -72,10 +82,16 @@ func startProxy(t *testing.T, spec Spec) *proxy {
 	}
 	p := &proxy{dir: filepath.Dir(spec.MapFile), spec: spec}
 	p.cfg = filepath.Join(p.dir, "haproxy.cfg")
+	if master {
+		p.master = filepath.Join(p.dir, "master.sock")
+	}
 	if err := os.WriteFile(p.cfg, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(spec.MapFile, []byte(mapText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(FallbackMapFile(spec.MapFile), []byte(FallbackMap(spec)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(bin, "-c", "-f", p.cfg).CombinedOutput(); err != nil {
@@ -90,12 +106,16 @@ func (p *proxy) run(t *testing.T, bin string) {
 	t.Helper()
 	p.log = &syncbuf.Buffer{}
 	p.cmd = exec.Command(bin, "-db", "-f", p.cfg)
+	if p.master != "" {
+		p.cmd = exec.Command(bin, "-W", "-db", "-S", p.master, "-f", p.cfg)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p.exited = make(chan struct{})
-	go func() { p.cmd.Wait(); close(p.exited) }()
+	cmd, exited := p.cmd, p.exited // a reload replaces both
+	go func() { cmd.Wait(); close(exited) }()
 	rt := Runtime{Dial: p.localDialer()}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
@@ -108,6 +128,35 @@ func (p *proxy) run(t *testing.T, bin string) {
 		}
 	}
 	t.Fatalf("haproxy's admin socket did not answer within 30s: %s", p.log.String())
+}
+
+// reload starts a new haproxy on the same files that takes the listening
+// sockets over from the running one (-x, through the admin socket's
+// expose-fd listeners) and tells it to finish its sessions and exit
+// (-sf), as a hitless reload does.
+func (p *proxy) reload(t *testing.T) {
+	t.Helper()
+	old := p.cmd.Process.Pid
+	oldExited := p.exited
+	p.log = &syncbuf.Buffer{}
+	p.cmd = exec.Command(findHAProxy(t), "-db", "-f", p.cfg, "-x", p.spec.AdminSocket, "-sf", strconv.Itoa(old))
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.exited = make(chan struct{})
+	cmd, exited := p.cmd, p.exited
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-oldExited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the old haproxy (pid %d) still runs 60s after a reload", old)
+	}
+	select {
+	case <-p.exited:
+		t.Fatalf("the reloaded haproxy exited: %s", p.log.String())
+	default:
+	}
 }
 
 // restart stops haproxy and starts it again on the same files.
@@ -124,6 +173,15 @@ func (p *proxy) stop() {
 	case <-p.exited:
 		return
 	default:
+	}
+	if p.master != "" {
+		// The master takes its workers along on SIGTERM.
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(10 * time.Second):
+		}
 	}
 	p.cmd.Process.Kill()
 	<-p.exited
@@ -170,6 +228,7 @@ func TestE2ETheGoldenConfigIsValid(t *testing.T) {
 		text = strings.ReplaceAll(text, p, filepath.Join(dir, filepath.Base(p)))
 	}
 	os.WriteFile(filepath.Join(dir, "poolc-aliases.map"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "poolc-aliases.map.fallbacks"), nil, 0o644)
 	path := filepath.Join(dir, "haproxy.cfg")
 	os.WriteFile(path, []byte(text), 0o644)
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {

@@ -65,6 +65,10 @@ func (r Runtime) Exec(ctx context.Context, words ...string) (string, error) {
 	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
 		return "", fmt.Errorf("haproxy %q: %w", cmd, err)
 	}
+	// The master CLI answers once the client has said all it will.
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
 	b, err := io.ReadAll(io.LimitReader(c, maxAnswer))
 	if err != nil {
 		return "", fmt.Errorf("haproxy %q: %w", cmd, err)

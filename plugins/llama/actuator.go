@@ -140,8 +140,11 @@ func (a *Actuator) inventory() sdk.Inventory {
 	return a.inv
 }
 
-// node returns the lanes of n, reached as configured.
-func (a *Actuator) node(n sdk.Node) (*Node, error) {
+// node returns the lanes of n, reached as configured. A relative
+// state_dir is resolved against the login's home on the node, once, so
+// that every path poolc writes there or gives a process (the router's
+// preset) is absolute and names the same files.
+func (a *Actuator) node(ctx context.Context, n sdk.Node) (*Node, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.nodes == nil {
@@ -161,6 +164,13 @@ func (a *Actuator) node(n sdk.Node) (*Node, error) {
 	// One state directory per node: on a real fleet a node is a machine,
 	// and several nodes sharing one machine keep their lanes apart.
 	set.StateDir = path.Join(set.withDefaults().StateDir, n.Name)
+	if !path.IsAbs(set.StateDir) {
+		home, err := loginHome(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		set.StateDir = path.Join(home, set.StateDir)
+	}
 	node := NewNode(host, set)
 	a.nodes[n.Name] = node
 	return node, nil
@@ -194,7 +204,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			return fail(fmt.Errorf("step %s: prefetch without its detail", st.ID))
 		}
 		var n *Node
-		if n, err = a.node(st.Prefetch.Node); err == nil {
+		if n, err = a.node(ctx, st.Prefetch.Node); err == nil {
 			m := st.Prefetch.Model
 			var res PrefetchResult
 			res, err = n.Prefetch(ctx, Model{Path: m.Path, Source: m.Source, SHA256: m.SHA256, SizeBytes: int64(m.SizeGB * 1e9)}, func(done, total int64) {
@@ -216,7 +226,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			return fail(fmt.Errorf("step %s: %s without its lane", st.ID, st.Kind))
 		}
 		var n *Node
-		if n, err = a.node(st.Lane.Node); err != nil {
+		if n, err = a.node(ctx, st.Lane.Node); err != nil {
 			break
 		}
 		l := a.lane(st.Lane)
@@ -329,7 +339,7 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		specs[l.Name] = l
 	}
 	for _, node := range inv.Nodes {
-		n, err := a.node(node)
+		n, err := a.node(ctx, node)
 		var obs Observation
 		if err == nil {
 			obs, err = n.Observe(ctx, paths)

@@ -233,7 +233,7 @@ func TestActuatorServesOnDemandLanesFromTheRouter(t *testing.T) {
 	if got := observe(); !got.Loaded {
 		t.Errorf("after its first request: %+v; want loaded", got)
 	}
-	n, err := act.node(node)
+	n, err := act.node(ctx, node)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 	// On demand: the router's model takes the new weights.
 	apply(sdk.KindStart, lane(old, sdk.OnDemand))
 	apply(sdk.KindStart, lane(upgraded, sdk.OnDemand))
-	n, _ := act.node(node)
+	n, _ := act.node(ctx, node)
 	served, err := n.RouterServes(ctx)
 	if err != nil || len(served) != 1 || served[0].Path != upgraded.Model {
 		t.Fatalf("the router serves %+v (%v); want cognition from %s", served, err, upgraded.Model)

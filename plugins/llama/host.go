@@ -129,3 +129,20 @@ func (s SSH) DialContext(ctx context.Context, network, addr string) (net.Conn, e
 
 // String implements fmt.Stringer.
 func (s SSH) String() string { return s.Client.Endpoint().String() }
+
+// scriptHome prints the login's home directory.
+const scriptHome = `printf '%s' "$HOME"`
+
+// loginHome is the home directory of the login on host, an absolute
+// path, which a relative state_dir is relative to.
+func loginHome(ctx context.Context, host Host) (string, error) {
+	out, err := host.Run(ctx, shArgv(scriptHome), nil)
+	if err != nil {
+		return "", fmt.Errorf("reading the login's home directory: %w", err)
+	}
+	home := string(out)
+	if err := checkPath("the login's home directory", home); err != nil {
+		return "", err
+	}
+	return home, nil
+}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"poolc.dev/poolc/internal/sshx"
@@ -19,6 +20,10 @@ import (
 type Node struct {
 	host Host
 	set  Settings
+	// router serialises the changes of the node's router (its preset,
+	// models and bound): each reads what the router serves and writes it
+	// back changed, so two at once would lose one.
+	router sync.Mutex
 }
 
 // NewNode returns the lanes of host, run as settings say.

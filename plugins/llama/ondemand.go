@@ -112,8 +112,13 @@ func keptBound(k, n, current int) int {
 // lane l added (add: in place of the lane's model there, if any) or
 // removed (only the model the step names: the stop of a lane's old
 // weights leaves its new ones), restarting it when that changes its
-// preset or --models-max, stopping it when no model is left.
+// preset or --models-max, stopping it when no model is left. Changes of
+// one node's router run one at a time (Node.router), so the on-demand
+// steps of one apply, run in parallel, each build on the last: none is
+// lost, whatever order they run in.
 func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add bool, progress Progress) error {
+	n.router.Lock()
+	defer n.router.Unlock()
 	current, err := n.RouterServes(ctx)
 	if err != nil {
 		return err

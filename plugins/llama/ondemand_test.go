@@ -56,7 +56,7 @@ func TestRemovingAnOnDemandLaneKeepsTheRoutersBound(t *testing.T) {
 	if r := act.Configure(ctx, sdk.ConfigureRequest{Pool: "p", ConfigJSON: cfg, Inventory: inv}); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
-	n, err := act.node(node)
+	n, err := act.node(ctx, node)
 	if err != nil {
 		t.Fatal(err)
 	}

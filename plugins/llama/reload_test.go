@@ -129,7 +129,7 @@ func TestRouterSpecBoundsTheCountOnlyWhenNotAllFit(t *testing.T) {
 	if r := act.Configure(ctx, sdk.ConfigureRequest{ConfigJSON: cfg, Inventory: sdk.Inventory{Nodes: []sdk.Node{node}}}); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
-	n, err := act.node(node)
+	n, err := act.node(ctx, node)
 	if err != nil {
 		t.Fatal(err)
 	}
