@@ -54,7 +54,10 @@ from what the pool's plugins observe of their targets, as apply does:
 whatever drifted (a lane that died, an alias routed by hand) is listed
 with the plugin that saw it, and the plan puts it right. The refresh is
 in memory only; the state file is not written. --refresh=false plans from
-the state file as it is. While it reads, plan holds the state's lock, so it
+the state file as it is. Like validate, plan runs none of the checkout's
+code: a declared plugin whose binary lies inside the repository (pinned
+or not) is not started, and plan stops with an error at its
+declaration (--allow-unpinned starts it). While it reads, plan holds the state's lock, so it
 never plans from a state an apply is half-way through writing
 (--lock=false to skip, --lock-timeout to wait). No state file means an
 empty fleet: the plan is a full bring-up. With --base the plan goes from
@@ -83,6 +86,7 @@ unserved (as --assume-down may leave them).`,
 			lock := fs.Bool("lock", true, "hold the state's lock while reading it")
 			lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another operation's lock (0: fail at once)")
 			observeTimeout := fs.Duration("observe-timeout", runner.DefaultStepTimeout, "time limit of the refresh")
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
 			return func(args []string, io Stdio) int {
 				io.diags = diagFormFor(*format == "json", false, io.Err, *noColor)
 				if err := checkFormat(*format); err != nil {
@@ -108,10 +112,14 @@ unserved (as --assume-down may leave them).`,
 						return fail(io, "plan", err.Error())
 					}
 				} else {
+					unpinned := ""
+					if !*allowUnpinned {
+						unpinned = repositoryOf(cfg.Dir())
+					}
 					resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
 						Common: orchestrate.Common{Config: cfg, StatePath: *statePath, Refresh: *refresh, Lock: *lock,
 							LockTimeout: *lockTimeout, ObserveTimeout: *observeTimeout, Operation: "plan", Version: Version(), Now: now(),
-							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err},
+							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
 						AssumeDown: *assumeDown,
 					})
 					var oerr *orchestrate.Error
