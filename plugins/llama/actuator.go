@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/internal/sshx"
 	"poolc.dev/poolc/plugins/sdk"
 )
@@ -58,10 +59,10 @@ type PluginConfig struct {
 const ConfigSchema = `{
 	` + sshx.SettingsSchema + `
 	local?:        bool
-	llama_server?: string
-	state_dir?:    string
-	listen_host?:  string
-	env?: {[=~"^[A-Za-z_][A-Za-z0-9_]*$"]: string}
+	llama_server?: ` + configschema.Command + `
+	state_dir?:    ` + configschema.NodePath + `
+	listen_host?:  ` + configschema.Host + `
+	env?:          ` + configschema.Env + `
 	start_base_seconds?:    number & >0
 	load_mib_per_second?:   number & >0
 	drain_timeout_seconds?: number & >0
