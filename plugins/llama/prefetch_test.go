@@ -238,3 +238,23 @@ func TestLocalWriteFromCreatesAppendsAndRefusesAWrongOffset(t *testing.T) {
 		t.Errorf("cancelled write: %v", err)
 	}
 }
+
+// A URL's brackets and braces are its own characters: curl without
+// --globoff made ten requests of http://h/q.gguf?x=[1-5]{a,b}.
+func TestPrefetchOfAURLWithBracketsMakesOneRequest(t *testing.T) {
+	data, sum := weights(t, 1000)
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		http.ServeContent(w, r, "m.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	n := NewNode(Local{}, testSettings(t))
+	dst := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := n.Prefetch(context.Background(), Model{Path: dst, Source: srv.URL + "/m.gguf?x=[1-5]{a,b}", SHA256: sum, SizeBytes: int64(len(data))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) != 1 || queries[0] != "x=[1-5]{a,b}" {
+		t.Errorf("the server got %d requests, queries %q; want one, x=[1-5]{a,b}", len(queries), queries)
+	}
+}

@@ -127,8 +127,10 @@ mv -f "$2.sha256.tmp" "$2.sha256"
 `
 
 // scriptDownload fetches URL $2 into file $1, resuming what is there.
+// curl's globbing is off (--globoff): brackets and braces in a URL are
+// the URL's own characters, one request, never a series.
 const scriptDownload = `if command -v curl >/dev/null 2>&1; then
-  exec curl -fsSL --retry 3 -C - -o "$1" "$2"
+  exec curl -fsSL --globoff --retry 3 -C - -o "$1" "$2"
 fi
 exec wget -q -c -O "$1" "$2"
 `
