@@ -243,10 +243,22 @@ func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []s
 	return atomicfile.Write(path, data, 0o644)
 }
 
+// maxSavedPlan is the most bytes read from a saved plan, far more than a
+// plan of a pool at the 16 MiB limit; a larger file is not one.
+const maxSavedPlan = 512 << 20
+
 func readSavedPlan(path string) (*pools.SavedPlan, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSavedPlan+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSavedPlan {
+		return nil, fmt.Errorf("%s is not a saved plan: it is larger than %d MiB", path, maxSavedPlan>>20)
 	}
 	saved, err := planjson.ParseSaved(path, data)
 	if err == nil {
