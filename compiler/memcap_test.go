@@ -37,6 +37,8 @@ var hostile = map[string]struct {
 	"hcl heredoc":              {"p.hcl", "pool \"p\" {\n  x = <<EOT\n" + strings.Repeat("abc\n", 25000) + "EOT\n}\n", "heredoc"},
 	"hcl heredoc 15 MB":        {"p.hcl", "pool \"p\" {\n  x = <<EOT\n" + strings.Repeat("abcdefghijklmno\n", 15<<16) + "EOT\n}\n", "heredoc"},
 	"hcl list 15 MB":           {"p.hcl", "pool \"p\" {\n  x = [" + strings.Repeat("1,", 15<<19) + "1]\n}\n", "too-large"},
+	"hcl 5 MB number":          {"p.hcl", "pool \"p\" {\n  x = " + strings.Repeat("9", 5_000_000) + "\n}\n", "too-large"},
+	"cue 5 MB number":          {"p.cue", "pool: p: x: " + strings.Repeat("9", 5_000_000) + "\n", "syntax|too-large|too-slow"},
 	"hcl interpolations":       {"p.hcl", "pool \"p\" {\n  x = \"" + strings.Repeat(`${"a"}`, 2<<20) + "\"\n}\n", "too-large"},
 	"hcl list under the bound": {"p.hcl", "pool \"p\" {\n  x = [" + strings.Repeat("1,", 2_240_000) + "1]\n}\n", "unknown-field"},
 	"cue comprehension":        {"p.cue", "import \"list\"\n_r: list.Range(0, 2000, 1)\npool: p: x: [for i in _r for j in _r for k in _r {i}]\n", "too-slow"},

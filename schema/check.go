@@ -122,7 +122,7 @@ func (c *checker) number(v *tree.Value, s *Spec, w where, subject string) {
 		ok = false
 	}
 	if ok && s.Int && math.Abs(v.Num) > MaxInt {
-		c.errorf("out-of-range", v.Pos, w.say(subject, "must be %s no larger than %s, got %s", expected(s), pools.Num(MaxInt), v.Describe()))
+		c.errorf("out-of-range", v.Pos, w.say(subject, "must be %s, and no larger than %s, got %s", expected(s), pools.Num(MaxInt), v.Describe()))
 		return
 	}
 	if ok && s.Min != nil && !s.Min.allows(v.Num, 1) {

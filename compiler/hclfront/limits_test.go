@@ -67,6 +67,7 @@ func TestSizeIsBoundedBeforeParsing(t *testing.T) {
 		"nested heredoc": {"pool \"p\" {\n  x = [\"${<<EOT\nEOT\n}\"]\n}\n", "heredoc", 2, 11},
 		"list":           {"pool \"p\" {\n  x = [" + strings.Repeat("1,", 600) + "1]\n}\n", "too-large", 2, 1006},
 		"interpolations": {"pool \"p\" {\n  x = \"" + strings.Repeat(`${"a"}`, 200) + "\"\n}\n", "too-large", 2, 1000},
+		"number":         {"pool \"p\" {\n  x = " + strings.Repeat("9", 100) + "\n}\n", "too-large", 2, 7},
 	} {
 		d := tooBig("p.hcl", []byte(c.src), 1000)
 		if d == nil || d.Code != c.code || d.Pos.Line != c.line || d.Pos.Col > c.col || d.Pos.Col < 6 {

@@ -3,6 +3,7 @@ package hclfront
 import (
 	"fmt"
 
+	"poolc.dev/poolc/compiler/numlit"
 	"poolc.dev/poolc/pools"
 )
 
@@ -20,16 +21,28 @@ import (
 // lexer's count too).
 const MaxTokens = 4_500_000
 
+// Why countTokens stopped before the end.
+const (
+	stopHeredoc = "heredoc"
+	stopNumber  = "number"
+)
+
 // tooBig reports the first reason to refuse src before parsing it: a
-// heredoc, at its "<<", or more than limit tokens, where the count passed
-// it.
+// heredoc, at its "<<", a number literal longer than numlit.MaxLength, or
+// more than limit tokens, where the count passed it.
 func tooBig(filename string, src []byte, limit int) *pools.Diagnostic {
-	n, at, heredoc := countTokens(src, limit)
+	n, at, stop := countTokens(src, limit)
 	p := offsetPos(filename, src, at)
 	switch {
-	case heredoc:
+	case stop == stopHeredoc:
 		return &pools.Diagnostic{Code: "heredoc", Pos: p,
 			Message: "heredocs are not read: a heredoc's value ends in a line break, which no pool value holds; write a quoted string"}
+	case stop == stopNumber:
+		end := at
+		for end < len(src) && isWord(src[end]) {
+			end++
+		}
+		return &pools.Diagnostic{Code: "too-large", Pos: p, Message: numlit.TooLong(string(src[at:end])).Error()}
 	case n > limit:
 		return &pools.Diagnostic{Code: "too-large", Pos: p,
 			Message: fmt.Sprintf("the file holds more than %s tokens (values, names and punctuation), the most poolc reads from one HCL file; a pool that large is best split into files", pools.Num(float64(limit)))}
@@ -41,20 +54,18 @@ func tooBig(filename string, src []byte, limit int) *pools.Diagnostic {
 // cuts them: a run of name or number bytes is one, a quoted string three
 // (its quotes and its text) plus what its template sequences hold, a
 // comment one, every other byte but spaces one. It stops at the token
-// that passes limit, or at a heredoc ("<<" in code), and returns the
-// count and the byte offset where it stopped.
-func countTokens(src []byte, limit int) (n, at int, heredoc bool) {
+// that passes limit, at a heredoc ("<<" in code) or at a number longer
+// than numlit.MaxLength, and returns the count, the byte offset where it
+// stopped and, when it stopped for a heredoc or a number, which.
+func countTokens(src []byte, limit int) (n, at int, stop string) {
 	// modes holds, for each open template sequence, the depth of braces
 	// opened inside it: a "}" at depth 0 ends the sequence and returns to
 	// the string around it.
 	var modes []int
 	inString := false
-	word := func(c byte) bool {
-		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c >= 0x80
-	}
 	for i := 0; i < len(src); i++ {
 		if n > limit {
-			return n, i, false
+			return n, i, ""
 		}
 		c := src[i]
 		if inString {
@@ -90,10 +101,10 @@ func countTokens(src []byte, limit int) (n, at int, heredoc bool) {
 			i++
 			n++
 			if i >= len(src) {
-				return n, start, false
+				return n, start, ""
 			}
 		case c == '<' && i+1 < len(src) && src[i+1] == '<':
-			return n, i, true
+			return n, i, stopHeredoc
 		case c == '"':
 			n += 3
 			inString = true
@@ -108,16 +119,25 @@ func countTokens(src []byte, limit int) (n, at int, heredoc bool) {
 			} else {
 				modes[len(modes)-1]--
 			}
-		case word(c):
-			for i+1 < len(src) && word(src[i+1]) {
+		case isWord(c):
+			start := i
+			for i+1 < len(src) && isWord(src[i+1]) {
 				i++
+			}
+			if '0' <= c && c <= '9' && i+1-start > numlit.MaxLength {
+				return n, start, stopNumber
 			}
 			n++
 		default:
 			n++
 		}
 	}
-	return n, len(src), false
+	return n, len(src), ""
+}
+
+// isWord reports whether c belongs to a name or a number.
+func isWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c >= 0x80
 }
 
 // offsetPos is the line and column of byte offset off of src, counting
