@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -334,5 +335,20 @@ func TestALanesEnvironmentIsOnNoCommandLine(t *testing.T) {
 		if strings.Contains(line, secret) {
 			t.Errorf("poolc ran a command line with the token: %.300s", line)
 		}
+	}
+}
+
+// An answer over the probe's bound is reported as too large: /props of
+// more than 1 MiB was "unexpected end of JSON input".
+func TestAProbeAnswerTooLargeSaysSo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"x":"` + strings.Repeat("a", 2<<20) + `"}`))
+	}))
+	defer srv.Close()
+	p := prober{client: srv.Client(), addr: srv.Listener.Addr().String()}
+	var v props
+	err := p.getJSON(context.Background(), "/props", &v)
+	if err == nil || !strings.Contains(err.Error(), "GET /props: the answer is too large: more than 1048576 bytes") {
+		t.Fatalf("err = %v", err)
 	}
 }
