@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"poolc.dev/poolc/compiler/cuefront"
 )
 
 // Exit codes every command keeps.
@@ -97,11 +99,19 @@ func Main(args []string, io Stdio) int {
 	return run(c, args[1:], io)
 }
 
+// loadsPools are the commands that read a pool a pull request may bring,
+// which take --cue-timeout.
+var loadsPools = map[string]bool{"validate": true, "plan": true, "apply": true, "plugins": true, "simulate": true}
+
 func run(c *command, args []string, io Stdio) int {
 	fs := pflag.NewFlagSet("poolc "+c.name, pflag.ContinueOnError)
 	fs.SetOutput(io.Err)
 	fs.SortFlags = false
 	exec := c.flags(fs)
+	if loadsPools[c.name] {
+		fs.DurationVar(&cuefront.MaxEvalTime, "cue-timeout", cuefront.DefaultEvalTime,
+			"time limit of evaluating a CUE pool that is not plain data; past it the pool is refused (too-slow)")
+	}
 	fs.Usage = func() {}
 	err := fs.Parse(singleDashLong(fs, args))
 	switch {

@@ -54,7 +54,10 @@ from what the pool's plugins observe of their targets, as apply does:
 whatever drifted (a lane that died, an alias routed by hand) is listed
 with the plugin that saw it, and the plan puts it right. The refresh is
 in memory only; the state file is not written. --refresh=false plans from
-the state file as it is.
+the state file as it is. Like validate, plan runs none of the checkout's
+code: a declared plugin whose binary lies inside the repository (pinned
+or not) is not started, and plan stops with an error at its
+declaration (--allow-unpinned starts it).
 
 A target the refresh cannot observe (a node whose sshd does not answer or
 whose host key is unknown or changed, the gateway, a cluster, a registry)
@@ -99,6 +102,7 @@ unserved (as --assume-down may leave them).`,
 			lock := fs.Bool("lock", true, "hold the state's lock while reading it")
 			lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another operation's lock (0: fail at once)")
 			observeTimeout := fs.Duration("observe-timeout", runner.DefaultStepTimeout, "time limit of the refresh")
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
 			return func(args []string, io Stdio) int {
 				io.diags = diagFormFor(*format == "json", false, io.Err, *noColor)
 				if err := checkFormat(*format); err != nil {
@@ -124,10 +128,14 @@ unserved (as --assume-down may leave them).`,
 						return fail(io, "plan", err.Error())
 					}
 				} else {
+					unpinned := ""
+					if !*allowUnpinned {
+						unpinned = repositoryOf(cfg.Dir())
+					}
 					resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
 						Common: orchestrate.Common{Config: cfg, StatePath: *statePath, Refresh: *refresh, Lock: *lock,
 							LockTimeout: *lockTimeout, ObserveTimeout: *observeTimeout, Operation: "plan", Version: Version(), Now: now(),
-							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err},
+							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
 						AssumeDown: *assumeDown,
 					})
 					var oerr *orchestrate.Error
@@ -266,10 +274,22 @@ func savePlan(path string, cfg *compiler.Config, st *pools.State, assumeDown []s
 	return atomicfile.Write(path, data, 0o644)
 }
 
+// maxSavedPlan is the most bytes read from a saved plan, far more than a
+// plan of a pool at the 16 MiB limit; a larger file is not one.
+const maxSavedPlan = 512 << 20
+
 func readSavedPlan(path string) (*pools.SavedPlan, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSavedPlan+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSavedPlan {
+		return nil, fmt.Errorf("%s is not a saved plan: it is larger than %d MiB", path, maxSavedPlan>>20)
 	}
 	saved, err := planjson.ParseSaved(path, data)
 	if err == nil {

@@ -28,19 +28,21 @@ value to pin it with). Then lists the built-in actuators and the plugin
 binaries found on the plugin path (.poolc/plugins beside the pool, then
 $POOLC_PLUGIN_PATH) that the pool does not declare; those are never run.
 
-Listing a checkout runs none of its code: a declared plugin that is not
-pinned by sha256 and whose binary lies inside the repository (the nearest
-directory above the pool holding .git, else the pool's directory) is not
-started. It is listed as "unpinned in the repository, not started" with
-its binary's sha256, read without running it, and a warning names it.
-Pin it with that sha256 once you trust the binary, or pass
---allow-unpinned to run it anyway (it is then listed "declared, unpinned,
-ran"). Built-in plugins and binaries outside the repository (on
-$POOLC_PLUGIN_PATH) are started as plan and apply start them.
+Listing a checkout runs none of its code: a declared plugin whose binary
+lies inside the repository (the nearest directory above the pool holding
+.git, else the pool's directory; through a symbolic link or not) is not
+started, pinned by sha256 or not, since the pool that pins it lies in the
+same repository. It is listed as "unpinned in the repository, not started"
+(or "pinned in the repository, ...") with its binary's sha256, read
+without running it, and a warning names it. Pass --allow-unpinned to run
+it once you trust the binary (it is then listed "declared, unpinned, ran").
+Built-in plugins are asked inside poolc, with no process; binaries outside
+the repository (on $POOLC_PLUGIN_PATH) are started as plan and apply start
+them.
 
 Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose unpinned binaries lie inside the repository")
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
 			return func(args []string, io Stdio) int {
 				cfg, diags := compiler.Load(args)
 				if diags.HasErrors() {
@@ -62,6 +64,9 @@ Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
 					switch d := declaration(cfg.Pool, info.Name); {
 					case info.NotStarted != "":
 						status = "unpinned in the repository, not started" // inspectPlugins warned
+						if d != nil && d.SHA256 != "" {
+							status = "pinned in the repository, not started"
+						}
 					case info.Implicit:
 						status = "built-in default"
 					case d != nil && d.SHA256 != "":

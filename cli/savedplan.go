@@ -1,15 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 )
 
 // savedPlanArg reports whether apply's arguments are one saved plan: a
-// single file whose content is a JSON object. A plan is recognised by what
-// it holds, not by its name; pool files (.hcl, .cue) never are, so a
-// malformed one is reported as a pool file.
+// single regular file whose name does not end in .hcl or .cue (pool files,
+// so a malformed one is reported as a pool file). Whatever else it holds
+// is then read as a saved plan, and a file that is not one (garbage, a
+// plan cut short) is reported as not a saved plan.
 func savedPlanArg(args []string) bool {
 	if len(args) != 1 {
 		return false
@@ -18,17 +18,8 @@ func savedPlanArg(args []string) bool {
 	case ".hcl", ".cue":
 		return false
 	}
-	f, err := os.Open(args[0])
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	head := make([]byte, 512)
-	n, _ := f.Read(head)
-	return bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{"))
+	st, err := os.Stat(args[0])
+	return err == nil && st.Mode().IsRegular()
 }
 
 // planFilePaths writes a configuration's files as a saved plan records

@@ -15,6 +15,9 @@ import (
 var updateScripts = flag.Bool("update-scripts", false, "rewrite the expected output in testdata/script/*.txtar")
 
 func TestMain(m *testing.M) {
+	if os.Getenv(noExecEnv) == "1" {
+		os.Exit(mainWithoutProcesses())
+	}
 	testscript.Main(m, map[string]func(){
 		"poolc": func() { os.Exit(Main(os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})) },
 	})

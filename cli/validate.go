@@ -16,16 +16,17 @@ func init() {
 		help: `Loads the pool and checks it: the schema (field names, types, ranges),
 references (every lane's model and nodes, every alias, one active
 profile), registry and port rules, and the memory budgets of the nodes
-under every profile. Then it starts the pool's actuator plugins, as plan
-and apply do, and checks what only they can tell: each plugin's config
+under every profile. Then it asks the pool's actuator plugins, and checks
+what only they can tell: each plugin's config
 block against the schema the plugin declares, and that the plugin each
 target names (a node's runtime, the gateway, a pod pool's cluster and
 image_sync) handles the step kinds the target needs (--plugins=false skips
-this, for a machine without the plugin binaries). As poolc plugins does,
-it runs none of the checkout's code: a declared plugin that is not pinned
-by sha256 and whose binary lies inside the repository is not started, and
-a warning says so with the sha256 to pin it with (--allow-unpinned starts
-it). Every finding is reported with its file:line:col and the numbers that
+this, for a machine without the plugin binaries). A built-in plugin is
+asked inside poolc (its schema is in poolc's binary), with no process
+started. As poolc plugins does, it runs none of the checkout's code: a
+declared plugin whose binary lies inside the repository (through a
+symbolic link or not) is not started, pinned or not, and a warning says so
+with its sha256 (--allow-unpinned starts it). Every finding is reported with its file:line:col and the numbers that
 break the rule.
 
 Pod pool members can be written in the compact form operators already use:
@@ -80,7 +81,7 @@ Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
 			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
 			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
 			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
-			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose unpinned binaries lie inside the repository")
+			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
 			strictMemory := fs.Bool("strict-memory", false, "a model's memory_gb below its GGUF estimate is an error, not a warning")
 			return func(args []string, io Stdio) int {
 				io.diags = textDiagForm(io.Err, *noColor)

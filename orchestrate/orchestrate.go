@@ -48,6 +48,11 @@ type Common struct {
 	Notice func(string)
 	// PluginOutput receives what plugins print; nil drops it.
 	PluginOutput io.Writer
+	// UnpinnedInside, when set, is the repository whose unpinned plugin
+	// binaries are not run (host.Options.UnpinnedInside): plan sets it, so
+	// planning a checkout runs none of its code, and a plugin it does not
+	// start is an error, since what it serves cannot be observed.
+	UnpinnedInside string
 }
 
 func (c *Common) notice(format string, args ...any) {
@@ -140,7 +145,13 @@ func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagno
 		}
 	}
 	set, diags := host.Start(ctx, c.Config.Pool, host.Options{WorkDir: c.Config.Dir(), Stderr: c.PluginOutput,
-		Leaving: compiler.Leaving(c.Config, s.state), Left: s.state.Left(c.Config.Pool)})
+		Leaving: compiler.Leaving(c.Config, s.state), Left: s.state.Left(c.Config.Pool), UnpinnedInside: c.UnpinnedInside})
+	if set != nil {
+		if skipped := set.NotStarted(pools.Error, "what it serves cannot be observed"); len(skipped) > 0 {
+			set.Close()
+			diags = append(diags, skipped...)
+		}
+	}
 	c.Config.Sources.Attach(diags)
 	if diags.HasErrors() {
 		return nil, diags, &Error{Diagnostics: diags}

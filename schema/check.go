@@ -111,10 +111,19 @@ func kindOf(v *tree.Value) Kinds {
 	return 0
 }
 
+// MaxInt is the largest magnitude of an integer field: every integer up
+// to it is exact as a float64 (the numbers of the tree) and fits an int
+// of the IR, so 99999999999999999999 never wraps round to a negative.
+const MaxInt = 1 << 53
+
 func (c *checker) number(v *tree.Value, s *Spec, w where, subject string) {
 	ok := !math.IsInf(v.Num, 0) && !math.IsNaN(v.Num)
 	if ok && s.Int && v.Num != math.Trunc(v.Num) {
 		ok = false
+	}
+	if ok && s.Int && math.Abs(v.Num) > MaxInt {
+		c.errorf("out-of-range", v.Pos, w.say(subject, "must be %s, and no larger than %s, got %s", expected(s), pools.Num(MaxInt), v.Describe()))
+		return
 	}
 	if ok && s.Min != nil && !s.Min.allows(v.Num, 1) {
 		ok = false

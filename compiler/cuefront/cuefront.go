@@ -51,7 +51,7 @@ func Parse(files []Source) (*tree.Value, pools.Diagnostics) {
 			addCUE(&diags, err)
 			continue
 		}
-		if !standardImports(syn, &diags) {
+		if !standardImports(syn, &diags) || !noExtern(syn, &diags) {
 			continue
 		}
 		if err := inst.AddSyntax(syn); err != nil {
@@ -113,15 +113,22 @@ func written(v cue.Value, p pools.Pos) pools.Pos {
 	return p
 }
 
-// MaxEvalTime is how long Parse waits for CUE to evaluate a pool. The
-// largest pools poolc is designed for evaluate in about two seconds, and
-// a 16 MB one in well under a minute; but a few thousand lines of CUE can
-// keep the evaluator busy for hours (a chain of references a0: a1, a1: a2,
-// ... takes time cubic in its length). An evaluation in a child process
+// MaxEvalTime is how long Parse waits for CUE to evaluate a pool; the
+// commands that load a pool set it from their --cue-timeout flag
+// (DefaultEvalTime). Pools of plain data (plain.go) are read without
+// evaluation; the largest pools poolc is designed for that need the
+// evaluator take about two seconds; but a few lines of CUE can keep the
+// evaluator busy for hours (a chain of references a0: a1, a1: a2, ...
+// takes time cubic in its length; [for i in r for j in r for k in r {i}]
+// over 2,000 values is 8 billion steps). An evaluation in a child process
 // (evaluateApart) is killed at the limit; one in this process cannot be
 // interrupted and is left running in the background until it ends or the
 // program exits, as poolc's commands do right after reporting.
-const MaxEvalTime = time.Minute
+var MaxEvalTime = DefaultEvalTime
+
+// DefaultEvalTime is MaxEvalTime unless a command's --cue-timeout says
+// otherwise.
+const DefaultEvalTime = 10 * time.Second
 
 // evaluate builds the instance and reads it into a tree.
 func evaluate(inst *build.Instance) (*tree.Value, pools.Diagnostics) {
@@ -153,6 +160,22 @@ func standardImports(f *ast.File, diags *pools.Diagnostics) bool {
 		}
 		diags.ErrorAt("import", position(spec.Path.Pos()), "cannot import %s: pool files may import CUE's standard library (strings, list, math, ...) but no other package", spec.Path.Value)
 		ok = false
+	}
+	return ok
+}
+
+// noExtern refuses the file attribute @extern (CUE's @extern(embed)
+// reads other files into the pool, which CUE allows only in a module and
+// refuses with no position), at the attribute, before CUE sees it.
+func noExtern(f *ast.File, diags *pools.Diagnostics) bool {
+	ok := true
+	for _, d := range f.Decls {
+		if a, isAttr := d.(*ast.Attribute); isAttr {
+			if key, _ := a.Split(); key == "extern" {
+				diags.ErrorAt("extern", position(a.Pos()), "%s: a pool is read from its own files only; @extern (embedding or external values) is not supported", tree.Clip(a.Text))
+				ok = false
+			}
+		}
 	}
 	return ok
 }

@@ -33,6 +33,10 @@ func Parse(filename string, src []byte) (*tree.Value, pools.Diagnostics) {
 // a scenario file) into a tree; root says which blocks take a label.
 func ParseAs(filename string, src []byte, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
 	var diags pools.Diagnostics
+	// The size first: measuring the nesting may lex the whole file.
+	if d := tooBig(filename, src, MaxTokens); d != nil {
+		return nil, append(diags, *d)
+	}
 	if at, deep := tooDeep(filename, src); deep {
 		diags.ErrorAt("too-deep", at, "nested too deeply: poolc reads at most %d levels of brackets, blocks and operators", tree.MaxNesting)
 		return nil, diags

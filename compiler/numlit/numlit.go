@@ -13,9 +13,18 @@ import (
 	"strings"
 )
 
+// MaxLength is the longest number literal read, in bytes: no pool needs
+// more digits, and HCL reads a number into a 512-bit float in time that
+// grows with the square of its length (a 5 MB number took two and a half
+// minutes), so the HCL front end applies it to the bytes before parsing.
+const MaxLength = 64
+
 // Check returns nil when lit is a decimal number literal both languages
 // read alike, and otherwise an error that says how to write it.
 func Check(lit string) error {
+	if len(lit) > MaxLength {
+		return TooLong(lit)
+	}
 	i := digits(lit, 0)
 	intPart := lit[:i]
 	ok := i > 0
@@ -66,4 +75,10 @@ func digits(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// TooLong is the error of a number literal longer than MaxLength; it
+// quotes the literal's start and counts the rest.
+func TooLong(lit string) error {
+	return fmt.Errorf("number %s… of %d characters is too long: poolc reads numbers of at most %d", lit[:min(len(lit), 16)], len(lit), MaxLength)
 }

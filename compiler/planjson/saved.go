@@ -60,7 +60,7 @@ func MarshalSaved(s *pools.SavedPlan) ([]byte, error) {
 func ParseSaved(name string, data []byte) (*pools.SavedPlan, error) {
 	var saved SavedPlan
 	if err := json.Unmarshal(data, &saved); err != nil {
-		return nil, fmt.Errorf("%w (is it a file of poolc plan --out?)", pools.JSONError(name, data, err))
+		return nil, fmt.Errorf("%s is not a saved plan (poolc plan --out writes one, in JSON): %w", name, pools.JSONError(name, data, err))
 	}
 	switch {
 	case saved.FormatVersion > pools.SavedPlanFormatVersion:

@@ -5,6 +5,7 @@
 package tree
 
 import (
+	"fmt"
 	"strconv"
 
 	"poolc.dev/poolc/pools"
@@ -87,13 +88,30 @@ func (v *Value) Get(key string) *Value {
 func (v *Value) Describe() string {
 	switch v.Kind {
 	case String:
-		return strconv.Quote(v.Str)
+		return Clip(v.Str)
 	case Number:
-		return strconv.FormatFloat(v.Num, 'f', -1, 64)
+		if f := strconv.FormatFloat(v.Num, 'f', -1, 64); len(f) <= clipAt {
+			return f
+		}
+		return strconv.FormatFloat(v.Num, 'g', -1, 64)
 	case Bool:
 		return strconv.FormatBool(v.Bool)
 	}
 	return v.Kind.String()
+}
+
+// clipAt is how many characters of a value a message quotes.
+const clipAt = 64
+
+// Clip quotes s for a message: whole when it is short, else its first
+// characters and how many more there are, so a value of megabytes gives a
+// message of a line.
+func Clip(s string) string {
+	r := []rune(s)
+	if len(r) <= clipAt {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d more characters)", strconv.Quote(string(r[:clipAt])), len(r)-clipAt)
 }
 
 // StringAt returns the string at key of an object, or "" when v is nil or

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"poolc.dev/poolc/pools"
@@ -16,6 +17,11 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // maxImageName is the longest repository name (the reference without its
 // tag and digest) the OCI distribution grammar allows.
 const maxImageName = 255
+
+// MaxArg is the longest argument of a model's server, in bytes: Linux
+// refuses to start a program with a longer one (MAX_ARG_STRLEN, 128 KiB
+// with its NUL), so a longer one would fail on the node after a prefetch.
+const MaxArg = 128<<10 - 1
 
 // strings checks what the schema's patterns cannot: that an IP address is
 // written in its one shortest form, that a model's host:/path source does
@@ -32,6 +38,13 @@ func (v *validator) strings() {
 	for _, m := range v.p.Models {
 		if msg := pools.SchemeHostProblem(m.Source); msg != "" {
 			v.errorf("bad-format", pools.Path{"model", m.Name, "source"}, "model %q: source %s", m.Name, msg)
+		}
+	}
+	for _, m := range v.p.Models {
+		for i, a := range m.Args {
+			if len(a) > MaxArg {
+				v.errorf("too-long", pools.Path{"model", m.Name, "args", strconv.Itoa(i)}, "model %q: argument %d is %d bytes long; a program's argument has at most %d (Linux refuses a longer one)", m.Name, i+1, len(a), MaxArg)
+			}
 		}
 	}
 	for _, pp := range v.p.PodPools {

@@ -5,6 +5,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+
+	"poolc.dev/poolc/internal/configschema"
 )
 
 // Settings is how an actuator's config block says to use SSH: the JSON
@@ -21,8 +23,8 @@ type Settings struct {
 const DefaultKnownHosts = "~/.ssh/known_hosts"
 
 // SettingsSchema is the CUE of Settings, for a plugin's config schema.
-const SettingsSchema = `known_hosts?: string
-	key_file?: string
+const SettingsSchema = `known_hosts?: ` + configschema.LocalPath + `
+	key_file?: ` + configschema.LocalPath + `
 	no_agent?: bool
 	ssh_user?: =~"^[a-z_][a-z0-9_-]*$"`
 

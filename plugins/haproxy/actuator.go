@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/internal/sshx"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
@@ -62,10 +63,10 @@ type PluginConfig struct {
 // ConfigSchema is the CUE schema of the config block.
 const ConfigSchema = `{
 	` + sshx.SettingsSchema + `
-	admin_socket: string
-	map_file:     string
-	state_file:   string
-	ssh_host?:    string
+	admin_socket: ` + configschema.AbsNodePath + ` | =~"^(ipv4|ipv6|unix)@[!-~]{1,1000}$"
+	map_file:     ` + configschema.AbsNodePath + `
+	state_file:   ` + configschema.AbsNodePath + `
+	ssh_host?:    ` + configschema.Host + `
 	ssh_port?:    int & >=1 & <=65535
 	drain_timeout_seconds?: number & >0
 	router_port?:           int & >=1 & <=65535

@@ -69,11 +69,22 @@ type Options struct {
 	// target in its inventory, observes it, and carries out its steps.
 	Left []pools.Served
 	// UnpinnedInside, when set, is a directory (a repository) whose
-	// unpinned binaries are not run: an external plugin without a sha256
-	// whose binary lies inside it is not started, and Set.Plugins lists
-	// it with NotStarted saying so. Commands that only inspect a pool set
-	// it, so that reading a checkout runs none of its code.
+	// binaries are not run: an external plugin whose binary lies inside
+	// it is not started, even with a sha256 (the pool that pins it lies in
+	// the same repository), and Set.Plugins lists
+	// it with NotStarted saying so. Commands that only read a pool
+	// (validate, plugins, plan) set it, so that reading a checkout runs
+	// none of its code. The binary is inside when its path as declared or
+	// found lies inside, or the file a symbolic link there leads to does.
 	UnpinnedInside string
+	// Builtin, when set, makes Start inspect the built-in plugins instead
+	// of starting them: it returns the built-in actuator of a name, whose
+	// Describe is called in this process (its schema is in this binary)
+	// and whose config block is checked against the schema it declares;
+	// Configure is not called, and no process is started for it. Commands
+	// that only read what plugins say of themselves (validate, plugins)
+	// set it.
+	Builtin func(name string) (sdk.Actuator, bool)
 }
 
 // Info describes a running plugin, for listings.
@@ -89,9 +100,10 @@ type Info struct {
 	// Targets names the targets it serves (`node "a"`, `gateway`, ...).
 	Targets []string
 	// Path is the binary that runs it (poolc itself for a built-in), or ""
-	// for a reattached plugin.
+	// for a reattached plugin or a built-in inspected in process.
 	Path string
-	// SHA256 is the hex sha256 of the binary at Path, or "".
+	// SHA256 is the hex sha256 of the binary at Path, or "" for a
+	// built-in (poolc's own executable is not read through sha256).
 	SHA256 string
 	// Implicit says that the pool does not declare the plugin: it is the
 	// built-in default, started for the targets that name no plugin.
@@ -251,29 +263,62 @@ func (s *Set) Plugins() []Info {
 // unpinnedInside reports whether plugin d is not to be started because
 // its binary is unpinned and lies inside opts.UnpinnedInside, and if so
 // describes it, with the sha256 to pin it with.
+//
+// A sha256 in the pool does not make such a binary run: whoever wrote the
+// binary into the repository wrote the pin beside it.
 func unpinnedInside(d pools.Plugin, opts Options, rc *sdk.ReattachConfig) (Info, bool) {
-	if opts.UnpinnedInside == "" || d.Builtin || d.SHA256 != "" || rc != nil {
+	if opts.UnpinnedInside == "" || d.Builtin || rc != nil {
 		return Info{}, false
 	}
 	cmd, err := command(d, opts)
 	if err != nil || !within(cmd.Path, opts.UnpinnedInside) {
 		return Info{}, false // not found is reported by start
 	}
-	sum, _ := fileSHA256(cmd.Path)
+	sum, err := fileSHA256(cmd.Path)
+	if err != nil {
+		sum = ""
+	}
+	why := "is not pinned by sha256"
+	if d.SHA256 != "" {
+		why = "is pinned only by the pool that lies beside it"
+	}
 	return Info{Name: d.Name, Path: cmd.Path, SHA256: sum,
-		NotStarted: fmt.Sprintf("its binary %s lies inside %s and is not pinned by sha256", cmd.Path, opts.UnpinnedInside)}, true
+		NotStarted: fmt.Sprintf("its binary %s lies inside %s and %s", cmd.Path, opts.UnpinnedInside, why)}, true
 }
 
-// within reports whether path lies inside dir, symbolic links resolved.
+// NotStarted are the diagnostics, of the given severity, of the plugins
+// Start did not start (Options.UnpinnedInside), each at the plugin's
+// declaration; consequence says what the command could not do without it.
+func (s *Set) NotStarted(sev pools.Severity, consequence string) pools.Diagnostics {
+	var ds pools.Diagnostics
+	for _, info := range s.skipped {
+		ds = append(ds, pools.Diagnostic{Severity: sev, Code: "plugin-not-started", Path: pools.Path{"plugin", info.Name},
+			Message: fmt.Sprintf("plugin %s not started: %s, so %s; once you trust it, pin it with sha256 = %q and pass --allow-unpinned to run it", info.Name, info.NotStarted, consequence, info.SHA256)})
+	}
+	return ds
+}
+
+// within reports whether path lies inside dir: as written (so a symbolic
+// link inside dir that leads out of it is inside), or once symbolic links
+// are resolved.
 func within(path, dir string) bool {
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
+	inside := func(p, d string) bool {
+		rel, err := filepath.Rel(d, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
 		}
 		return filepath.Clean(p)
 	}
-	rel, err := filepath.Rel(resolve(dir), resolve(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return abs(r)
+		}
+		return abs(p)
+	}
+	return inside(abs(path), abs(dir)) || inside(resolve(path), resolve(dir))
 }
 
 // Close stops every plugin process (a reattached plugin is left running)

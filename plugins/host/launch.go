@@ -81,6 +81,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 		SyncStderr:       out.writer(d.Name, false),
 		SyncStdout:       out.writer(d.Name, false),
 		StartTimeout:     startTimeout,
+		GRPCDialOptions:  sdk.DialOptions(),
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		cfg.StartTimeout = min(startTimeout, time.Until(deadline))
@@ -100,16 +101,20 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 			ds = append(ds, pools.Diagnostic{Severity: pools.Warning, Code: "plugin-reattach", Path: append(at, "sha256"),
 				Message: fmt.Sprintf("plugin %q is reattached through %s; its sha256 is not checked", d.Name, sdk.ReattachEnv)})
 		}
+	} else if d.Builtin && opts.Builtin != nil {
+		return inspect(d, opts, p)
 	} else {
 		cmd, err := command(d, opts)
 		if err != nil {
 			ds.Errorf("plugin-not-found", at, "%v", err)
 			return nil, ds
 		}
-		sum, err := fileSHA256(cmd.Path)
-		if err != nil {
-			ds.Errorf("plugin-not-found", at, "plugin %q: %v", d.Name, err)
-			return nil, ds
+		sum := ""
+		if !d.Builtin { // a built-in runs poolc's own executable, not read again
+			if sum, err = fileSHA256(cmd.Path); err != nil {
+				ds.Errorf("plugin-not-found", at, "plugin %q: %v", d.Name, err)
+				return nil, ds
+			}
 		}
 		if d.SHA256 != "" {
 			want, err := hex.DecodeString(d.SHA256)
@@ -183,11 +188,47 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 	if _, err := grpc_health_v1.NewHealthClient(gc.Conn).Check(hctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName}); err != nil {
 		return atPlugin(d.Name, p.callFailed("the health check", err))
 	}
+	config, ds := p.describe(hctx, d)
+	if ds.HasErrors() {
+		return ds
+	}
+	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: p.pool.Name, ConfigJSON: config, WorkDir: p.opts.WorkDir,
+		Inventory: convert.Inventory(p.pool, d.Name, p.opts.Leaving, p.opts.Left...)})
+	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
+}
 
+// inspect sets up built-in plugin d without a process (Options.Builtin):
+// its Describe is called in this process and its config block checked
+// against its schema.
+func inspect(d pools.Plugin, opts Options, p *running) (*running, pools.Diagnostics) {
+	var ds pools.Diagnostics
+	act, ok := opts.Builtin(d.Name)
+	if !ok {
+		ds.Errorf("plugin-not-found", pools.Path{"plugin", d.Name}, "plugin %q is not built into poolc", d.Name)
+		return nil, ds
+	}
+	p.act = act
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	_, ds = p.describe(ctx, d)
+	ds = redactDiagnostics(p.redact, ds)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return p, ds
+}
+
+// describe calls Describe, records what the plugin says of itself, and
+// checks the declaration's config block against the schema it declares,
+// returning the block as JSON, defaults filled in, for Configure.
+func (p *running) describe(hctx context.Context, d pools.Plugin) ([]byte, pools.Diagnostics) {
+	at := pools.Path{"plugin", d.Name}
+	var ds pools.Diagnostics
+	var err error
 	desc := p.act.Describe(hctx, sdk.DescribeRequest{})
 	ds = append(ds, atPlugin(d.Name, desc.Diagnostics)...)
 	if desc.Diagnostics.HasErrors() {
-		return ds
+		return nil, ds
 	}
 	p.info.Version = desc.Version
 	p.info.Kinds = desc.StepKinds
@@ -199,20 +240,18 @@ func (p *running) setup(ctx context.Context, d pools.Plugin) pools.Diagnostics {
 	if d.Config != nil {
 		if config, err = json.Marshal(d.Config); err != nil {
 			ds.Errorf("plugin-config", append(at, "config"), "plugin %q: config cannot be written as JSON: %v", d.Name, err)
-			return ds
+			return nil, ds
 		}
 	}
 	if desc.ConfigSchema != "" {
 		checked, cds := sdk.CheckConfig(desc.ConfigSchema, config)
 		ds = append(ds, atPlugin(d.Name, cds)...)
 		if cds.HasErrors() {
-			return ds
+			return nil, ds
 		}
 		config = checked
 	}
-	conf := p.act.Configure(hctx, sdk.ConfigureRequest{Pool: p.pool.Name, ConfigJSON: config, WorkDir: p.opts.WorkDir,
-		Inventory: convert.Inventory(p.pool, d.Name, p.opts.Leaving, p.opts.Left...)})
-	return append(ds, atPlugin(d.Name, conf.Diagnostics)...)
+	return config, ds
 }
 
 // atPlugin converts a plugin's diagnostics as Diagnostics does, and gives
@@ -337,7 +376,7 @@ func DefaultPluginPath(workDir string) []string {
 func find(name, file string, dirs []string) (string, error) {
 	for _, dir := range dirs {
 		path := filepath.Join(dir, file)
-		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			return path, nil
 		}
 	}
@@ -362,6 +401,12 @@ func defaultSelf() []string {
 
 // fileSHA256 returns the hex sha256 of the file at path.
 func fileSHA256(path string) (string, error) {
+	// A FIFO or a device is never opened: reading one may block or never end.
+	if st, err := os.Stat(path); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%v)", path, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

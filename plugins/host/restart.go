@@ -39,7 +39,9 @@ func (p *running) current(ctx context.Context) (sdk.Actuator, sdk.Diagnostics) {
 func (p *running) kill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.client.Kill()
+	if p.client != nil { // nil for a built-in inspected in process
+		p.client.Kill()
+	}
 }
 
 func (r restartable) Describe(ctx context.Context, req sdk.DescribeRequest) sdk.DescribeResponse {

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -26,13 +27,13 @@ var ConfigSchema = fmt.Sprintf(`{
 	source?:  string & =~"^(registry|oci|docker-archive):."
 	sources?: [string]: string & =~"^(registry|oci|docker-archive):."
 	build?: =~%q
-	known_hosts?:   string & !=""
-	ssh_key?:       string & !=""
+	known_hosts?:   %s
+	ssh_key?:       %s
 	ssh_user?:      =~"^[a-z_][a-z0-9_-]*$"
-	registry_host?: string & !=""
+	registry_host?: %s
 	parallel?: int & >=1 & <=64
 	jobs?:     int & >=1 & <=64
-}`, buildPattern.String())
+}`, buildPattern.String(), configschema.LocalPath, configschema.LocalPath, configschema.Host)
 
 // Actuator is the image-sync plugin: it serves the image-sync steps of the
 // pod pools whose image_sync names it, and observes which image each of

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/plugins/sdk"
 )
 
@@ -20,7 +21,7 @@ const PluginName = "kube"
 // ~/.kube/config), drain_on_remove lets member-remove delete the pool's
 // Jobs that still run instead of refusing.
 const ConfigSchema = `{
-	kubeconfig?:      string & !=""
+	kubeconfig?:      ` + configschema.LocalPath + `
 	drain_on_remove?: bool
 }`
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/internal/sshx"
 	"poolc.dev/poolc/plugins/sdk"
 )
@@ -68,10 +69,10 @@ type PluginConfig struct {
 const ConfigSchema = `{
 	` + sshx.SettingsSchema + `
 	local?:        bool
-	llama_server?: string
-	state_dir?:    string
-	listen_host?:  string
-	env?: {[=~"^[A-Za-z_][A-Za-z0-9_]*$"]: string}
+	llama_server?: ` + configschema.Command + `
+	state_dir?:    ` + configschema.NodePath + `
+	listen_host?:  ` + configschema.Host + `
+	env?:          ` + configschema.Env + `
 	start_base_seconds?:    number & >0
 	load_mib_per_second?:   number & >0
 	drain_timeout_seconds?: number & >0
@@ -219,6 +220,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 			if err == nil {
 				say(prefetchSummary(m.Path, res))
 				observed = &sdk.Fleet{Prefetched: []sdk.Prefetched{{Node: st.Prefetch.Node.Name, Model: m}}}
+				a.sweepPartials(ctx, n, say)
 			}
 		}
 	case sdk.KindStart, sdk.KindResidency, sdk.KindDrain, sdk.KindStop:
@@ -315,6 +317,24 @@ func (a *Actuator) modelOf(lane, path string, specs map[string]sdk.LaneSpec, byP
 func fail(err error) sdk.ApplyResponse {
 	var dte *DrainTimeoutError
 	return sdk.ApplyResponse{Retryable: sshx.Retryable(err) || errors.As(err, &dte), Diagnostics: sdk.Errorf(nil, err.Error())}
+}
+
+// sweepPartials removes, after a prefetch on node n, the partial downloads
+// earlier prefetches left there for model paths the inventory no longer
+// has (a path changed while a copy was cut off), and says which. A sweep
+// that fails is only said: the prefetch is done.
+func (a *Actuator) sweepPartials(ctx context.Context, n *Node, say func(string)) {
+	var keep []string
+	for _, m := range a.inventory().Models {
+		keep = append(keep, m.Path)
+	}
+	removed, err := n.SweepPartials(ctx, keep)
+	if err != nil {
+		say(fmt.Sprintf("could not remove stale partial downloads: %v", err))
+	}
+	for _, p := range removed {
+		say(fmt.Sprintf("removed %s, a partial download for a model path the pool no longer has", p))
+	}
 }
 
 // Observe implements sdk.Actuator: each node's lanes verified live, the

@@ -262,8 +262,8 @@ func (s Settings) environ() ([]string, error) {
 		if !envRE.MatchString(k) {
 			return nil, fmt.Errorf("environment variable name %q is not an identifier", k)
 		}
-		if strings.IndexByte(s.Env[k], 0) >= 0 {
-			return nil, fmt.Errorf("environment variable %s holds a NUL byte", k)
+		if strings.ContainsAny(s.Env[k], "\x00\n\r") {
+			return nil, fmt.Errorf("environment variable %s holds a NUL byte or a line break", k)
 		}
 		out = append(out, k+"="+s.Env[k])
 	}
@@ -281,13 +281,4 @@ func (s Settings) argv(l Lane) []string {
 	}
 	out = append(out, "--metrics", "--slots")
 	return append(out, l.Args...)
-}
-
-// withEnv is argv run with environment env ("NAME=value") through env(1),
-// as a detached start runs it.
-func withEnv(env, argv []string) []string {
-	if len(env) == 0 {
-		return argv
-	}
-	return append(append([]string{"env"}, env...), argv...)
 }

@@ -126,8 +126,8 @@ func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
 // launchMeta starts the server argv as lane l unless l runs, with the
 // metadata's router fields from meta, and waits until it serves. The
 // process runs as the settings' service manager says: detached, with
-// the environment through env(1), or as a unit whose file poolc renders
-// here and passes on stdin.
+// the environment on stdin after the metadata (one NAME=value a line),
+// or as a unit whose file poolc renders here and passes on stdin.
 func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
 	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
 	meta.SHA256, meta.Source, meta.Residency = l.SHA256, l.Source, l.Residency
@@ -144,7 +144,12 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 	args := []string{n.set.StateDir, l.key(), unit}
 	stdin := string(line) + "\n"
 	if m.render == nil {
-		args = append(args, withEnv(env, argv)...)
+		// The environment goes on stdin, never on a command line, which
+		// every user of the node can read (ps): a token stays the lane's.
+		args = append(args, argv...)
+		for _, kv := range env {
+			stdin += kv + "\n"
+		}
 	} else {
 		text, err := n.unitFile(ctx, m, unitSpec{Name: unit, Lane: l.key(), Argv: argv, Env: env, StopGrace: n.set.StopGrace})
 		if err != nil {

@@ -1,13 +1,17 @@
 package llama
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -198,8 +202,11 @@ func TestLaneValidationAndArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := withEnv(env, set.argv(good))
-	want := "env A=1 two B=2 llama-server --host 0.0.0.0 --port 8081 -m /m/a.gguf --alias chat,z --metrics --slots -ngl 99"
+	if strings.Join(env, " ") != "A=1 two B=2" {
+		t.Errorf("env %q", env)
+	}
+	argv := set.argv(good)
+	want := "llama-server --host 0.0.0.0 --port 8081 -m /m/a.gguf --alias chat,z --metrics --slots -ngl 99"
 	if strings.Join(argv, " ") != want {
 		t.Errorf("argv %q\nwant %q", strings.Join(argv, " "), want)
 	}
@@ -282,5 +289,69 @@ func TestAStaleStartLockIsBroken(t *testing.T) {
 	os.WriteFile(set.StateDir+"/locked.lock/pid", []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	if err := n.Start(context.Background(), l, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// argvRecorder is the local host, recording every command line it runs.
+type argvRecorder struct {
+	Local
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *argvRecorder) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+	r.mu.Lock()
+	r.lines = append(r.lines, strings.Join(argv, " "))
+	r.mu.Unlock()
+	return r.Local.Run(ctx, argv, stdin)
+}
+
+// A lane's environment (a token) reaches its process and no command line
+// on the node: neither the one poolc runs nor the lane's own, which any
+// user of the node reads with ps. It once ran `env HF_TOKEN=... llama-server`.
+func TestALanesEnvironmentIsOnNoCommandLine(t *testing.T) {
+	ctx := context.Background()
+	const secret = "S3CRET-hf-token"
+	set := testSettings(t)
+	set.Env["HF_TOKEN"] = secret
+	host := &argvRecorder{}
+	n := NewNode(host, set)
+	l := testLane(t, "env", 1000)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, n, l)
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 {
+		t.Fatalf("observed %+v %v", obs, err)
+	}
+	pid := strconv.Itoa(obs.Lanes[0].PID)
+	cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+	environ, _ := os.ReadFile("/proc/" + pid + "/environ")
+	if strings.Contains(string(cmdline), secret) {
+		t.Errorf("the lane's command line shows the token: %q", bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+	}
+	if !strings.Contains(string(environ), "HF_TOKEN="+secret) {
+		t.Errorf("the lane's environment lacks HF_TOKEN")
+	}
+	for _, line := range host.lines {
+		if strings.Contains(line, secret) {
+			t.Errorf("poolc ran a command line with the token: %.300s", line)
+		}
+	}
+}
+
+// An answer over the probe's bound is reported as too large: /props of
+// more than 1 MiB was "unexpected end of JSON input".
+func TestAProbeAnswerTooLargeSaysSo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"x":"` + strings.Repeat("a", 2<<20) + `"}`))
+	}))
+	defer srv.Close()
+	p := prober{client: srv.Client(), addr: srv.Listener.Addr().String()}
+	var v props
+	err := p.getJSON(context.Background(), "/props", &v)
+	if err == nil || !strings.Contains(err.Error(), "GET /props: the answer is too large: more than 1048576 bytes") {
+		t.Fatalf("err = %v", err)
 	}
 }

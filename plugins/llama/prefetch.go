@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -247,6 +248,9 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 	if progress != nil {
 		progress(res.ResumedAt, total)
 	}
+	if _, err := n.run(ctx, scriptRecordPartial, n.partials(), part); err != nil {
+		return res, err
+	}
 	switch {
 	case kind == "file":
 		if _, err := src.Seek(res.ResumedAt, io.SeekStart); err != nil {
@@ -301,6 +305,32 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		return res, fmt.Errorf("renaming %s to %s on %s: %w", part, m.Path, n.host, err)
 	}
 	return res, nil
+}
+
+// partials is the ledger of the partial downloads prefetches began on the
+// node, in its state directory.
+func (n *Node) partials() string { return path.Join(n.set.StateDir, "partials") }
+
+// SweepPartials removes the partial downloads a prefetch left on the node
+// (a copy cut off) whose model path is not among keep: the model moved or
+// left, so no prefetch would resume or remove them. It returns the files
+// removed.
+func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
+	args := []string{n.partials()}
+	for _, k := range keep {
+		args = append(args, k+".part")
+	}
+	out, err := n.run(ctx, scriptSweepPartials, args...)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if p, ok := strings.CutPrefix(line, "removed "); ok {
+			removed = append(removed, p)
+		}
+	}
+	return removed, nil
 }
 
 // commitDigest records the digest of a file found already in place, so

@@ -238,3 +238,69 @@ func TestLocalWriteFromCreatesAppendsAndRefusesAWrongOffset(t *testing.T) {
 		t.Errorf("cancelled write: %v", err)
 	}
 }
+
+// A URL's brackets and braces are its own characters: curl without
+// --globoff made ten requests of http://h/q.gguf?x=[1-5]{a,b}.
+func TestPrefetchOfAURLWithBracketsMakesOneRequest(t *testing.T) {
+	data, sum := weights(t, 1000)
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		http.ServeContent(w, r, "m.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	n := NewNode(Local{}, testSettings(t))
+	dst := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := n.Prefetch(context.Background(), Model{Path: dst, Source: srv.URL + "/m.gguf?x=[1-5]{a,b}", SHA256: sum, SizeBytes: int64(len(data))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) != 1 || queries[0] != "x=[1-5]{a,b}" {
+		t.Errorf("the server got %d requests, queries %q; want one, x=[1-5]{a,b}", len(queries), queries)
+	}
+}
+
+// A download cut off leaves PATH.part for the next prefetch to resume;
+// when the model's path changes meanwhile, nothing would resume it, and it
+// stayed forever (90 MB in the battery). The prefetch records each partial
+// download in the node's state directory, and the sweep after a prefetch
+// removes those of paths the pool no longer has, and nothing else.
+func TestAPartialDownloadOfAMovedModelIsRemoved(t *testing.T) {
+	ctx := context.Background()
+	data, sum := weights(t, 100_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/cut.gguf") {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.Write(data[:30_000])
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		http.ServeContent(w, r, "m.gguf", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	n := NewNode(Local{}, testSettings(t))
+	dir := t.TempDir()
+	old, moved, foreign := filepath.Join(dir, "old.gguf"), filepath.Join(dir, "new.gguf"), filepath.Join(dir, "other.gguf.part")
+	os.WriteFile(foreign, []byte("not poolc's"), 0o644)
+	if _, err := n.Prefetch(ctx, Model{Path: old, Source: srv.URL + "/cut.gguf", SHA256: sum, SizeBytes: int64(len(data))}, nil); err == nil {
+		t.Fatal("a download cut off succeeded")
+	}
+	if _, err := os.Stat(old + ".part"); err != nil {
+		t.Fatalf("no partial download left to resume: %v", err)
+	}
+	if _, err := n.Prefetch(ctx, Model{Path: moved, Source: srv.URL + "/m.gguf", SHA256: sum, SizeBytes: int64(len(data))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := n.SweepPartials(ctx, []string{moved})
+	if err != nil || len(removed) != 1 || removed[0] != old+".part" {
+		t.Fatalf("swept %q, %v; want %s", removed, err, old+".part")
+	}
+	for path, want := range map[string]bool{old + ".part": false, moved: true, foreign: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
+		}
+	}
+	if removed, err := n.SweepPartials(ctx, []string{moved}); err != nil || len(removed) != 0 {
+		t.Errorf("second sweep removed %q, %v", removed, err)
+	}
+}

@@ -52,14 +52,18 @@ func (p prober) get(ctx context.Context, path string) (int, []byte, error) {
 	return p.do(req)
 }
 
-// do sends req and returns the status and (bounded) body of the answer.
+// do sends req and returns the status and body of the answer; a body
+// over maxProbeBody is an error that says so, not a body cut short.
 func (p prober) do(req *http.Request) (int, []byte, error) {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody+1))
+	if err == nil && len(b) > maxProbeBody {
+		err = fmt.Errorf("%s %s: the answer is too large: more than %d bytes", req.Method, req.URL.Path, maxProbeBody)
+	}
 	return resp.StatusCode, b, err
 }
 

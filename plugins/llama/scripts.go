@@ -136,10 +136,40 @@ mv -f "$2.sha256.tmp" "$2.sha256"
 `
 
 // scriptDownload fetches URL $2 into file $1, resuming what is there.
+// curl's globbing is off (--globoff): brackets and braces in a URL are
+// the URL's own characters, one request, never a series.
 const scriptDownload = `if command -v curl >/dev/null 2>&1; then
-  exec curl -fsSL --retry 3 -C - -o "$1" "$2"
+  exec curl -fsSL --globoff --retry 3 -C - -o "$1" "$2"
 fi
 exec wget -q -c -O "$1" "$2"
+`
+
+// scriptRecordPartial records partial download $2 in ledger $1 (once), so
+// that a later prefetch can remove it when its model has gone elsewhere.
+const scriptRecordPartial = `mkdir -p "$(dirname "$1")"
+grep -qxF -- "$2" "$1" 2>/dev/null || printf '%s\n' "$2" >> "$1"
+`
+
+// scriptSweepPartials removes the partial downloads that ledger $1 records
+// and that are not among $2...: those of models whose path changed or that
+// left the node, which no prefetch would resume. It prints "removed PATH"
+// for each and keeps the rest in the ledger. Only files ending in .part
+// are touched.
+const scriptSweepPartials = `ledger=$1
+shift
+[ -f "$ledger" ] || exit 0
+: > "$ledger.tmp"
+while IFS= read -r p; do
+  keep=0
+  for k in "$@"; do if [ "$p" = "$k" ]; then keep=1; fi; done
+  case $p in *.part) ;; *) continue ;; esac
+  if [ "$keep" = 1 ]; then
+    printf '%s\n' "$p" >> "$ledger.tmp"
+  elif [ -e "$p" ]; then
+    rm -f -- "$p" && echo "removed $p"
+  fi
+done < "$ledger"
+mv -f "$ledger.tmp" "$ledger"
 `
 
 // scriptRemoteCopy copies host:path $2 into file $1 with the node's own

@@ -75,8 +75,11 @@ func (s Settings) manager() (serviceManager, error) {
 	return m, nil
 }
 
-// shDetached starts the server argv detached from the session.
+// shDetached starts the server argv detached from the session, with the
+// environment read from stdin (NAME=value lines), so that no command
+// line shows it.
 const shDetached = `launch() {
+  while IFS= read -r kv; do export "$kv"; done
   if command -v setsid >/dev/null 2>&1; then
     setsid "$@" </dev/null >>"$log" 2>&1 &
   else
@@ -96,7 +99,7 @@ const shSystemd = `unitfile() { printf '%s\n' "${XDG_CONFIG_HOME:-$HOME/.config}
 launch() {
   f=$(unitfile "$unit")
   mkdir -p "${f%/*}"
-  cat > "$f.tmp"
+  (umask 077 && cat > "$f.tmp")
   mv -f "$f.tmp" "$f"
   systemctl --user daemon-reload
   systemctl --user start "$unit"
@@ -123,7 +126,7 @@ mainpid() { launchctl print "$(domain)/$1" 2>/dev/null | awk '$1 == "pid" && $2 
 launch() {
   f=$(unitfile "$unit")
   mkdir -p "${f%/*}"
-  cat > "$f.tmp"
+  (umask 077 && cat > "$f.tmp")
   mv -f "$f.tmp" "$f"
   pid=$(mainpid "$unit")
   if [ -n "$pid" ]; then echo "$pid"; return; fi

@@ -42,9 +42,9 @@ func Serve(impl Actuator) {
 const streamWorkers = 16
 
 // grpcServer is the plugin's gRPC server, with go-plugin's options (its
-// TLS credentials) and stream workers.
+// TLS credentials), MaxMessageSize and stream workers.
 func grpcServer(opts []grpc.ServerOption) *grpc.Server {
-	return grpc.NewServer(append(opts, grpc.NumStreamWorkers(streamWorkers))...)
+	return grpc.NewServer(append(append(opts, serverOptions()...), grpc.NumStreamWorkers(streamWorkers))...)
 }
 
 // serverLogger is go-plugin's logger on the plugin side: errors only, as
