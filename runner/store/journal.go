@@ -176,10 +176,8 @@ func (s *journalScan) interrupted() *Interrupted {
 // in errors.
 func (s *journalScan) replay(st *pools.State, where string) (int, error) {
 	after := s.after(st.Lineage, st.Serial)
-	for _, e := range after {
-		if err := st.Fleet.Apply(e); err != nil {
-			return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
-		}
+	if err := st.Fleet.ApplyAll(after); err != nil {
+		return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
 	}
 	return len(after), nil
 }
