@@ -113,3 +113,57 @@ func (f Fleet) Clone() Fleet {
 	c.Normalize()
 	return c
 }
+
+// ApplyAll applies the steps in order, as Apply does one at a time, and
+// stops at the first that fails, with Apply's error. A step of a lane or
+// a weights file changes only its node's entries, so each node's steps
+// are applied to a fleet of that node's entries alone and the nodes are
+// merged back once: the cost grows with the steps times the largest node,
+// not with the steps times the whole fleet (Apply's inserts into sorted
+// slices).
+func (f *Fleet) ApplyAll(steps []Step) error {
+	nodes := map[string]*Fleet{}
+	of := func(node string) *Fleet {
+		n := nodes[node]
+		if n == nil {
+			n = &Fleet{}
+			nodes[node] = n
+		}
+		return n
+	}
+	for _, l := range f.Lanes {
+		n := of(l.Node)
+		n.Lanes = append(n.Lanes, l)
+	}
+	for _, p := range f.Prefetched {
+		n := of(p.Node)
+		n.Prefetched = append(n.Prefetched, p)
+	}
+	rest := &Fleet{Routes: f.Routes, Members: f.Members}
+	var err error
+	for _, s := range steps {
+		target := rest
+		switch {
+		case s.Lane != nil:
+			target = of(s.Lane.Node)
+		case s.Prefetch != nil:
+			target = of(s.Prefetch.Node)
+		}
+		if err = target.Apply(s); err != nil {
+			break
+		}
+	}
+	lanes, files := 0, 0
+	for _, n := range nodes {
+		lanes, files = lanes+len(n.Lanes), files+len(n.Prefetched)
+	}
+	f.Lanes, f.Prefetched = make([]LaneState, 0, lanes), make([]Prefetch, 0, files)
+	for _, n := range nodes {
+		f.Lanes = append(f.Lanes, n.Lanes...)
+		f.Prefetched = append(f.Prefetched, n.Prefetched...)
+	}
+	slices.SortFunc(f.Lanes, compareProcess)
+	slices.SortFunc(f.Prefetched, ComparePrefetch)
+	f.Routes, f.Members = rest.Routes, rest.Members
+	return err
+}

@@ -18,13 +18,19 @@ import (
 // pool alone and two lanes never share a spare port. A lane whose port
 // has no free port above it gets none (0).
 func (p *Pool) SparePorts() map[string]int {
-	taken := map[int]bool{p.RouterPort(): true}
+	var taken [65536]bool
+	take := func(port int) {
+		if port >= 0 && port < len(taken) {
+			taken[port] = true
+		}
+	}
+	take(p.RouterPort())
 	for _, l := range p.Lanes {
-		taken[l.Port] = true
+		take(l.Port)
 	}
 	for _, pp := range p.PodPools {
 		for _, m := range pp.Members {
-			taken[m.Registry.Port] = true
+			take(m.Registry.Port)
 		}
 	}
 	lanes := append([]Lane(nil), p.Lanes...)
@@ -34,12 +40,18 @@ func (p *Pool) SparePorts() map[string]int {
 		}
 		return lanes[i].Name < lanes[j].Name
 	})
-	out := map[string]int{}
+	out := make(map[string]int, len(lanes))
+	// Lanes come in port order and each takes the lowest free port above
+	// its own, so every port between a lane's port and the spare it took
+	// is taken: the next lane's search starts past both, which keeps the
+	// whole walk linear in lanes plus ports.
+	next := 0
 	for _, l := range lanes {
-		for q := l.Port + 1; q <= 65535; q++ {
+		for q := max(l.Port+1, next); q <= 65535; q++ {
 			if !taken[q] {
 				taken[q] = true
 				out[l.Name] = q
+				next = q + 1
 				break
 			}
 		}

@@ -1,6 +1,7 @@
 package pools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -349,50 +350,97 @@ func (f *Fleet) Normalize() {
 // ParseState reads a state document. It refuses documents of a newer
 // format version, and reports a syntax error with its line and column.
 func ParseState(name string, data []byte) (*State, error) {
-	var probe struct {
-		FormatVersion *int `json:"format_version"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, JSONError(name, data, err)
-	}
-	switch {
-	case probe.FormatVersion == nil:
-		return nil, fmt.Errorf("%s: not a poolc state file: it has no format_version", name)
-	case *probe.FormatVersion > StateFormatVersion:
-		return nil, fmt.Errorf("%s: state format_version %d is newer than this poolc reads (%d): upgrade poolc", name, *probe.FormatVersion, StateFormatVersion)
-	case *probe.FormatVersion < 1:
-		return nil, fmt.Errorf("%s: state format_version %d is not valid", name, *probe.FormatVersion)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	var s State
-	if err := dec.Decode(&s); err != nil {
-		return nil, JSONError(name, data, err)
+	s, ok := decodeState(data)
+	if !ok {
+		return nil, stateError(name, data)
 	}
 	s.Fleet.markRouterRoutes()
 	if err := s.Fleet.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.Normalize()
-	return &s, nil
+	return s, nil
+}
+
+// decodeState decodes a well-formed state document of a format version
+// this poolc reads, in one pass; for anything else it reports false and
+// stateError says what is wrong.
+func decodeState(data []byte) (*State, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s State
+	if dec.Decode(&s) != nil || s.FormatVersion < 1 || s.FormatVersion > StateFormatVersion {
+		return nil, false
+	}
+	rest := data[dec.InputOffset():]
+	return &s, len(bytes.TrimLeft(rest, " \t\r\n")) == 0
+}
+
+// stateError says why a document is not a state this poolc reads: a
+// format version it does not read (newer, missing or not valid), checked
+// first, else where its JSON is wrong.
+func stateError(name string, data []byte) error {
+	var probe struct {
+		FormatVersion *int `json:"format_version"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return JSONError(name, data, err)
+	}
+	switch {
+	case probe.FormatVersion == nil:
+		return fmt.Errorf("%s: not a poolc state file: it has no format_version", name)
+	case *probe.FormatVersion > StateFormatVersion:
+		return fmt.Errorf("%s: state format_version %d is newer than this poolc reads (%d): upgrade poolc", name, *probe.FormatVersion, StateFormatVersion)
+	case *probe.FormatVersion < 1:
+		return fmt.Errorf("%s: state format_version %d is not valid", name, *probe.FormatVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s State
+	if err := dec.Decode(&s); err != nil {
+		return JSONError(name, data, err)
+	}
+	return fmt.Errorf("%s: not a state document", name)
 }
 
 // markRouterRoutes reads a route that says nothing of the router (a state
 // written before routes did) as reaching the lane through its node's
 // router when the lane runs there only as a model of the router.
 func (s *Fleet) markRouterRoutes() {
+	procs := s.processesOf()
 	for i := range s.Routes {
 		r := &s.Routes[i]
 		if r.Router || r.Lane == Cloud {
 			continue
 		}
-		own := slices.ContainsFunc(s.Lanes, r.Reaches)
 		routed := *r
 		routed.Router = true
-		if !own && slices.ContainsFunc(s.Lanes, routed.Reaches) {
+		if !procs.reach(*r) && procs.reach(routed) {
 			r.Router = true
 		}
 	}
+}
+
+// laneOnNode names the processes of one lane on one node.
+type laneOnNode struct{ lane, node string }
+
+// processIndex holds a fleet's processes by lane and node, so that a route
+// finds what it reaches without a scan of every process.
+type processIndex map[laneOnNode][]LaneState
+
+// processesOf indexes the fleet's processes by lane and node.
+func (s *Fleet) processesOf() processIndex {
+	idx := make(processIndex, len(s.Lanes))
+	for _, l := range s.Lanes {
+		k := laneOnNode{l.Name, l.Node}
+		idx[k] = append(idx[k], l)
+	}
+	return idx
+}
+
+// reach reports whether a process of the index is the one r reaches.
+func (idx processIndex) reach(r Route) bool {
+	return slices.ContainsFunc(idx[laneOnNode{r.Lane, r.Node}], r.Reaches)
 }
 
 // check refuses fleets no poolc would write: duplicate keys, lanes
@@ -421,12 +469,13 @@ func (s *Fleet) check() error {
 		procs[key] = true
 	}
 	aliases := map[string]bool{}
+	reached := s.processesOf()
 	for _, r := range s.Routes {
 		if aliases[r.Alias] {
 			return fmt.Errorf("alias %q is routed twice", r.Alias)
 		}
 		aliases[r.Alias] = true
-		if r.Lane != Cloud && !slices.ContainsFunc(s.Lanes, r.Reaches) {
+		if r.Lane != Cloud && !reached.reach(r) {
 			return fmt.Errorf("alias %q routes to lane %q on node %q%s, which the state does not hold", r.Alias, r.Lane, r.Node, r.via())
 		}
 	}

@@ -199,10 +199,8 @@ func (b *builder) finish() (*pools.Plan, error) {
 	plan.Before.Images = nil
 	after := b.cur.Clone()
 	after.Images = nil
-	for _, s := range plan.Steps {
-		if err := after.Apply(s); err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
-		}
+	if err := after.ApplyAll(plan.Steps); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	after.Nodes = slices.Clone(b.des.Nodes)
 	after.Normalize()

@@ -36,6 +36,7 @@ import (
 // port of their lane's process on the node.
 func resolve(pool *pools.Pool, cur, des *pools.Fleet) {
 	spare := pool.SparePorts()
+	onNode := byNode(cur)
 	for i := range cur.Routes {
 		r := &cur.Routes[i]
 		if l := cur.Serves(*r); l != nil && r.Port == 0 {
@@ -48,21 +49,23 @@ func resolve(pool *pools.Pool, cur, des *pools.Fleet) {
 			d.Port, d.Path = c.Port, c.Path
 			continue
 		}
-		if listens(cur, d.Node, d.Port) && spare[d.Name] != 0 && !listens(cur, d.Node, spare[d.Name]) {
+		if listens(onNode[d.Node], d.Port) && spare[d.Name] != 0 && !listens(onNode[d.Node], spare[d.Name]) {
 			d.Port = spare[d.Name]
 		}
-		if holdsOther(cur, *d) {
+		if holdsOther(onNode[d.Node], *d) {
 			d.Path = pools.StagedPath(*d)
 		}
 	}
 	des.Normalize()
 	des.Prefetched = des.Prefetched[:0]
+	seen := make(map[pools.Prefetch]bool, len(des.Lanes))
 	for _, d := range des.Lanes {
 		pf := pools.Prefetch{Node: d.Node, Model: d.Model, Path: d.Path, SHA256: d.SHA256}
 		if m := pool.Model(d.Model); m != nil {
 			pf.SizeGB = m.SizeGB
 		}
-		if !slices.Contains(des.Prefetched, pf) {
+		if !seen[pf] {
+			seen[pf] = true
 			des.Prefetched = append(des.Prefetched, pf)
 		}
 	}
@@ -102,16 +105,25 @@ func sameRun(c, d pools.LaneState) bool {
 	return c.Model == d.Model && c.Path == d.Path && pools.SameWeights(c, d) && slices.Equal(c.Args, d.Args)
 }
 
-// listens reports whether a current process on the node listens on port.
-func listens(cur *pools.Fleet, node string, port int) bool {
-	return slices.ContainsFunc(cur.Lanes, func(l pools.LaneState) bool { return l.Node == node && l.Port == port })
+// byNode lists the fleet's lane processes of each node.
+func byNode(f *pools.Fleet) map[string][]pools.LaneState {
+	out := map[string][]pools.LaneState{}
+	for _, l := range f.Lanes {
+		out[l.Node] = append(out[l.Node], l)
+	}
+	return out
 }
 
-// holdsOther reports whether a current process on d's node loads d's
+// listens reports whether one of a node's processes listens on port.
+func listens(onNode []pools.LaneState, port int) bool {
+	return slices.ContainsFunc(onNode, func(l pools.LaneState) bool { return l.Port == port })
+}
+
+// holdsOther reports whether one of the processes of d's node loads d's
 // weights file with other weights than d's.
-func holdsOther(cur *pools.Fleet, d pools.LaneState) bool {
-	return slices.ContainsFunc(cur.Lanes, func(l pools.LaneState) bool {
-		return l.Node == d.Node && l.Path == d.Path && !pools.SameWeights(l, d)
+func holdsOther(onNode []pools.LaneState, d pools.LaneState) bool {
+	return slices.ContainsFunc(onNode, func(l pools.LaneState) bool {
+		return l.Path == d.Path && !pools.SameWeights(l, d)
 	})
 }
 

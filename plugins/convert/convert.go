@@ -6,6 +6,8 @@
 package convert
 
 import (
+	"slices"
+
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -13,11 +15,24 @@ import (
 // Plan is what a step is read against: the pool it was planned from, the
 // fleet before the plan, for a route's old endpoint, and the state's
 // records of the targets that left the pool (pools.State.Left), for the
-// node or pod pool of a step the pool no longer declares.
+// node or pod pool of a step the pool no longer declares. Make one with
+// NewPlan, which indexes the pool's aliases by lane.
 type Plan struct {
 	Pool   *pools.Pool
 	Before *pools.Fleet
 	Left   []pools.Served
+	// aliases lists, per lane, the aliases the pool routes to it.
+	aliases map[string][]string
+}
+
+// NewPlan is the Plan of a pool, the fleet before it and the records of
+// the targets that left the pool.
+func NewPlan(pool *pools.Pool, before *pools.Fleet, left []pools.Served) Plan {
+	aliases := map[string][]string{}
+	for _, a := range pool.Aliases {
+		aliases[a.Lane] = append(aliases[a.Lane], a.Name)
+	}
+	return Plan{Pool: pool, Before: before, Left: left, aliases: aliases}
 }
 
 // left is the record of the target that left the pool, or nil.
@@ -85,15 +100,10 @@ func (p Plan) lane(l pools.LaneState) sdk.Lane {
 		Aliases: p.aliasesOf(l.Name), Residency: string(l.Residency), Loaded: l.Loaded}
 }
 
-// aliasesOf lists the aliases the pool routes to the lane.
+// aliasesOf lists the aliases the pool routes to the lane, in the pool's
+// order, in a slice of its own.
 func (p Plan) aliasesOf(lane string) []string {
-	var out []string
-	for _, a := range p.Pool.Aliases {
-		if a.Lane == lane {
-			out = append(out, a.Name)
-		}
-	}
-	return out
+	return slices.Clone(p.aliases[lane])
 }
 
 // endpoint is where a route sends requests; the port is the route's,
@@ -170,7 +180,7 @@ func (p Plan) Step(s pools.Step) sdk.Step {
 // pool (left, the state's records), it gets the nodes it served, and the
 // leaving members of the pod pools whose cluster it was.
 func Inventory(pool *pools.Pool, plugin string, leaving []pools.MemberState, left ...pools.Served) sdk.Inventory {
-	p := Plan{Pool: pool, Left: left}
+	p := NewPlan(pool, nil, left)
 	var inv sdk.Inventory
 	models := map[string]bool{}
 	inv.Gateway = pool.Gateway == plugin

@@ -201,24 +201,37 @@ func (s seen) lay(part string, f *pools.Fleet) {
 	case sdk.ObserveNodes:
 		f.Nodes = replace(f.Nodes, seen.Nodes, func(n pools.NodeState) bool { return node(n.Name) })
 	case sdk.ObserveLanes:
-		was := slices.Clone(f.Lanes)
+		type process struct {
+			name, node, path string
+			port             int
+		}
+		was := make(map[process]pools.LaneState, len(f.Lanes))
+		for _, w := range f.Lanes {
+			if k := (process{w.Name, w.Node, w.Path, w.Port}); !hasKey(was, k) {
+				was[k] = w
+			}
+		}
 		f.Lanes = replace(f.Lanes, seen.Lanes, func(l pools.LaneState) bool { return node(l.Node) })
 		for i, l := range f.Lanes {
 			// What a plugin cannot see of a process (the digest and source
 			// of the file it loads) stays as the state recorded it.
-			if j := slices.IndexFunc(was, func(w pools.LaneState) bool {
-				return w.Name == l.Name && w.Node == l.Node && w.Port == l.Port && w.Path == l.Path
-			}); j >= 0 {
-				f.Lanes[i].SHA256 = cmp.Or(l.SHA256, was[j].SHA256)
-				f.Lanes[i].Source = cmp.Or(l.Source, was[j].Source)
+			if w, ok := was[process{l.Name, l.Node, l.Path, l.Port}]; ok {
+				f.Lanes[i].SHA256 = cmp.Or(l.SHA256, w.SHA256)
+				f.Lanes[i].Source = cmp.Or(l.Source, w.Source)
 			}
 		}
 	case sdk.ObservePrefetched:
-		was := slices.Clone(f.Prefetched)
+		type file struct{ node, model, path string }
+		was := make(map[file]string, len(f.Prefetched))
+		for _, w := range f.Prefetched {
+			if k := (file{w.Node, w.Model, w.Path}); !hasKey(was, k) {
+				was[k] = w.SHA256
+			}
+		}
 		f.Prefetched = replace(f.Prefetched, seen.Prefetched, func(p pools.Prefetch) bool { return node(p.Node) })
 		for i, p := range f.Prefetched {
-			if j := slices.IndexFunc(was, func(w pools.Prefetch) bool { return pools.ComparePrefetch(w, p) == 0 }); j >= 0 {
-				f.Prefetched[i].SHA256 = cmp.Or(p.SHA256, was[j].SHA256)
+			if sum, ok := was[file{p.Node, p.Model, p.Path}]; ok {
+				f.Prefetched[i].SHA256 = cmp.Or(p.SHA256, sum)
 			}
 		}
 	case sdk.ObserveRoutes:
@@ -256,6 +269,13 @@ func (s seen) lay(part string, f *pools.Fleet) {
 			}
 		}
 	}
+}
+
+// hasKey reports whether m holds k: the first entry of a key is the one
+// a lookup finds, as a scan from the start would.
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // replace drops the entries of have that mine selects and adds those of

@@ -15,7 +15,7 @@ import (
 // a route's old and new endpoints), and what a plugin observed after the
 // step comes back in poolc's terms.
 func (s *Set) Steps(before *pools.Fleet) runner.Actuators {
-	return steps{set: s, plan: convert.Plan{Pool: s.pool, Before: before, Left: s.left}}
+	return steps{set: s, plan: convert.NewPlan(s.pool, before, s.left)}
 }
 
 type steps struct {

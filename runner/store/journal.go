@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/pools"
 )
 
@@ -77,6 +78,13 @@ type Journal struct {
 	writing bool       // a caller is writing a batch
 	failed  uint64     // the first record of the batch that failed; 0 none
 	err     error      // why it failed; every later record fails too
+
+	// What End needs to fold the journal: the apply's first record, how
+	// many finished steps it journaled with an effect, and the last
+	// snapshot known to be on disk.
+	started Record
+	effects int
+	onDisk  *Record
 }
 
 func newJournal(f *File, fh *os.File, apply string) *Journal {
@@ -168,10 +176,8 @@ func (s *journalScan) interrupted() *Interrupted {
 // in errors.
 func (s *journalScan) replay(st *pools.State, where string) (int, error) {
 	after := s.after(st.Lineage, st.Serial)
-	for _, e := range after {
-		if err := st.Fleet.Apply(e); err != nil {
-			return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
-		}
+	if err := st.Fleet.ApplyAll(after); err != nil {
+		return 0, fmt.Errorf("%s: replaying a finished step onto state serial %d: %w", where, st.Serial, err)
 	}
 	return len(after), nil
 }
@@ -294,6 +300,12 @@ func (j *Journal) Queue(r Record) (wait func() error) {
 	}
 	j.pending = append(line, '\n')
 	j.queued++
+	switch {
+	case r.Event == ApplyStarted:
+		j.started = r
+	case r.Event == StepFinished && r.Effect != nil:
+		j.effects++
+	}
 	seq := j.queued
 	if j.mapped != nil {
 		err := j.mapped.append(j.pending)
@@ -341,7 +353,13 @@ func (j *Journal) wait(seq uint64) error {
 // Snapshot writes st to the state file as the next serial, announced as
 // holding the first finished steps of the apply (see File.WriteSnapshot).
 func (j *Journal) Snapshot(st *pools.State, finished int) error {
-	return j.f.WriteSnapshot(st, j, finished)
+	if err := j.f.WriteSnapshot(st, j, finished); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.onDisk = &Record{Event: Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished}
+	j.mu.Unlock()
+	return nil
 }
 
 // Sync flushes the journal to disk (records copied into the mapping
@@ -362,14 +380,47 @@ func cutTail(fh *os.File) error {
 	return nil
 }
 
-// End records the end of the apply and closes the journal.
+// End records the end of the apply and closes the journal. When the state
+// file on disk holds every step the apply finished, the journal is then
+// folded (see fold), so the commands after the apply read one small file.
 func (j *Journal) End(message string) error {
-	err := j.Add(ApplyEnded, "", message)
+	end := Record{Event: ApplyEnded, Message: message}
+	err := j.Append(end)
 	if j.mapped != nil {
 		j.mu.Lock()
 		err = errors.Join(err, j.mapped.close())
 		j.mapped = nil
 		j.mu.Unlock()
 	}
-	return errors.Join(err, j.fh.Sync(), j.fh.Close())
+	if err = errors.Join(err, j.fh.Sync(), j.fh.Close()); err != nil {
+		return err
+	}
+	if j.onDisk == nil || j.onDisk.Finished < j.effects {
+		return nil
+	}
+	end.Time, end.Apply = time.Now().UTC(), j.apply
+	return j.fold(end)
+}
+
+// fold replaces the journal of an apply that ended, whose last snapshot on
+// disk holds all its finished steps, with the three records that still
+// say something: its start, that snapshot (holding everything, so Read
+// replays nothing) and its end. The step records go: no read needs them,
+// since the apply was not interrupted. The file is replaced whole
+// (atomicfile), so a kill leaves either journal, both of which read alike.
+func (j *Journal) fold(end Record) error {
+	snap := *j.onDisk
+	snap.Time, snap.Apply, snap.Finished = end.Time, j.apply, 0
+	var out []byte
+	for _, r := range []Record{j.started, snap, end} {
+		line, err := appendRecord(out, &r)
+		if err != nil {
+			return err
+		}
+		out = append(line, '\n')
+	}
+	if err := atomicfile.Write(j.f.JournalPath(), out, 0o666); err != nil {
+		return fmt.Errorf("folding the journal: %w", err)
+	}
+	return nil
 }

@@ -29,6 +29,10 @@ import (
 // beside it, as PATH.lock and PATH.journal.
 type File struct {
 	Path string
+	// settled is the state as the lock's settle read it, handed to the
+	// next Read so that a command holding the lock reads the state once;
+	// every write forgets it.
+	settled *pools.State
 }
 
 // Open returns the store for the state file at path; the file need not
@@ -45,6 +49,10 @@ func (f *File) JournalPath() string { return f.Path + ".journal" }
 // no lineage, when there is none yet) with the effects of the steps the
 // last apply journaled as finished after its last snapshot of this file.
 func (f *File) Read() (*pools.State, error) {
+	if st := f.settled; st != nil {
+		f.settled = nil
+		return st, nil
+	}
 	st, _, err := f.read()
 	return st, err
 }
@@ -96,6 +104,7 @@ func (f *File) WriteSnapshot(st *pools.State, j *Journal, finished int) error {
 }
 
 func (f *File) write(st *pools.State, j *Journal, finished int) error {
+	f.settled = nil
 	if st.Lineage == "" {
 		st.Lineage = NewID()
 	}
@@ -123,8 +132,12 @@ func (f *File) settle() error {
 		return fmt.Errorf("removing the temporary files a killed write left: %w", err)
 	}
 	st, replayed, err := f.read()
-	if err != nil || replayed == 0 {
+	if err != nil {
 		return err
+	}
+	if replayed == 0 {
+		f.settled = st
+		return nil
 	}
 	scan, err := f.scanJournal()
 	if err != nil {
@@ -140,7 +153,10 @@ func (f *File) settle() error {
 	}
 	j := newJournal(f, fh, scan.apply)
 	err = f.WriteSnapshot(st, j, len(scan.effects))
-	return errors.Join(err, fh.Sync(), fh.Close())
+	if err = errors.Join(err, fh.Sync(), fh.Close()); err == nil {
+		f.settled = st
+	}
+	return err
 }
 
 // probe reads the lineage and serial of the state file.

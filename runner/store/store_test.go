@@ -220,3 +220,64 @@ func TestTheLockCleansUpTemporaryFilesOfAKilledWrite(t *testing.T) {
 		t.Fatal("the temporary file is still there")
 	}
 }
+
+// An apply that ended with every finished step in its last snapshot on
+// disk leaves a journal of three records (start, that snapshot, end),
+// which reads as the whole one did; one whose last steps are in no
+// snapshot on disk keeps every record, for Read to replay them.
+func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testing.T) {
+	route := func(alias string) *pools.Step {
+		return &pools.Step{ID: "route:" + alias, Kind: pools.StepRoute, Route: &pools.Route{Alias: alias, Lane: pools.Cloud}}
+	}
+	run := func(t *testing.T, snapshotAll bool) *File {
+		f := Open(filepath.Join(t.TempDir(), "s.json"))
+		j, err := f.StartJournal("a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Read()
+		st.Pool = "lab"
+		for i, a := range []string{"a", "b", "c"} {
+			j.Append(Record{Event: StepStarted, Step: "route:" + a})
+			j.Append(Record{Event: StepFinished, Step: "route:" + a, Effect: route(a)})
+			st.Fleet.Apply(*route(a))
+			if i == 1 || snapshotAll && i == 2 {
+				if err := j.Snapshot(st, i+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := j.End("3 done"); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	t.Run("folded", func(t *testing.T) {
+		f := run(t, true)
+		recs := journalRecords(t, f)
+		var events []string
+		for _, r := range recs {
+			events = append(events, string(r.Event))
+		}
+		if got := strings.Join(events, " "); got != "apply-started snapshot apply-ended" {
+			t.Fatalf("journal after the apply: %s; want it folded to apply-started snapshot apply-ended", got)
+		}
+		st, err := f.Read()
+		if err != nil || len(st.Routes) != 3 || st.Serial != 2 {
+			t.Fatalf("read after the fold: %+v %v", st, err)
+		}
+		if last, err := f.LastApply(); last != nil || err != nil {
+			t.Fatalf("a folded journal tells an interrupted apply: %+v %v", last, err)
+		}
+	})
+	t.Run("kept", func(t *testing.T) {
+		f := run(t, false)
+		if n := len(journalRecords(t, f)); n != 1+6+1+1 {
+			t.Fatalf("journal has %d records; want all 9 kept (step c is in no snapshot)", n)
+		}
+		st, err := f.Read()
+		if err != nil || len(st.Routes) != 3 || st.Serial != 1 {
+			t.Fatalf("read: %+v %v", st, err)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package compiler_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/internal/poolgen"
+	"poolc.dev/poolc/pools"
+)
+
+// scaleLanes are the pool sizes BenchmarkScale measures: its figures are
+// how the cost grows per decade (the goal: 10k to 100k within 12 times).
+var scaleLanes = []int{1000, 10000, 50000, 100000}
+
+// BenchmarkScale measures, for generated HCL pools of each size in
+// scaleLanes, in one run:
+//   - parse: hclsyntax.ParseConfig of the pool's bytes, the floor any HCL
+//     pool tool pays;
+//   - validate: compiler.Compile (parse, schema, decode, validate);
+//   - plan-empty: Compile, then the plan from an empty state, rendered as
+//     `poolc plan` renders it;
+//   - plan-nochange: the same against the state that plan leads to (no
+//     refresh: the plugins' part is measured through the binary by
+//     cmd/poolc's benchmarks).
+//
+// Each reports its seconds per operation ("s/op" of the sub-benchmark) and
+// plan-empty and validate their ratio to parse ("x-parse"). Pools are
+// compiled in memory, so the 100k pool is measured although it is larger
+// than the most one pool may read from disk (compiler.MaxPoolSize).
+func BenchmarkScale(b *testing.B) {
+	for _, lanes := range scaleLanes {
+		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
+		var src bytes.Buffer
+		if err := poolgen.Write(&src, poolgen.HCL, opts); err != nil {
+			b.Fatal(err)
+		}
+		files := []compiler.File{{Name: "gen.hcl", Src: src.Bytes()}}
+		var parse time.Duration
+		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
+			begin := time.Now()
+			for b.Loop() {
+				if _, diags := hclsyntax.ParseConfig(src.Bytes(), "gen.hcl", hcl.InitialPos); diags.HasErrors() {
+					b.Fatal(diags)
+				}
+			}
+			parse = time.Since(begin) / time.Duration(b.N)
+		})
+		ratio := func(b *testing.B, begin time.Time) {
+			if parse > 0 {
+				b.ReportMetric(float64(time.Since(begin)/time.Duration(b.N))/float64(parse), "x-parse")
+			}
+		}
+		b.Run(fmt.Sprintf("lanes=%d/validate", lanes), func(b *testing.B) {
+			b.ReportAllocs()
+			begin := time.Now()
+			for b.Loop() {
+				compile(b, files)
+			}
+			ratio(b, begin)
+		})
+		empty := &pools.State{FormatVersion: pools.StateFormatVersion}
+		var after pools.Fleet
+		b.Run(fmt.Sprintf("lanes=%d/plan-empty", lanes), func(b *testing.B) {
+			b.ReportAllocs()
+			begin := time.Now()
+			for b.Loop() {
+				after = planOnce(b, compile(b, files), empty).After
+			}
+			ratio(b, begin)
+		})
+		current := &pools.State{FormatVersion: pools.StateFormatVersion, Fleet: after}
+		b.Run(fmt.Sprintf("lanes=%d/plan-nochange", lanes), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if p := planOnce(b, compile(b, files), current); len(p.Steps) > 0 {
+					b.Fatalf("%d steps after the plan's own fleet; want none", len(p.Steps))
+				}
+			}
+		})
+	}
+}
+
+// compile is compiler.Compile of files, failing on any finding.
+func compile(b *testing.B, files []compiler.File) *compiler.Config {
+	cfg, diags := compiler.Compile(files)
+	if diags.HasErrors() || cfg == nil || cfg.Pool == nil {
+		b.Fatalf("compile: %v", diags.Err())
+	}
+	return cfg
+}
+
+// planOnce plans cfg against current and renders the plan's text as
+// `poolc plan` does.
+func planOnce(b *testing.B, cfg *compiler.Config, current *pools.State) *pools.Plan {
+	p, err := compiler.Plan(cfg, current, compiler.PlanOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	render.Text(io.Discard, p, render.TextOptions{})
+	return p
+}
