@@ -588,15 +588,20 @@ func (b *builder) members() {
 		c, d := findMember(b.cur, key), findMember(b.des, key)
 		switch {
 		case c == nil || *c != *d:
+			// A member-ensure records no image of its own: the member
+			// keeps the image a sync verified in the same registry, or
+			// none, until an image-sync verifies the new one.
+			// A member whose pool copies no image there records none.
 			m := *d
-			image, estimate := b.image(*d)
-			held := c != nil && pools.ImageSatisfies(c.Image, image)
-			if held {
-				m.Image = c.Image // the digest the registry was synced to stays recorded
+			m.Image = ""
+			if c != nil && c.Registry == d.Registry && d.Image != "" {
+				m.Image = c.Image
 			}
+			image, estimate := b.image(*d)
+			held := c != nil && c.Registry == d.Registry && pools.ImageSatisfies(c.Image, image)
 			var ensure *pools.Step
-			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || !held)
-			if c == nil || !sameExceptImage(*c, *d) || d.Registry == "" {
+			needsSync := d.Registry != "" && d.Image != "" && !held
+			if c == nil || !sameExceptImage(*c, *d) || !needsSync && m.Image != c.Image {
 				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
 					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
 			}

@@ -69,7 +69,7 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 			ds = append(ds, sdk.Diagnostic{Severity: sdk.Error, Summary: fmt.Sprintf("pod_pool %q: %v", m.PodPool, err)})
 		}
 	}
-	k, err := LoadKubeconfig(cfg.Kubeconfig)
+	k, err := LoadKubeconfig(KubeconfigFile(cfg.Kubeconfig, req.WorkDir))
 	if err != nil {
 		ds = append(ds, sdk.Errorf([]string{"kubeconfig"}, err.Error())...)
 	}
@@ -123,6 +123,7 @@ func observedMember(m sdk.Member, o Observed) (sdk.Member, bool) {
 		return sdk.Member{}, false
 	}
 	got := m
+	got.Image = "" // an image-sync plugin observes images, by reading the registry
 	got.Capacity = 0
 	if o.Quota != nil && !o.Quota.Extra {
 		got.Capacity = int(o.Quota.Hard)

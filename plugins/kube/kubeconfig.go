@@ -13,6 +13,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"poolc.dev/poolc/pools"
 )
 
 // DefaultTimeout bounds each request to a member's API server, and the
@@ -161,4 +164,33 @@ func (k *Kubeconfig) Client(ctx context.Context, name string) (kubernetes.Interf
 	k.clients[name] = cs
 	k.mu.Unlock()
 	return cs, nil
+}
+
+// KubeconfigFile is the kubeconfig file the kube plugin reads when its
+// config block sets kubeconfig to setting, for a pool whose files are in
+// dir: setting itself, relative to dir unless absolute, or "" when unset
+// (then LoadKubeconfig reads $KUBECONFIG, then ~/.kube/config). The
+// plugin and the pods commands both decide it here, so they read the same
+// file.
+func KubeconfigFile(setting, dir string) string {
+	if setting == "" || filepath.IsAbs(setting) || dir == "" {
+		return setting
+	}
+	return filepath.Join(dir, setting)
+}
+
+// PodPoolKubeconfig is the kubeconfig file of pod pool pp of p, whose
+// files are in dir, as its cluster plugin reads it: the kubeconfig of
+// the plugin block that pp's cluster names (KubeconfigFile), "" when the
+// block sets none or pp's cluster is not declared.
+func PodPoolKubeconfig(p *pools.Pool, pp pools.PodPool, dir string) string {
+	for _, pl := range p.Plugins {
+		if pl.Name != pp.Cluster {
+			continue
+		}
+		if s, ok := pl.Config["kubeconfig"].(string); ok {
+			return KubeconfigFile(s, dir)
+		}
+	}
+	return ""
 }

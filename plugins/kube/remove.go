@@ -35,8 +35,8 @@ func (e *JobsRunningError) Error() string {
 	}
 	// Remove names the member (Context) in front of this.
 	n := len(e.Jobs)
-	return fmt.Sprintf("%s still %s in namespace %s (%s%s); let %s finish, or remove the member with drain",
-		plural.Count(n, "Job"), plural.Agree(n, "runs", "run"), e.Namespace, strings.Join(shown, ", "), more, plural.Agree(n, "it", "them"))
+	return fmt.Sprintf("%s still %s in namespace %s (%s%s); let %s finish, or set drain_on_remove = true in the kube plugin's config to delete %s",
+		plural.Count(n, "Job"), plural.Agree(n, "runs", "run"), e.Namespace, strings.Join(shown, ", "), more, plural.Agree(n, "it", "them"), plural.Agree(n, "it", "them"))
 }
 
 // RemoveOptions says how to remove a member.
