@@ -18,7 +18,7 @@ func TestE2EActuatorThroughSSH(t *testing.T) {
 	ctx := context.Background()
 	tu := newTunnelled(t, nil)
 	dir := writeLayout(t, imageOf(t, layers(t, 3, 256<<10), nil), nil)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,7 +237,7 @@ func TestE2EMultiArchIndexAndCrossRepoMount(t *testing.T) {
 		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
 	)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}
