@@ -140,7 +140,7 @@ func Place(in Input) Result {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
 				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-				Capacity: m.Capacity, Registry: m.Registry.String(), Image: SyncedImage(pp, m),
+				Capacity: m.Capacity, Registry: m.Registry.String(), Image: SyncedImage(pp, m), PodMemoryGB: pp.PodMemoryGB,
 			})
 		}
 	}

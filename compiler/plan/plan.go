@@ -664,7 +664,18 @@ func memberReason(c *pools.MemberState, d pools.MemberState) string {
 	if c.Image != d.Image {
 		changes = append(changes, fmt.Sprintf("image %s → %s", orNone(c.Image), orNone(d.Image)))
 	}
+	if c.PodMemoryGB != d.PodMemoryGB {
+		changes = append(changes, fmt.Sprintf("pod memory %s → %s", memoryText(c.PodMemoryGB), memoryText(d.PodMemoryGB)))
+	}
 	return fmt.Sprintf("because member %s of pod_pool %s changes: %s", d.Context, d.PodPool, strings.Join(changes, ", "))
+}
+
+// memoryText is a pod memory limit for a reason: "4 GB", or "none".
+func memoryText(gb float64) string {
+	if gb == 0 {
+		return "none"
+	}
+	return pools.GB(gb)
 }
 
 func orNone(s string) string {

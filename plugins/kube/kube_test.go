@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -24,6 +26,7 @@ func withFake(objs ...runtime.Object) (*Kubeconfig, kubernetes.Interface) {
 	return &Kubeconfig{
 		rules:   clientcmd.NewDefaultClientConfigLoadingRules(),
 		clients: map[string]kubernetes.Interface{"fake": cs},
+		mds:     map[string]metadata.Interface{"fake": metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())},
 	}, cs
 }
 

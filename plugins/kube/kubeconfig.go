@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -37,6 +39,8 @@ type Kubeconfig struct {
 	raw     clientcmdapi.Config
 	mu      sync.Mutex
 	clients map[string]kubernetes.Interface
+	configs map[string]*rest.Config // of the clients made
+	mds     map[string]metadata.Interface
 }
 
 // LoadKubeconfig reads the kubeconfig as kubectl does: path when given,
@@ -48,7 +52,7 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return &Kubeconfig{rules: rules, raw: *raw, clients: map[string]kubernetes.Interface{}}, nil
+	return &Kubeconfig{rules: rules, raw: *raw, clients: map[string]kubernetes.Interface{}, configs: map[string]*rest.Config{}, mds: map[string]metadata.Interface{}}, nil
 }
 
 // Sources names the files the kubeconfig was read from, for messages.
@@ -162,8 +166,30 @@ func (k *Kubeconfig) Client(ctx context.Context, name string) (kubernetes.Interf
 	}
 	k.mu.Lock()
 	k.clients[name] = cs
+	k.configs[name] = cfg
 	k.mu.Unlock()
 	return cs, nil
+}
+
+// withMetadata returns the typed client of the named context, as Client
+// does, and a metadata client (which reads any kind of object by its
+// metadata) of the same context.
+func (k *Kubeconfig) withMetadata(ctx context.Context, name string) (kubernetes.Interface, metadata.Interface, error) {
+	cs, err := k.Client(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if md := k.mds[name]; md != nil {
+		return cs, md, nil
+	}
+	md, err := metadata.NewForConfig(k.configs[name])
+	if err != nil {
+		return nil, nil, &ContextError{Context: name, Detail: err.Error()}
+	}
+	k.mds[name] = md
+	return cs, md, nil
 }
 
 // KubeconfigFile is the kubeconfig file the kube plugin reads when its
