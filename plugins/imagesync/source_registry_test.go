@@ -115,3 +115,37 @@ func TestARegistrySourceSyncsAfterObserveOverAllowedPlainHTTP(t *testing.T) {
 		t.Fatalf("observe of a pinned image without plain_http: %+v", obs)
 	}
 }
+
+// A member's registry that lost the image (its manifest deleted after the
+// sync) is seen by the next Observe: the member is reported without the
+// image, so the refresh records none and poolc plans a sync again, and
+// the bytes to send are the manifests again.
+func TestARegistryThatLostTheImageIsSeen(t *testing.T) {
+	ctx := context.Background()
+	dir := writeLayout(t, imageOf(t, layers(t, 2, 16<<10), nil), nil)
+	dest := newTestRegistry(t)
+	_, port, _ := net.SplitHostPort(dest.addr())
+	member := sdk.Member{PodPool: "harness", Context: "pool-node-b", Registry: "k3d-lab-registry:" + port, Image: "harness"}
+	a := NewActuator("test")
+	if ds := configure(t, a, map[string]any{"source": "oci:" + dir}, member); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	step := sdk.Step{ID: "image-sync:harness/pool-node-b", Kind: sdk.KindImageSync, ImageSync: &sdk.ImageSync{Member: member, Image: "harness"}}
+	resp := a.Apply(ctx, sdk.ApplyRequest{Step: step}, nil)
+	if resp.Diagnostics.HasErrors() {
+		t.Fatal(resp.Diagnostics)
+	}
+	got := resp.Observed.Members[0].Image
+	if obs := a.Observe(ctx, sdk.ObserveRequest{}); len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != got {
+		t.Fatalf("observe after the sync: %+v, want %s", obs.Fleet, got)
+	}
+	_, digest, _ := strings.Cut(got, "@")
+	req, _ := http.NewRequest(http.MethodDelete, "http://"+dest.addr()+"/v2/harness/manifests/"+digest, nil)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode/100 != 2 {
+		t.Fatalf("delete the manifest: %v %v", r, err)
+	}
+	obs := a.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Members) != 1 || obs.Fleet.Members[0].Image != "" || len(obs.Fleet.Images) != 1 || obs.Fleet.Images[0].MissingBytes == 0 {
+		t.Errorf("observe after the registry lost the image: %+v, want the member without it and bytes to send", obs.Fleet)
+	}
+}
