@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,9 +82,15 @@ func TestARegistrySourceSyncsAfterObserveOverAllowedPlainHTTP(t *testing.T) {
 	}
 	step := sdk.Step{ID: "image-sync:harness/pool-node-b", Kind: sdk.KindImageSync, Target: "harness/pool-node-b",
 		ImageSync: &sdk.ImageSync{Member: member, Image: "harness:v1@" + digest.String(), Digest: digest.String()}}
-	resp := a.Apply(context.Background(), sdk.ApplyRequest{Step: step}, nil)
+	var last sdk.Progress
+	resp := a.Apply(context.Background(), sdk.ApplyRequest{Step: step}, func(p sdk.Progress) { last = p })
 	if resp.Diagnostics.HasErrors() || resp.Observed == nil || resp.Observed.Members[0].Image != "harness:v1@"+digest.String() {
 		t.Fatalf("apply after observe: %+v", resp)
+	}
+	// The first sync sends the whole image, blobs and manifests: the
+	// bytes it reports are the image's, not more.
+	if m := regexp.MustCompile(`\((\d+) bytes of the image's (\d+)\)`).FindStringSubmatch(last.Message); m == nil || m[1] != m[2] {
+		t.Errorf("last progress %q, want as many bytes sent as the image holds", last.Message)
 	}
 	if got := src.blobGets.Load(); got != 4 {
 		t.Errorf("the source answered %d blob GETs, want 4 (the config and 3 layers)", got)
