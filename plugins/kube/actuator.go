@@ -99,10 +99,13 @@ func fromSDK(m sdk.Member) Member {
 
 // Observe reports each member whose namespace exists, the inventory's
 // and those leaving the pool (so a member dropped from the config is
-// still seen, and removed), as its cluster holds it: the quota's Job limit as the capacity (a hand-edited quota
-// therefore shows as a change), the LimitRange's memory and the published
-// registry. A member whose cluster cannot be reached is left out, with a
-// warning, so the plan ensures it and says why it fails.
+// still seen, and removed), as its cluster holds it: the quota's Job
+// limit as the capacity, the LimitRange's memory as the pod memory and
+// the published registry, so any of them edited or deleted by hand shows
+// as a change; never an image (the image-sync plugin reads registries).
+// For each leaving member a warning says what its member-remove will
+// delete and keep. A member whose cluster cannot be reached is left out,
+// with a warning, so the plan ensures it and says why it fails.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
 	k, members, leaving, cfg := a.k, a.observed, a.leaving, a.cfg
