@@ -228,26 +228,24 @@ func (rm Removal) run(ctx context.Context, cs kubernetes.Interface, m Member, op
 		r.changed("drained %d Jobs of namespace %s", len(rm.Running), m.Namespace)
 	}
 	core := cs.CoreV1()
-	del := func(there bool, what string, fn func() error) error {
-		if !there {
-			return nil
-		}
-		if err := fn(); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %s: %w", what, err)
-		}
-		r.changed("%s deleted", what)
-		return nil
-	}
 	d := metav1.DeleteOptions{}
-	for _, err := range []error{
-		del(rm.quota, "quota "+QuotaName, func() error { return core.ResourceQuotas(m.Namespace).Delete(ctx, QuotaName, d) }),
-		del(rm.limitRange, "limit range "+LimitRangeName, func() error { return core.LimitRanges(m.Namespace).Delete(ctx, LimitRangeName, d) }),
-		del(rm.lease, "lease "+AdmissionLease, func() error { return cs.CoordinationV1().Leases(m.Namespace).Delete(ctx, AdmissionLease, d) }),
-		del(rm.cm, "configmap "+RegistryNamespace+"/"+RegistryConfigMap, func() error { return core.ConfigMaps(RegistryNamespace).Delete(ctx, RegistryConfigMap, d) }),
+	for _, o := range []struct {
+		there  bool
+		what   string
+		delete func() error
+	}{
+		{rm.quota, "quota " + QuotaName, func() error { return core.ResourceQuotas(m.Namespace).Delete(ctx, QuotaName, d) }},
+		{rm.limitRange, "limit range " + LimitRangeName, func() error { return core.LimitRanges(m.Namespace).Delete(ctx, LimitRangeName, d) }},
+		{rm.lease, "lease " + AdmissionLease, func() error { return cs.CoordinationV1().Leases(m.Namespace).Delete(ctx, AdmissionLease, d) }},
+		{rm.cm, "configmap " + RegistryNamespace + "/" + RegistryConfigMap, func() error { return core.ConfigMaps(RegistryNamespace).Delete(ctx, RegistryConfigMap, d) }},
 	} {
-		if err != nil {
-			return err
+		if !o.there {
+			continue
 		}
+		if err := o.delete(); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s: %w", o.what, err)
+		}
+		r.changed("%s deleted", o.what)
 	}
 	switch {
 	case !rm.nsOurs:
