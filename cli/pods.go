@@ -28,14 +28,18 @@ func init() {
 	register(&command{
 		name:    "pods run",
 		args:    "[PATH...] (-f JOB.yaml | -- COMMAND [ARG...])",
-		summary: "launch Jobs on a pod pool, on the first member whose quota has room",
-		help: `Creates a Job on the pod pool's first member, in priority order, whose
-API server admits it. Each member's ResourceQuota (count/jobs.batch =
-the member's capacity, set up by poolc apply) is the cap: the API server
-refuses a Job over it, so launchers on every host are held to it, and a
-refused Job goes to the next member. When every member is full the
-launcher waits, printing a progress line to standard error every 10s,
-until one has room or --timeout passes.
+		summary: "launch Jobs on a pod pool, on the first member with room",
+		help: `Creates a Job on the pod pool's first member, in priority order, with
+room for it. A launcher admits a Job to a member while holding the
+member's admission Lease (poolc-admission, taken by compare-and-swap):
+it counts the pool's unfinished Jobs there with a consistent list and
+creates the Job only when they are fewer than the member's capacity, so
+launchers on every host, racing, never over-fill a member. The
+ResourceQuota poolc apply set up (count/jobs.batch = the capacity)
+stays the backstop for Jobs made without poolc. A full member sends the
+Job to the next one. When every member is full the launcher waits,
+printing a progress line to standard error every 10s, until one has
+room or --timeout passes.
 
 The Job is the manifest given with -f, or one container running COMMAND
 in the pod pool's image. It gets the pool's labels, a generated name
@@ -43,10 +47,17 @@ in the pod pool's image. It gets the pool's labels, a generated name
 unless the manifest sets one: the quota counts a Job until it is
 deleted, so a finished Job is deleted at once to free its slot.
 
-On a member whose registry the state records as holding the pod pool's
-image (poolc apply synced it), containers of the pool's image run the
-registry's copy, k3d-NAME:PORT/REPOSITORY@sha256:..., the digest that was
-synced and verified, whatever the image's tag names now.
+In a pod pool with an image_sync plugin, a Job running the pool's image
+goes only to members whose registry the state records as holding it,
+as an image-sync read it back from there: its containers of that image
+run the registry's copy, k3d-NAME:PORT/REPOSITORY@sha256:..., whatever
+the image's tag names now. A member without a verified copy (its sync
+failed or never ran) is skipped, with a line on standard error saying
+which and why, and the Job goes to another member with room.
+
+The kubeconfig is the one the pod pool's cluster plugin reads (its
+config block's kubeconfig, relative to the pool's directory), else
+$KUBECONFIG, else ~/.kube/config; --kubeconfig overrides it.
 
 Each Job placed is one line on standard output:
 
@@ -64,7 +75,7 @@ Exit codes: 0 every Job placed, 1 an error or the timeout.`,
 			file := fs.StringP("file", "f", "", "a Job manifest (YAML or JSON) to launch")
 			count := fs.Int("count", 1, "how many copies of the Job to launch, concurrently")
 			timeout := fs.Duration("timeout", launch.DefaultTimeout, "how long to wait for room")
-			kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+			kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: the cluster plugin's kubeconfig, then $KUBECONFIG, then ~/.kube/config)")
 			return func(args []string, io Stdio) int {
 				paths, command := args, []string(nil)
 				if dash := fs.ArgsLenAtDash(); dash >= 0 {
@@ -92,7 +103,8 @@ priority order, the Jobs it holds against its capacity:
   harness  pool-node-b  harness    3     8
 
 USED is "?" until the quota controller has counted the quota, and the
-row says why when a member cannot be read. With --format json one
+row says why when a member cannot be read. The kubeconfig is the one
+the pod pool's cluster plugin reads, as for poolc pods run. With --format json one
 document goes to standard output:
 
   {"members": [{"pool": "harness", "context": "pool-node-b",
@@ -102,7 +114,7 @@ Exit codes: 0 every member read, 1 an error or a member unreadable.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
 			pool := fs.String("pool", "", "only this pod pool (default: all)")
 			format := fs.String("format", "text", "output format: text or json")
-			kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+			kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: the cluster plugin's kubeconfig, then $KUBECONFIG, then ~/.kube/config)")
 			return func(args []string, io Stdio) int {
 				ok, err := podsStatus(args, *pool, *format, *kubeconfig, io)
 				if err != nil {
@@ -131,11 +143,11 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 	if (o.file == "") == (len(command) == 0) {
 		return errors.New("give a Job manifest with -f or a command after --, not both")
 	}
-	p, err := loadPodPools(paths)
+	cfg, err := loadPodPools(paths)
 	if err != nil {
 		return err
 	}
-	pps, err := pickPodPools(p, o.pool, true)
+	pps, err := pickPodPools(cfg.Pool, o.pool, true)
 	if err != nil {
 		return err
 	}
@@ -155,7 +167,7 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 		}
 		job = launch.CommandJob(pp.Image, command)
 	}
-	k, err := kube.LoadKubeconfig(o.kubeconfig)
+	k, err := podPoolKubeconfig(cfg, pp, o.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -170,6 +182,9 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 		errs []error
 		wg   sync.WaitGroup
 	)
+	if _, skipped := launch.Runnable(members, job); len(skipped) > 0 {
+		fmt.Fprintf(io.Err, "poolc pods run: %s\n", strings.Join(skipped, "\npoolc pods run: "))
+	}
 	opts := launch.Options{Timeout: o.timeout, Progress: &lockedWriter{w: io.Err, mu: &mu}}
 	for range o.count {
 		wg.Go(func() {
@@ -208,12 +223,21 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func loadPodPools(paths []string) (*pools.Pool, error) {
+func loadPodPools(paths []string) (*compiler.Config, error) {
 	cfg, diags := compiler.Load(paths)
 	if diags.HasErrors() {
 		return nil, diags.Err()
 	}
-	return cfg.Pool, nil
+	return cfg, nil
+}
+
+// podPoolKubeconfig loads the kubeconfig of pod pool pp: flag when set,
+// else the one its cluster plugin reads (kube.PodPoolKubeconfig).
+func podPoolKubeconfig(cfg *compiler.Config, pp pools.PodPool, flag string) (*kube.Kubeconfig, error) {
+	if flag == "" {
+		flag = kube.PodPoolKubeconfig(cfg.Pool, pp, cfg.Dir())
+	}
+	return kube.LoadKubeconfig(flag)
 }
 
 // pickPodPools is the named pod pool, or every one (only one, when one
@@ -253,15 +277,11 @@ func podsStatus(paths []string, pool, format, kubeconfig string, io Stdio) (bool
 	if format != "text" && format != "json" {
 		return false, fmt.Errorf("--format %q: want text or json", format)
 	}
-	p, err := loadPodPools(paths)
+	cfg, err := loadPodPools(paths)
 	if err != nil {
 		return false, err
 	}
-	pps, err := pickPodPools(p, pool, false)
-	if err != nil {
-		return false, err
-	}
-	k, err := kube.LoadKubeconfig(kubeconfig)
+	pps, err := pickPodPools(cfg.Pool, pool, false)
 	if err != nil {
 		return false, err
 	}
@@ -269,6 +289,10 @@ func podsStatus(paths []string, pool, format, kubeconfig string, io Stdio) (bool
 	var rows []memberStatusJSON
 	ok := true
 	for _, pp := range pps {
+		k, err := podPoolKubeconfig(cfg, pp, kubeconfig)
+		if err != nil {
+			return false, err
+		}
 		for _, u := range launch.Use(ctx, k, kube.Members(pp)) {
 			r := memberStatusJSON{Pool: pp.Name, Context: u.Context, Namespace: u.Namespace, Used: u.Used, Capacity: u.Capacity, Counted: u.Counted}
 			if u.Err != nil {

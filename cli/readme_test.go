@@ -84,7 +84,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // the poolc that `go install ./cmd/poolc` puts on the PATH, each command
 // exiting as the README says. GOBIN and TMPDIR (the blocks' mktemp) are
 // temporary too. It also validates every block marked "hcl pool" or
-// "cue pool" as a pool file of its own.
+// "cue pool" as a pool file of its own (with the validate flags the info
+// string adds after "pool").
 func TestREADMERunsAsWritten(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -136,7 +137,11 @@ func TestREADMERunsAsWritten(t *testing.T) {
 	}
 	pools := 0
 	for _, b := range blocks {
-		lang, kind, _ := strings.Cut(b.info, " ")
+		// "hcl pool --plugins=false": flags for validate, for an example
+		// naming files of the reader's machine (known_hosts, keys) that
+		// its plugin's Configure opens.
+		lang, rest, _ := strings.Cut(b.info, " ")
+		kind, flags, _ := strings.Cut(rest, " ")
 		if kind != "pool" {
 			continue
 		}
@@ -147,7 +152,7 @@ func TestREADMERunsAsWritten(t *testing.T) {
 		if err := os.WriteFile(file, []byte(b.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(poolc, "validate", file)
+		cmd := exec.Command(poolc, append(append([]string{"validate"}, strings.Fields(flags)...), file)...)
 		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("README.md:%d: the %s block is not a valid pool (%v):\n%s", b.line, b.info, err, out)

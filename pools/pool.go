@@ -192,7 +192,9 @@ type PodPool struct {
 	PodMemoryGB float64
 	Members     []Member
 	// Cluster names the plugin that sets members up and tears them down;
-	// ImageSync the one that copies the image to their registries.
+	// ImageSync the one that copies the image to their registries, ""
+	// when none does (then no image-sync step is planned and Jobs pull
+	// Image as given).
 	Cluster   string
 	ImageSync string
 }

@@ -203,6 +203,9 @@ type MemberState struct {
 	Capacity int    `json:"capacity"`
 	Registry string `json:"registry,omitempty"`
 	Image    string `json:"image,omitempty"`
+	// PodMemoryGB is the memory limit each pod gets on the member (its
+	// LimitRange), 0 for none.
+	PodMemoryGB float64 `json:"pod_memory_gb,omitempty"`
 }
 
 // Key identifies the member across pod pools.

@@ -45,7 +45,9 @@ func orDefault(name string) string {
 }
 
 // Targets lists the pool's targets and the plugin serving each: nodes in
-// name order, the gateway, then each pod pool's cluster and image sync.
+// name order, the gateway, then each pod pool's cluster and, when the pod
+// pool names one, its image sync (no plugin serves an image sync the pool
+// does not ask for, the sim included).
 func (p *Pool) Targets() []Target {
 	var out []Target
 	for _, n := range p.Nodes {
@@ -53,9 +55,10 @@ func (p *Pool) Targets() []Target {
 	}
 	out = append(out, Target{What: "gateway", Plugin: orDefault(p.Gateway), Path: Path{"gateway", "plugin"}, Role: "gateway"})
 	for _, pp := range p.PodPools {
-		out = append(out,
-			Target{What: "pod_pool " + quote(pp.Name) + " cluster", Name: pp.Name, Plugin: orDefault(pp.Cluster), Path: Path{"pod_pool", pp.Name, "cluster"}, Role: "cluster"},
-			Target{What: "pod_pool " + quote(pp.Name) + " image_sync", Name: pp.Name, Plugin: orDefault(pp.ImageSync), Path: Path{"pod_pool", pp.Name, "image_sync"}, Role: "image_sync"})
+		out = append(out, Target{What: "pod_pool " + quote(pp.Name) + " cluster", Name: pp.Name, Plugin: orDefault(pp.Cluster), Path: Path{"pod_pool", pp.Name, "cluster"}, Role: "cluster"})
+		if pp.ImageSync != "" {
+			out = append(out, Target{What: "pod_pool " + quote(pp.Name) + " image_sync", Name: pp.Name, Plugin: pp.ImageSync, Path: Path{"pod_pool", pp.Name, "image_sync"}, Role: "image_sync"})
+		}
 	}
 	return out
 }
@@ -88,7 +91,7 @@ func (p *Pool) PluginOf(role, name string) string {
 		case role == "cluster":
 			return orDefault(pp.Cluster)
 		default:
-			return orDefault(pp.ImageSync)
+			return pp.ImageSync
 		}
 	}
 	return ""

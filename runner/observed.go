@@ -83,13 +83,14 @@ func observedEffect(s pools.Step, seen *pools.Fleet) (pools.Step, error) {
 			return s, fmt.Errorf("member %s of pod pool %s has capacity %d and registry %q after the step, which was to set %d and %q",
 				want.Context, want.PodPool, got.Capacity, got.Registry, want.Capacity, want.Registry)
 		}
+		// The image recorded is only ever one the image-sync plugin read
+		// back from the member's registry; a member-ensure keeps the one
+		// the plan carried (the image a sync verified before, or none).
+		m := want
 		if s.Kind == pools.StepImageSync {
-			if d := pools.ImageDigest(want.Image); d != "" && pools.ImageDigest(got.Image) != d {
+			if d := pools.ImageDigest(want.Image); got.Image == "" || d != "" && pools.ImageDigest(got.Image) != d {
 				return s, fmt.Errorf("the registry of member %s serves %q after the step, which was to copy %s", want.Context, got.Image, want.Image)
 			}
-		}
-		m := want
-		if got.Image != "" {
 			m.Image = got.Image
 		}
 		out.Member = &m

@@ -140,7 +140,7 @@ func Place(in Input) Result {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
 				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-				Capacity: m.Capacity, Registry: m.Registry.String(), Image: pp.Image,
+				Capacity: m.Capacity, Registry: m.Registry.String(), Image: SyncedImage(pp, m), PodMemoryGB: pp.PodMemoryGB,
 			})
 		}
 	}
@@ -188,3 +188,14 @@ func rank(r pools.Residency) int {
 
 // epsilon absorbs float rounding in GB sums.
 const epsilon = 1e-9
+
+// SyncedImage is the image member m's registry should hold: the pod
+// pool's image when the pool names an image-sync plugin and m has a
+// registry, "" otherwise (nothing copies an image there, so the state
+// records none and no image-sync step is planned).
+func SyncedImage(pp pools.PodPool, m pools.Member) string {
+	if pp.ImageSync == "" || m.Registry.IsZero() {
+		return ""
+	}
+	return pp.Image
+}

@@ -119,3 +119,38 @@ func TestATagIsPinnedOncePerPlanAndSettles(t *testing.T) {
 		}
 	}
 }
+
+// A member-ensure never records an image: only the image-sync that
+// follows it reads the digest back from the member's registry. So when
+// the sync fails after the ensure succeeded, the state (the plan's
+// steps applied up to the failure) keeps the member's previous image
+// (here: none, and the old image of a registry that changed is dropped)
+// and no Job is handed a copy the registry never received.
+func TestAFailedSyncLeavesTheRecordedImage(t *testing.T) {
+	image := "app@" + digest
+	const old = "app@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	cur := pools.Fleet{Members: []pools.MemberState{
+		{PodPool: "jobs", Context: "b", Priority: 1, Capacity: 1, Registry: "k3d-reg:4999", Image: old},
+	}}
+	p := imagePlan(t, image, cur)
+	state := cur.Clone()
+	for _, s := range p.Steps {
+		if s.Kind == pools.StepImageSync {
+			continue // the sync failed
+		}
+		if s.Member.Image != "" {
+			t.Errorf("%s records image %q, which no sync verified", s.ID, s.Member.Image)
+		}
+		if err := state.Apply(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range state.Members {
+		if m.Image != "" || m.RegistryImage(image) != "" {
+			t.Errorf("after a failed sync member %s records image %q (copy %q)", m.Context, m.Image, m.RegistryImage(image))
+		}
+	}
+	if got := syncs(p); len(got) != 2 {
+		t.Errorf("image-syncs %v, want one per member", got)
+	}
+}

@@ -614,15 +614,20 @@ func (b *builder) members() {
 		c, d := findMember(b.cur, key), findMember(b.des, key)
 		switch {
 		case c == nil || *c != *d:
+			// A member-ensure records no image of its own: the member
+			// keeps the image a sync verified in the same registry, or
+			// none, until an image-sync verifies the new one.
+			// A member whose pool copies no image there records none.
 			m := *d
-			image, estimate := b.image(*d)
-			held := c != nil && pools.ImageSatisfies(c.Image, image)
-			if held {
-				m.Image = c.Image // the digest the registry was synced to stays recorded
+			m.Image = ""
+			if c != nil && c.Registry == d.Registry && d.Image != "" {
+				m.Image = c.Image
 			}
+			image, estimate := b.image(*d)
+			held := c != nil && c.Registry == d.Registry && pools.ImageSatisfies(c.Image, image)
 			var ensure *pools.Step
-			needsSync := d.Registry != "" && (c == nil || c.Registry != d.Registry || !held)
-			if c == nil || !sameExceptImage(*c, *d) || d.Registry == "" {
+			needsSync := d.Registry != "" && d.Image != "" && !held
+			if c == nil || !sameExceptImage(*c, *d) || !needsSync && m.Image != c.Image {
 				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
 					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
 			}
@@ -685,7 +690,18 @@ func memberReason(c *pools.MemberState, d pools.MemberState) string {
 	if c.Image != d.Image {
 		changes = append(changes, fmt.Sprintf("image %s → %s", orNone(c.Image), orNone(d.Image)))
 	}
+	if c.PodMemoryGB != d.PodMemoryGB {
+		changes = append(changes, fmt.Sprintf("pod memory %s → %s", memoryText(c.PodMemoryGB), memoryText(d.PodMemoryGB)))
+	}
 	return fmt.Sprintf("because member %s of pod_pool %s changes: %s", d.Context, d.PodPool, strings.Join(changes, ", "))
+}
+
+// memoryText is a pod memory limit for a reason: "4 GB", or "none".
+func memoryText(gb float64) string {
+	if gb == 0 {
+		return "none"
+	}
+	return pools.GB(gb)
 }
 
 func orNone(s string) string {

@@ -174,6 +174,8 @@ type Member struct {
 	Capacity int    `json:"capacity"`
 	Registry string `json:"registry,omitempty"`
 	Image    string `json:"image,omitempty"`
+	// PodMemoryGB is the pods' memory limit, 0 for none.
+	PodMemoryGB float64 `json:"pod_memory_gb,omitempty"`
 }
 
 // FromPlan is the JSON form of a plan.
@@ -264,12 +266,12 @@ func (p Prefetch) pools() pools.Prefetch {
 
 func fromMember(m pools.MemberState) Member {
 	return Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image, PodMemoryGB: m.PodMemoryGB}
 }
 
 func (m Member) pools() pools.MemberState {
 	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image, PodMemoryGB: m.PodMemoryGB}
 }
 
 // each converts every element of a list; nil stays nil, so that a list

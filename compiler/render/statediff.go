@@ -59,6 +59,9 @@ func StateText(f pools.Fleet) string {
 		if m.Image != "" {
 			fmt.Fprintf(&b, " image=%s", m.Image)
 		}
+		if m.PodMemoryGB != 0 {
+			fmt.Fprintf(&b, " pod_memory=%s", pools.GB(m.PodMemoryGB))
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -170,6 +170,7 @@ pool "spark-lab" {
 
   pod_pool "harness" {
     image         = "elanous-harness"
+    image_sync    = "sim" # copy the image to the members' registries, simulated
     namespace     = "harness"
     pod_memory_gb = 4
     members       = "pool-node-b@node-b:8#k3d-elanous-registry:5051,pool-node-c@node-c:2#k3d-elanous-registry:5052,k3d-elanous-h1:1"

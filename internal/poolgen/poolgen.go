@@ -417,7 +417,7 @@ func (g *generator) profiles(p *pools.Pool, cordoned map[int]bool) {
 
 // podPool declares one pod pool whose members run on the nodes in turn,
 // each with a registry of its own on a port no other member of its host
-// uses.
+// uses, its image synced by the sim.
 func (g *generator) podPool(p *pools.Pool) {
 	if g.opts.Members == 0 {
 		return

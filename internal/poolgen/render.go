@@ -172,6 +172,9 @@ func layout(p *pools.Pool) *doc {
 			b.num("pod_memory_gb", pp.PodMemoryGB)
 		}
 		b.str("members", podspec.Format(pp.Members))
+		if pp.ImageSync != "" {
+			b.str("image_sync", pp.ImageSync)
+		}
 	}
 	for _, pl := range p.Plugins {
 		b := pool.entry("plugin", pl.Name)

@@ -137,7 +137,7 @@ func (p Plan) endpoint(r pools.Route, fleet *pools.Fleet) *sdk.LaneEndpoint {
 // Member is the SDK's member for a member state of the pool.
 func (p Plan) member(m pools.MemberState) sdk.Member {
 	out := sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image, PodMemoryGB: m.PodMemoryGB}
 	if pp := p.Pool.PodPool(m.PodPool); pp != nil {
 		out.Namespace, out.PodMemoryGB = pp.Namespace, pp.PodMemoryGB
 	} else if l := p.left("cluster", m.PodPool); l != nil {
@@ -305,7 +305,7 @@ func LaneState(l sdk.Lane) pools.LaneState {
 // MemberState is poolc's member for the SDK's member.
 func MemberState(m sdk.Member) pools.MemberState {
 	return pools.MemberState{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image}
+		Capacity: m.Capacity, Registry: m.Registry, Image: m.Image, PodMemoryGB: m.PodMemoryGB}
 }
 
 // PoolsStep is poolc's step for the SDK's step, for actuators that keep
@@ -366,7 +366,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 	}
 	for _, m := range f.Members {
 		out.Members = append(out.Members, sdk.Member{PodPool: m.PodPool, Context: m.Context, Priority: m.Priority, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-			Capacity: m.Capacity, Registry: m.Registry, Image: m.Image})
+			Capacity: m.Capacity, Registry: m.Registry, Image: m.Image, PodMemoryGB: m.PodMemoryGB})
 	}
 	return out
 }

@@ -33,7 +33,14 @@ var ConfigSchema = fmt.Sprintf(`{
 	registry_host?: %s
 	parallel?: int & >=1 & <=64
 	jobs?:     int & >=1 & <=64
-}`, buildPattern.String(), configschema.LocalPath, configschema.LocalPath, configschema.Host)
+	registries?: [string]: {
+		plain_http?: bool
+		ca_file?:    %s
+		cert_file?:  %s
+		key_file?:   %s
+	}
+}`, buildPattern.String(), configschema.LocalPath, configschema.LocalPath, configschema.Host,
+	configschema.LocalPath, configschema.LocalPath, configschema.LocalPath)
 
 // Actuator is the image-sync plugin: it serves the image-sync steps of the
 // pod pools whose image_sync names it, and observes which image each of
@@ -81,6 +88,11 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"source"}, err.Error())}
 		}
 	}
+	for reg := range cfg.Registries {
+		if _, err := cfg.SourceTransport(reg, req.WorkDir); err != nil {
+			return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"registries", reg}, err.Error())}
+		}
+	}
 	r, err := NewReacher(cfg, req.WorkDir)
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"known_hosts"}, err.Error())}
@@ -124,7 +136,9 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 // member's registry sees it (Fleet.Images): the digest it resolves to
 // and, when the source could be read, the bytes a sync would send. A
 // member whose registry cannot be asked is reported unobserved (a
-// registry target), with the cause, so poolc plans nothing on it.
+// registry target), with the cause, so poolc plans nothing on it; a
+// source that cannot be read is a warning (the bytes to send are then
+// unknown), never left out silently.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
 	members, slots := a.members, a.slots
@@ -158,6 +172,10 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 				Cause: sdk.CauseOf(s.err), Detail: s.err.Error()})
 			continue
 		}
+		if e := s.obs.srcErr; e != nil {
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
+				Summary: fmt.Sprintf("pod_pool %q member %s: the bytes an image-sync sends are unknown: %v", m.PodPool, m.Context, e)})
+		}
 		obs := m
 		obs.Image = ""
 		held := s.obs.st.Holding(s.obs.want)
@@ -180,11 +198,13 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 
 // observation is what observe finds at one member: the registry's
 // status, the digest the pool's image should have there and whether the
-// source was compared with the registry (st's bytes to move are known).
+// source was compared with the registry (st's bytes to move are known),
+// or why not.
 type observation struct {
 	st        Status
 	want      v1.Hash
 	inspected bool
+	srcErr    error // why the source could not be compared
 }
 
 // observe asks m's registry about the pool's image: the digest wanted
@@ -211,13 +231,19 @@ func (a *Actuator) observe(ctx context.Context, m sdk.Member) (observation, erro
 	if perr != nil {
 		return observation{}, perr
 	}
-	if err != nil || art.Digest != want {
-		// The source is not (yet) the pinned image: what the registry
-		// holds is still known, the bytes to move are not.
+	var srcErr error
+	switch {
+	case err != nil:
+		srcErr = err
+		art = nil
+	case art.Digest != want:
+		srcErr = &PinError{Want: want.String(), Got: art.Digest.String()}
 		art = nil
 	}
+	// Without the pinned image at the source what the registry holds is
+	// still known, the bytes to move are not: srcErr says why.
 	st, err := Observe(ctx, art, d, []v1.Hash{want})
-	return observation{st: st, want: want, inspected: art != nil}, err
+	return observation{st: st, want: want, inspected: art != nil, srcErr: srcErr}, err
 }
 
 // Apply syncs the step's image to its member's registry and returns the
@@ -269,7 +295,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	}
 	if progress != nil {
 		progress(sdk.Progress{Fraction: 1, Message: fmt.Sprintf("%s: %s (tag %s): %d blobs sent (%d bytes of the image's %d), %d mounted, %d present",
-			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, art.TotalBlobBytes(), res.BlobsMounted, res.BlobsPresent)})
+			res.Member, res.Reference, res.Tag, res.BlobsSent, res.BytesSent, art.TotalBytes(), res.BlobsMounted, res.BlobsPresent)})
 	}
 	obs := s.Member
 	obs.Image = pools.ImageName(s.Image) + "@" + res.Digest.String()
@@ -286,7 +312,9 @@ func (a *Actuator) destination(t MemberTarget) (Destination, error) {
 	return r.Destination(t)
 }
 
-// artifact loads the source of image once per configuration.
+// artifact loads the source of image once per configuration. Its blobs
+// are read later under each sync's own context (Artifact.Open), so the
+// call that loaded it (an Observe that has since returned) may end.
 func (a *Actuator) artifact(ctx context.Context, image string) (*Artifact, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -297,7 +325,17 @@ func (a *Actuator) artifact(ctx context.Context, image string) (*Artifact, error
 	if art := a.arts[src]; art != nil {
 		return art, nil
 	}
-	art, err := Load(ctx, src)
+	var t SourceTransport
+	if src.Kind == SourceRegistry {
+		ref, err := parseReference(src.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if t, err = a.cfg.SourceTransport(ref.Context().RegistryStr(), a.workDir); err != nil {
+			return nil, err
+		}
+	}
+	art, err := Load(ctx, src, t)
 	if err != nil {
 		return nil, err
 	}

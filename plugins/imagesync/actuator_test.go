@@ -25,7 +25,7 @@ func configure(t *testing.T, a *Actuator, cfg map[string]any, members ...sdk.Mem
 func TestActuatorSyncsObservesAndRecordsTheServedDigest(t *testing.T) {
 	ctx := context.Background()
 	dir := writeLayout(t, imageOf(t, layers(t, 3, 64<<10), nil), nil)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestActuatorBoundsMembersSyncedAtOnce(t *testing.T) {
 func TestActuatorObservesThePinnedDigest(t *testing.T) {
 	ctx := context.Background()
 	dir := writeLayout(t, imageOf(t, layers(t, 2, 32<<10), nil), nil)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}

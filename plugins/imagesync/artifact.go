@@ -27,6 +27,10 @@ type Artifact struct {
 	Manifests []Manifest
 	// Blobs lists the configs and layers of every image, once each.
 	Blobs []Blob
+	// fetch, for a registry source, reads a blob from the source under
+	// the context of the request that sends it; nil for a source on disk,
+	// whose blobs' Layers are read directly.
+	fetch func(context.Context, v1.Hash) (v1.Layer, error)
 }
 
 // Manifest is one image manifest or index, exactly as its bytes are.
@@ -36,11 +40,33 @@ type Manifest struct {
 	Raw       []byte
 }
 
-// Blob is a config or layer of the artifact, with the layer to read it from.
+// Blob is a config or layer of the artifact, with the layer it was found
+// as (read its bytes through Artifact.Open).
 type Blob struct {
 	Digest v1.Hash
 	Size   int64
 	Layer  v1.Layer
+}
+
+// Open returns the layer to read blob b's bytes from. A registry source's
+// blob is fetched under ctx, the context of the request that reads it,
+// not that of the Load that found it (which may have ended: the plugin
+// loads an artifact once, in whichever call needs it first).
+func (a *Artifact) Open(ctx context.Context, b Blob) (v1.Layer, error) {
+	if a.fetch == nil {
+		return b.Layer, nil
+	}
+	return a.fetch(ctx, b.Digest)
+}
+
+// TotalBytes returns the size of every blob and manifest: what a sync to
+// an empty registry sends.
+func (a *Artifact) TotalBytes() int64 {
+	n := a.TotalBlobBytes()
+	for _, m := range a.Manifests {
+		n += int64(len(m.Raw))
+	}
+	return n
 }
 
 // TotalBlobBytes returns the size of every blob: what a sync to an empty
@@ -54,14 +80,15 @@ func (a *Artifact) TotalBlobBytes() int64 {
 }
 
 // Load reads src into an Artifact. A layout or archive is read from disk;
-// a registry source is resolved to its manifest, and its blobs are fetched
-// only when a sync sends them.
-func Load(ctx context.Context, src Source) (*Artifact, error) {
-	root, err := open(ctx, src)
+// a registry source is resolved to its manifests through t, and its blobs
+// are fetched only when a sync sends them, each under its own request's
+// context (Open). ctx bounds the Load alone.
+func Load(ctx context.Context, src Source, t SourceTransport) (*Artifact, error) {
+	a := &Artifact{}
+	root, err := open(ctx, src, t, a)
 	if err != nil {
 		return nil, fmt.Errorf("image source %s: %w", src, err)
 	}
-	a := &Artifact{}
 	w := walker{a: a, seenBlob: map[v1.Hash]bool{}, seenManifest: map[v1.Hash]bool{}}
 	if err := w.add(root); err != nil {
 		return nil, fmt.Errorf("image source %s: %w", src, err)
@@ -71,17 +98,30 @@ func Load(ctx context.Context, src Source) (*Artifact, error) {
 	return a, nil
 }
 
-// open returns the root of src: a v1.Image or a v1.ImageIndex.
-func open(ctx context.Context, src Source) (partial.Describable, error) {
+// open returns the root of src: a v1.Image or a v1.ImageIndex; for a
+// registry source it sets a's fetch.
+func open(ctx context.Context, src Source, t SourceTransport, a *Artifact) (partial.Describable, error) {
 	switch src.Kind {
 	case SourceRegistry:
-		ref, err := parseReference(src.Ref)
+		var opts []name.Option
+		if t.PlainHTTP {
+			opts = append(opts, name.Insecure)
+		}
+		ref, err := name.ParseReference(src.Ref, opts...)
 		if err != nil {
 			return nil, err
 		}
-		desc, err := remote.Get(ref, remote.WithContext(ctx))
+		puller, err := remote.NewPuller(remote.WithTransport(t.roundTripper()))
 		if err != nil {
 			return nil, err
+		}
+		desc, err := puller.Get(ctx, ref)
+		if err != nil {
+			return nil, sourceHint(err, ref.Context().RegistryStr())
+		}
+		repo := ref.Context()
+		a.fetch = func(ctx context.Context, d v1.Hash) (v1.Layer, error) {
+			return puller.Layer(ctx, repo.Digest(d.String()))
 		}
 		if desc.MediaType.IsIndex() {
 			return desc.ImageIndex()

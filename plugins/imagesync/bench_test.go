@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -89,4 +91,55 @@ func BenchmarkSyncLoopback(b *testing.B) {
 	benchSync(b, func(b *testing.B) Destination {
 		return newTestRegistry(b).dest("bench", "harness")
 	})
+}
+
+// BenchmarkSyncIndexOneLayerChanged syncs a two-platform index (linux
+// amd64 and arm64, each of benchLayers layers of benchLayerBytes, the
+// first shared) to the loopback registry, then the index with one layer
+// of its amd64 image changed, and reports the bytes the second sync sent
+// per byte of the changed layer (moved-x-layer): what else moves is the
+// new config and the two manifests. It fails above 1.05.
+func BenchmarkSyncIndexOneLayerChanged(b *testing.B) {
+	ctx := context.Background()
+	amd64 := &v1.Platform{OS: "linux", Architecture: "amd64"}
+	arm64 := &v1.Platform{OS: "linux", Architecture: "arm64"}
+	shared := layers(b, 1, benchLayerBytes)
+	amdLayers := append(append([]v1.Layer{}, shared...), layers(b, benchLayers-1, benchLayerBytes)...)
+	armLayers := append(append([]v1.Layer{}, shared...), layers(b, benchLayers-1, benchLayerBytes)...)
+	index := func(amd []v1.Layer) *Artifact {
+		idx := mutate.AppendManifests(empty.Index,
+			mutate.IndexAddendum{Add: imageOf(b, amd, amd64), Descriptor: v1.Descriptor{Platform: amd64}},
+			mutate.IndexAddendum{Add: imageOf(b, armLayers, arm64), Descriptor: v1.Descriptor{Platform: arm64}},
+		)
+		art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(b, nil, idx)}, SourceTransport{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return art
+	}
+	before := index(amdLayers)
+	changed := layers(b, 1, benchLayerBytes)[0]
+	after := index(append(append([]v1.Layer{}, amdLayers[:benchLayers-1]...), changed))
+	layerBytes := mustSize(b, changed)
+	var sent int64
+	for b.Loop() {
+		b.StopTimer()
+		d := newTestRegistry(b).dest("bench", "harness")
+		if res := Sync(ctx, before, d, Options{}); res.Err != nil {
+			b.Fatal(res.Err)
+		}
+		b.StartTimer()
+		res := Sync(ctx, after, d, Options{})
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+		sent += res.BytesSent
+	}
+	ratio := float64(sent) / float64(b.N) / float64(layerBytes)
+	b.ReportMetric(float64(sent)/float64(b.N), "sent-B/op")
+	b.ReportMetric(float64(layerBytes), "layer-B")
+	b.ReportMetric(ratio, "moved-x-layer")
+	if ratio > 1.05 {
+		b.Errorf("a one-layer change of the index moved %.4f× the layer's bytes, want at most 1.05×", ratio)
+	}
 }

@@ -29,7 +29,8 @@ const DefaultRegistryHost = "127.0.0.1"
 // hosts. RegistryHost is the address the registry listens on as the
 // member's host sees it (DefaultRegistryHost unless set). Parallel bounds
 // the members synced at once (DefaultParallel unless set), Jobs the blobs
-// sent at once to one member (DefaultJobs unless set).
+// sent at once to one member (DefaultJobs unless set). Registries gives
+// per source registry how to reach it (RegistryConfig).
 type Config struct {
 	Source       string            `json:"source,omitempty"`
 	Sources      map[string]string `json:"sources,omitempty"`
@@ -40,6 +41,8 @@ type Config struct {
 	RegistryHost string            `json:"registry_host,omitempty"`
 	Parallel     int               `json:"parallel,omitempty"`
 	Jobs         int               `json:"jobs,omitempty"`
+
+	Registries map[string]RegistryConfig `json:"registries,omitempty"`
 }
 
 // MemberTarget is a pod-pool member as image sync sees it: its name, the

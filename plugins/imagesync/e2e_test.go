@@ -34,22 +34,28 @@ const missingRegistry = "docker-registry not found: apt-get install docker-regis
 // distribution is Debian's docker-registry (distribution 2.8) serving a
 // temporary directory on a loopback port, with no auth.
 type distribution struct {
+	host string // the loopback address it listens on
 	port int
 	dir  string
 	log  *syncbuf.Buffer
 }
 
-// startDistribution runs the registry on a free port. The port is chosen
-// free and then handed to the registry, so another process may take it in
-// between: a registry that exits saying so is started again on another.
-func startDistribution(t testing.TB) *distribution {
+// startDistribution runs the registry on a free port of 127.0.0.1. The
+// port is chosen free and then handed to the registry, so another process
+// may take it in between: a registry that exits saying so is started
+// again on another.
+func startDistribution(t testing.TB) *distribution { return startDistributionOn(t, "127.0.0.1") }
+
+// startDistributionOn runs the registry on a free port of host, a
+// loopback address, as startDistribution does.
+func startDistributionOn(t testing.TB, host string) *distribution {
 	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
 		t.Fatal(missingRegistry)
 	}
 	for attempt := 1; ; attempt++ {
-		d := &distribution{dir: t.TempDir(), log: &syncbuf.Buffer{}}
+		d := &distribution{host: host, dir: t.TempDir(), log: &syncbuf.Buffer{}}
 		if d.start(t, bin) {
 			return d
 		}
@@ -63,7 +69,7 @@ func startDistribution(t testing.TB) *distribution {
 // when the registry exited first.
 func (d *distribution) start(t testing.TB, bin string) bool {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(d.host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +89,9 @@ storage:
     uploadpurging:
       enabled: false
 http:
-  addr: 127.0.0.1:%d
+  addr: %s
   secret: poolc-e2e-not-a-secret
-`, filepath.Join(d.dir, "data"), d.port)
+`, filepath.Join(d.dir, "data"), d.addr())
 	cfgFile := filepath.Join(d.dir, "config.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -113,17 +119,18 @@ http:
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("docker-registry did not answer on 127.0.0.1:%d: %v\n%s", d.port, err, d.log)
+			t.Fatalf("docker-registry did not answer on %s: %v\n%s", d.addr(), err, d.log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
+// addr is the registry's HOST:PORT.
+func (d *distribution) addr() string { return net.JoinHostPort(d.host, strconv.Itoa(d.port)) }
+
 // url is a URL of the registry reached directly, for checks only; syncs
 // reach it through the tunnel.
-func (d *distribution) url(path string) string {
-	return "http://127.0.0.1:" + strconv.Itoa(d.port) + path
-}
+func (d *distribution) url(path string) string { return "http://" + d.addr() + path }
 
 // serves reports whether the registry answers 200 to a HEAD of a
 // manifest, asked directly.
@@ -237,7 +244,7 @@ func TestE2EMultiArchIndexAndCrossRepoMount(t *testing.T) {
 		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
 	)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}

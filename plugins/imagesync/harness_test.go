@@ -173,7 +173,7 @@ func imageOf(t testing.TB, ls []v1.Layer, platform *v1.Platform) v1.Image {
 func artifactOf(t testing.TB, img v1.Image) *Artifact {
 	t.Helper()
 	dir := writeLayout(t, img, nil)
-	a, err := Load(context.Background(), Source{Kind: SourceOCILayout, Path: dir})
+	a, err := Load(context.Background(), Source{Kind: SourceOCILayout, Path: dir}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}

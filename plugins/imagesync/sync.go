@@ -123,7 +123,7 @@ func sync1(ctx context.Context, art *Artifact, dest Destination, opts Options, r
 	m := &meter{member: dest.Member, total: p.BytesToSend(), fn: opts.Progress}
 	defer func() { res.BytesSent = m.sent.Load() }()
 	m.report(false)
-	if err := t.sendBlobs(ctx, p, opts.Jobs, m.add); err != nil {
+	if err := t.sendBlobs(ctx, art, p, opts.Jobs, m.add); err != nil {
 		return err
 	}
 	res.BlobsSent, res.BlobsMounted, res.BlobsPresent = p.Count(BlobUpload), p.Count(BlobMount), p.Count(BlobPresent)
@@ -183,21 +183,23 @@ func (m *meter) report(done bool) {
 
 // sendBlobs uploads or mounts the plan's missing blobs, jobs at a time,
 // counting the bytes read for upload.
-func (t *target) sendBlobs(ctx context.Context, p Plan, jobs int, counted func(int64)) error {
+func (t *target) sendBlobs(ctx context.Context, art *Artifact, p Plan, jobs int, counted func(int64)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
 	for _, bp := range p.Blobs {
-		var l v1.Layer
-		switch bp.Action {
-		case BlobPresent:
+		if bp.Action == BlobPresent {
 			continue
-		case BlobUpload:
-			l = countedLayer{Layer: bp.Blob.Layer, counted: counted}
-		case BlobMount:
-			from := t.repo.Registry.Repo(bp.From).Digest(bp.Blob.Digest.String())
-			l = &remote.MountableLayer{Layer: countedLayer{Layer: bp.Blob.Layer, counted: counted}, Reference: from}
 		}
 		g.Go(func() error {
+			src, err := art.Open(gctx, bp.Blob)
+			if err != nil {
+				return fmt.Errorf("blob %s: %w", bp.Blob.Digest, err)
+			}
+			var l v1.Layer = countedLayer{Layer: src, counted: counted}
+			if bp.Action == BlobMount {
+				from := t.repo.Registry.Repo(bp.From).Digest(bp.Blob.Digest.String())
+				l = &remote.MountableLayer{Layer: l, Reference: from}
+			}
 			if err := t.pusher.Upload(gctx, t.repo, l); err != nil {
 				return fmt.Errorf("blob %s: %w", bp.Blob.Digest, err)
 			}

@@ -142,7 +142,7 @@ func TestSyncMultiArchIndexWhole(t *testing.T) {
 		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
 	)
-	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)})
+	art, err := Load(ctx, Source{Kind: SourceOCILayout, Path: writeLayout(t, nil, idx)}, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,14 +182,14 @@ func TestLoadDockerArchiveAndRegistrySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromTar, err := Load(ctx, src)
+	fromTar, err := Load(ctx, src, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fromTar.Blobs) != 3 || fromTar.Digest != mustDigest(t, img) {
 		t.Errorf("docker-archive: %d blobs, digest %s; want 3, %s", len(fromTar.Blobs), fromTar.Digest, mustDigest(t, img))
 	}
-	if _, err := Load(ctx, Source{Kind: SourceDockerArchive, Path: tar, Ref: "other:tag"}); err == nil {
+	if _, err := Load(ctx, Source{Kind: SourceDockerArchive, Path: tar, Ref: "other:tag"}, SourceTransport{}); err == nil {
 		t.Error("docker-archive with a tag it does not hold loaded")
 	}
 
@@ -204,7 +204,7 @@ func TestLoadDockerArchiveAndRegistrySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromReg, err := Load(ctx, src)
+	fromReg, err := Load(ctx, src, SourceTransport{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,14 +350,14 @@ func TestLayoutPicksNamedManifest(t *testing.T) {
 	if err := p.AppendImage(b, layout.WithAnnotations(map[string]string{refNameAnnotation: "harness-b"})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}); err == nil || !strings.Contains(err.Error(), "#NAME") {
+	if _, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir}, SourceTransport{}); err == nil || !strings.Contains(err.Error(), "#NAME") {
 		t.Errorf("two manifests without a name: %v", err)
 	}
-	got, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir, Ref: "harness-b"})
+	got, err := Load(ctx, Source{Kind: SourceOCILayout, Path: dir, Ref: "harness-b"}, SourceTransport{})
 	if err != nil || got.Digest != mustDigest(t, b) {
 		t.Errorf("named manifest: %v, %v", got, err)
 	}
-	if _, err := Load(ctx, Source{Kind: SourceOCILayout, Path: filepath.Join(dir, "missing")}); err == nil {
+	if _, err := Load(ctx, Source{Kind: SourceOCILayout, Path: filepath.Join(dir, "missing")}, SourceTransport{}); err == nil {
 		t.Error("a missing layout loaded")
 	}
 }

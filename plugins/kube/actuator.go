@@ -17,17 +17,25 @@ import (
 const PluginName = "kube"
 
 // ConfigSchema is the CUE schema of the plugin's config block:
-// kubeconfig is the file to read (default: $KUBECONFIG, then
-// ~/.kube/config), drain_on_remove lets member-remove delete the pool's
-// Jobs that still run instead of refusing.
+// kubeconfig is the file to read (relative to the pool's directory;
+// default: $KUBECONFIG, then ~/.kube/config), drain_on_remove lets
+// member-remove delete the pool's Jobs that still run instead of
+// refusing, delete_foreign_on_remove lets it delete a namespace poolc
+// made that holds objects poolc did not make (kept otherwise).
 const ConfigSchema = `{
-	kubeconfig?:      ` + configschema.LocalPath + `
-	drain_on_remove?: bool
+	kubeconfig?:               ` + configschema.LocalPath + `
+	drain_on_remove?:          bool
+	delete_foreign_on_remove?: bool
 }`
 
 type actuatorConfig struct {
-	Kubeconfig    string `json:"kubeconfig"`
-	DrainOnRemove bool   `json:"drain_on_remove"`
+	Kubeconfig            string `json:"kubeconfig"`
+	DrainOnRemove         bool   `json:"drain_on_remove"`
+	DeleteForeignOnRemove bool   `json:"delete_foreign_on_remove"`
+}
+
+func (c actuatorConfig) removeOptions() RemoveOptions {
+	return RemoveOptions{Drain: c.DrainOnRemove, DeleteForeign: c.DeleteForeignOnRemove}
 }
 
 // Actuator is the kube plugin: it carries out the member-ensure and
@@ -42,6 +50,7 @@ type Actuator struct {
 	// observed are the members Observe reports: the inventory's, then
 	// those leaving the pool (until their member-remove has run).
 	observed []sdk.Member
+	leaving  int // how many of observed, at its end, are leaving
 }
 
 var _ sdk.Actuator = (*Actuator)(nil)
@@ -70,7 +79,7 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 			ds = append(ds, sdk.Diagnostic{Severity: sdk.Error, Summary: fmt.Sprintf("pod_pool %q: %v", m.PodPool, err)})
 		}
 	}
-	k, err := LoadKubeconfig(cfg.Kubeconfig)
+	k, err := LoadKubeconfig(KubeconfigFile(cfg.Kubeconfig, req.WorkDir))
 	if err != nil {
 		ds = append(ds, sdk.Errorf([]string{"kubeconfig"}, err.Error())...)
 	}
@@ -81,6 +90,7 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	defer a.mu.Unlock()
 	a.cfg, a.k = cfg, k
 	a.observed = append(slices.Clone(req.Inventory.Members), req.Inventory.Leaving...)
+	a.leaving = len(req.Inventory.Leaving)
 	return sdk.ConfigureResponse{}
 }
 
@@ -90,20 +100,23 @@ func fromSDK(m sdk.Member) Member {
 
 // Observe reports each member whose namespace exists, the inventory's
 // and those leaving the pool (so a member dropped from the config is
-// still seen, and removed), as its cluster holds it: the quota's Job limit as the capacity (a hand-edited quota
-// therefore shows as a change), the LimitRange's memory and the published
-// registry. A member whose cluster cannot be observed is reported
+// still seen, and removed), as its cluster holds it: the quota's Job
+// limit as the capacity, the LimitRange's memory as the pod memory and
+// the published registry, so any of them edited or deleted by hand shows
+// as a change; never an image (the image-sync plugin reads registries).
+// For each leaving member a warning says what its member-remove will
+// delete and keep. A member whose cluster cannot be observed is reported
 // unobserved, with the cause, so poolc plans nothing on it.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
 	a.mu.Lock()
-	k, members := a.k, a.observed
+	k, members, leaving, cfg := a.k, a.observed, a.leaving, a.cfg
 	a.mu.Unlock()
 	var resp sdk.ObserveResponse
 	if k == nil {
 		resp.Diagnostics = sdk.Errorf(nil, "the kube plugin is not configured")
 		return resp
 	}
-	for _, m := range members {
+	for i, m := range members {
 		o, err := k.Observe(ctx, fromSDK(m))
 		if err != nil {
 			// Unknown, not absent: poolc keeps the member it recorded.
@@ -111,11 +124,26 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 				Cause: sdk.CauseOf(err), Detail: err.Error()})
 			continue
 		}
-		if got, ok := observedMember(m, o); ok {
-			resp.Fleet.Members = append(resp.Fleet.Members, got)
+		got, ok := observedMember(m, o)
+		if !ok {
+			continue
+		}
+		resp.Fleet.Members = append(resp.Fleet.Members, got)
+		if i >= len(members)-leaving {
+			resp.Diagnostics = append(resp.Diagnostics, removalNotice(ctx, k, m, cfg))
 		}
 	}
 	return resp
+}
+
+// removalNotice says, for the plan, what the member-remove of leaving
+// member m will delete and keep, as read from its cluster now.
+func removalNotice(ctx context.Context, k *Kubeconfig, m sdk.Member, cfg actuatorConfig) sdk.Diagnostic {
+	rm, err := k.PlanRemove(ctx, fromSDK(m), cfg.removeOptions())
+	if err != nil {
+		return sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("member-remove of %s (pod_pool %q): what it would delete cannot be read: %v", m.Context, m.PodPool, err)}
+	}
+	return sdk.Diagnostic{Severity: sdk.Warning, Summary: fmt.Sprintf("member-remove of %s (pod_pool %q) %s", m.Context, m.PodPool, rm)}
 }
 
 // observedMember is m as o saw it; ok is false when the namespace is
@@ -126,6 +154,7 @@ func observedMember(m sdk.Member, o Observed) (sdk.Member, bool) {
 		return sdk.Member{}, false
 	}
 	got := m
+	got.Image = "" // an image-sync plugin observes images, by reading the registry
 	got.Capacity = 0
 	if o.Quota != nil && !o.Quota.Extra {
 		got.Capacity = int(o.Quota.Hard)
@@ -171,7 +200,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	case sdk.KindMemberEnsure:
 		r, err = k.Ensure(ctx, m)
 	case sdk.KindMemberRemove:
-		r, err = k.Remove(ctx, m, RemoveOptions{Drain: cfg.DrainOnRemove})
+		r, err = k.Remove(ctx, m, cfg.removeOptions())
 	default:
 		return sdk.ApplyResponse{Diagnostics: sdk.Errorf(nil, fmt.Sprintf("the kube plugin does not carry out %s steps", s.Kind))}
 	}

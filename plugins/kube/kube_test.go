@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -24,6 +26,7 @@ func withFake(objs ...runtime.Object) (*Kubeconfig, kubernetes.Interface) {
 	return &Kubeconfig{
 		rules:   clientcmd.NewDefaultClientConfigLoadingRules(),
 		clients: map[string]kubernetes.Interface{"fake": cs},
+		mds:     map[string]metadata.Interface{"fake": metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())},
 	}, cs
 }
 
@@ -185,7 +188,7 @@ func TestRemoveRefusesWhileThePoolsJobsRun(t *testing.T) {
 	if !errors.As(err, &running) || len(running.Jobs) != 7 {
 		t.Fatalf("err = %v", err)
 	}
-	want := "member fake: 7 Jobs still run in namespace jobs (j1, j2, j3, j4, j5 and 2 more); let them finish, or remove the member with drain"
+	want := "member fake: 7 Jobs still run in namespace jobs (j1, j2, j3, j4, j5 and 2 more); let them finish, or set drain_on_remove = true in the kube plugin's config to delete them"
 	if err.Error() != want {
 		t.Fatalf("message\n%s\nwant\n%s", err, want)
 	}

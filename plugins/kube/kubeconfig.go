@@ -13,14 +13,19 @@ package kube
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"poolc.dev/poolc/pools"
 )
 
 // DefaultTimeout bounds each request to a member's API server, and the
@@ -34,6 +39,8 @@ type Kubeconfig struct {
 	raw     clientcmdapi.Config
 	mu      sync.Mutex
 	clients map[string]kubernetes.Interface
+	configs map[string]*rest.Config // of the clients made
+	mds     map[string]metadata.Interface
 }
 
 // LoadKubeconfig reads the kubeconfig as kubectl does: path when given,
@@ -45,7 +52,7 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return &Kubeconfig{rules: rules, raw: *raw, clients: map[string]kubernetes.Interface{}}, nil
+	return &Kubeconfig{rules: rules, raw: *raw, clients: map[string]kubernetes.Interface{}, configs: map[string]*rest.Config{}, mds: map[string]metadata.Interface{}}, nil
 }
 
 // Sources names the files the kubeconfig was read from, for messages.
@@ -165,6 +172,57 @@ func (k *Kubeconfig) Client(ctx context.Context, name string) (kubernetes.Interf
 	}
 	k.mu.Lock()
 	k.clients[name] = cs
+	k.configs[name] = cfg
 	k.mu.Unlock()
 	return cs, nil
+}
+
+// withMetadata returns the typed client of the named context, as Client
+// does, and a metadata client (which reads any kind of object by its
+// metadata) of the same context.
+func (k *Kubeconfig) withMetadata(ctx context.Context, name string) (kubernetes.Interface, metadata.Interface, error) {
+	cs, err := k.Client(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if md := k.mds[name]; md != nil {
+		return cs, md, nil
+	}
+	md, err := metadata.NewForConfig(k.configs[name])
+	if err != nil {
+		return nil, nil, &ContextError{Context: name, Detail: err.Error()}
+	}
+	k.mds[name] = md
+	return cs, md, nil
+}
+
+// KubeconfigFile is the kubeconfig file the kube plugin reads when its
+// config block sets kubeconfig to setting, for a pool whose files are in
+// dir: setting itself, relative to dir unless absolute, or "" when unset
+// (then LoadKubeconfig reads $KUBECONFIG, then ~/.kube/config). The
+// plugin and the pods commands both decide it here, so they read the same
+// file.
+func KubeconfigFile(setting, dir string) string {
+	if setting == "" || filepath.IsAbs(setting) || dir == "" {
+		return setting
+	}
+	return filepath.Join(dir, setting)
+}
+
+// PodPoolKubeconfig is the kubeconfig file of pod pool pp of p, whose
+// files are in dir, as its cluster plugin reads it: the kubeconfig of
+// the plugin block that pp's cluster names (KubeconfigFile), "" when the
+// block sets none or pp's cluster is not declared.
+func PodPoolKubeconfig(p *pools.Pool, pp pools.PodPool, dir string) string {
+	for _, pl := range p.Plugins {
+		if pl.Name != pp.Cluster {
+			continue
+		}
+		if s, ok := pl.Config["kubeconfig"].(string); ok {
+			return KubeconfigFile(s, dir)
+		}
+	}
+	return ""
 }

@@ -61,9 +61,13 @@ type Member struct {
 }
 
 // ImageCopy is an image (From, as the pod pool gives it) and the copy of
-// it a member's registry serves (To: REGISTRY/REPOSITORY@DIGEST).
+// it a member's registry serves (To: REGISTRY/REPOSITORY@DIGEST). When
+// the pod pool copies its image to the member's registry but no copy
+// there is verified, To is empty and Unverified says why: a Job running
+// From is then not placed on the member.
 type ImageCopy struct {
-	From, To string
+	From, To   string
+	Unverified string
 }
 
 var registryRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?:[0-9]{1,5}$`)

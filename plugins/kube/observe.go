@@ -67,8 +67,11 @@ func (k *Kubeconfig) Observe(ctx context.Context, m Member) (Observed, error) {
 		}
 		lr, err := core.LimitRanges(m.Namespace).Get(ctx, LimitRangeName, metav1.GetOptions{})
 		switch {
-		case err == nil:
+		case err == nil && len(lr.Spec.Limits) == 1:
 			o.PodMemory = limitMemory(lr)
+		case err == nil:
+			// Edited by hand beyond the one limit Ensure writes: what it
+			// gives pods is not the pool's, and Ensure rewrites it.
 		case !apierrors.IsNotFound(err):
 			return o, fmt.Errorf("member %s: limit range %s: %w", m.Context, LimitRangeName, err)
 		}

@@ -283,6 +283,7 @@ func (e *jsonWriter) step(s *pools.Step) {
 		e.int(m.Capacity)
 		e.optStr(`,"registry":`, m.Registry)
 		e.optStr(`,"image":`, m.Image)
+		e.optFloat(`,"pod_memory_gb":`, m.PodMemoryGB)
 		e.raw(`}`)
 	}
 	e.raw(`}`)

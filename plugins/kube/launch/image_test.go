@@ -1,6 +1,8 @@
 package launch
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,5 +29,26 @@ func TestForMemberRunsTheRegistrysCopy(t *testing.T) {
 	m.Image = kube.ImageCopy{}
 	if got := forMember(job, m).Spec.Template.Spec.Containers[0].Image; got != "harness:v1" {
 		t.Errorf("a member without a copy runs %s, want harness:v1", got)
+	}
+}
+
+// A member whose registry has no verified copy of the pool's image is
+// not tried for a Job of that image, and when no member has one the
+// error says, per member, why; a Job of another image may go anywhere.
+func TestRunnableSkipsAMemberWithoutAVerifiedCopy(t *testing.T) {
+	members := []kube.Member{
+		{Pool: "jobs", Context: "a", Image: kube.ImageCopy{From: "harness:v1", Unverified: "the last sync there failed"}},
+		{Pool: "jobs", Context: "b", Image: kube.ImageCopy{From: "harness:v1", To: "k3d-reg-b:5051/harness@sha256:ab"}},
+	}
+	ok, skipped := Runnable(members, CommandJob("harness:v1", []string{"run"}))
+	if len(ok) != 1 || ok[0].Context != "b" || len(skipped) != 1 || skipped[0] != "member a skipped: the last sync there failed" {
+		t.Errorf("runnable %v, skipped %q", ok, skipped)
+	}
+	if ok, _ := Runnable(members, CommandJob("busybox:1", []string{"true"})); len(ok) != 2 {
+		t.Errorf("a Job of another image: runnable %v, want both", ok)
+	}
+	_, err := Submit(context.Background(), nil, members[:1], CommandJob("harness:v1", nil), Options{})
+	if err == nil || !strings.Contains(err.Error(), "member a skipped: the last sync there failed") {
+		t.Errorf("no member with a copy: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,9 @@ type Placed struct {
 	// Refused lists the members (contexts) of higher priority whose quota
 	// refused the Job on the attempt that placed it.
 	Refused []string
+	// Skipped says, one line per member, why a member was not tried: its
+	// registry has no verified copy of the image the Job runs.
+	Skipped []string
 	// Waited is how long the launcher waited for room.
 	Waited time.Duration
 }
@@ -104,10 +108,16 @@ func (e *FullError) Error() string {
 // (POOL-xxxxx) when it has none, and DefaultTTL when it sets no TTL.
 // Errors other than a quota refusal (an unreachable member, a missing
 // namespace) skip that member; when no member can take Jobs at all the
-// error names each one's problem.
+// error names each one's problem. A member whose registry has no verified
+// copy of the pool's image (kube.ImageCopy.Unverified) is never tried for
+// a Job that runs that image: the Job goes to another member with room.
 func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1.Job, o Options) (Placed, error) {
 	if len(members) == 0 {
 		return Placed{}, errors.New("the pod pool has no members")
+	}
+	members, skipped := Runnable(members, job)
+	if len(members) == 0 {
+		return Placed{}, fmt.Errorf("no member can run the Job: %s", strings.Join(skipped, "; "))
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -128,7 +138,7 @@ func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1
 	var room map[string]bool
 	for {
 		var refused []string
-		var problems []string
+		problems := slices.Clone(skipped)
 		for _, m := range members {
 			if room != nil && !room[m.Context] {
 				refused = append(refused, m.Context)
@@ -142,7 +152,7 @@ func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1
 			created, full, err := admit(ctx, cs, m, job, holder)
 			switch {
 			case err == nil && !full:
-				return Placed{Context: m.Context, Namespace: m.Namespace, Job: created.Name, Refused: refused, Waited: time.Since(start)}, nil
+				return Placed{Context: m.Context, Namespace: m.Namespace, Job: created.Name, Refused: refused, Skipped: skipped, Waited: time.Since(start)}, nil
 			case full:
 				refused = append(refused, m.Context)
 			case ctx.Err() != nil:
@@ -180,6 +190,34 @@ func Submit(ctx context.Context, cl Clients, members []kube.Member, job *batchv1
 			}
 		}
 	}
+}
+
+// Runnable splits members into those that may run job and, one line
+// each, why the others may not: the Job runs the pod pool's image and the
+// member's registry has no verified copy of it.
+func Runnable(members []kube.Member, job *batchv1.Job) (ok []kube.Member, skipped []string) {
+	for _, m := range members {
+		if m.Image.Unverified != "" && m.Image.To == "" && runs(job, m.Image.From) {
+			skipped = append(skipped, fmt.Sprintf("member %s skipped: %s", m.Context, m.Image.Unverified))
+			continue
+		}
+		ok = append(ok, m)
+	}
+	return ok, skipped
+}
+
+// runs reports whether a container of job (an init container too) runs
+// image.
+func runs(job *batchv1.Job, image string) bool {
+	pod := job.Spec.Template.Spec
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for _, c := range cs {
+			if c.Image == image {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasRoom(room map[string]bool) bool {

@@ -19,10 +19,11 @@ import (
 // Members returns pod pool pp's members as kube.Members does, each with
 // the image copy its registry serves according to the state of the pool
 // that paths configure (read from the state backend the configuration
-// names). A pod pool without image or registries reads no state.
+// names). A pod pool without image, image-sync plugin or registries reads
+// no state.
 func Members(paths []string, pp pools.PodPool) ([]kube.Member, error) {
 	members := kube.Members(pp)
-	if pp.Image == "" || !hasRegistry(pp) {
+	if pp.Image == "" || pp.ImageSync == "" || !hasRegistry(pp) {
 		return members, nil
 	}
 	cfg, diags := compiler.Load(paths)
@@ -41,21 +42,37 @@ func Members(paths []string, pp pools.PodPool) ([]kube.Member, error) {
 	return WithCopies(members, pp.Image, st.Fleet), nil
 }
 
-// WithCopies sets, on each of members, the copy of image its registry
-// serves according to fleet (pools.MemberState.RegistryImage); a member
-// the fleet does not record as holding image keeps none, and its Jobs run
-// image as given.
+// WithCopies sets, on each of members that has a registry, the copy of
+// image that registry serves according to fleet
+// (pools.MemberState.RegistryImage): the copy an image-sync verified
+// there, read back from the registry. A member the fleet does not record
+// as holding image gets no copy but the reason (ImageCopy.Unverified),
+// and takes no Job of image; a member without a registry keeps none, and
+// its Jobs run image as given.
 func WithCopies(members []kube.Member, image string, fleet pools.Fleet) []kube.Member {
 	out := make([]kube.Member, len(members))
 	for i, m := range members {
 		out[i] = m
+		if m.Registry == "" {
+			continue
+		}
+		c := kube.ImageCopy{From: image, Unverified: fmt.Sprintf("the state records no member %s (run poolc apply)", m.Context)}
 		for _, s := range fleet.Members {
-			if s.PodPool == m.Pool && s.Context == m.Context {
-				if to := s.RegistryImage(image); to != "" {
-					out[i].Image = kube.ImageCopy{From: image, To: to}
-				}
+			if s.PodPool != m.Pool || s.Context != m.Context {
+				continue
+			}
+			switch to := s.RegistryImage(image); {
+			case to != "":
+				c = kube.ImageCopy{From: image, To: to}
+			case s.Registry != m.Registry:
+				c.Unverified = fmt.Sprintf("no image-sync has verified %s in registry %s yet (run poolc apply)", image, m.Registry)
+			case s.Image == "":
+				c.Unverified = fmt.Sprintf("no image-sync has verified %s in registry %s (run poolc apply; the last sync there failed or never ran)", image, m.Registry)
+			default:
+				c.Unverified = fmt.Sprintf("registry %s holds %s, verified by the last sync, not %s (run poolc apply)", m.Registry, s.Image, image)
 			}
 		}
+		out[i].Image = c
 	}
 	return out
 }
