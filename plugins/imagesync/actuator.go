@@ -2,6 +2,7 @@ package imagesync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -166,6 +167,15 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	var resp sdk.ObserveResponse
 	for _, s := range all {
 		m := s.member
+		var source *SourceError
+		if errors.As(s.err, &source) {
+			// The registry is not what failed: the image the pool names
+			// has no digest to compare with, a warning for the plan (the
+			// sync planned then fails saying the same).
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
+				Summary: fmt.Sprintf("pod_pool %q member %s: %v", m.PodPool, m.Context, source)})
+			continue
+		}
 		if s.err != nil {
 			// Unknown, not empty: poolc keeps the image it recorded.
 			resp.Fleet.Unobserved = append(resp.Fleet.Unobserved, sdk.Unobserved{Kind: sdk.TargetRegistry, PodPool: m.PodPool, Context: m.Context,
@@ -222,7 +232,7 @@ func (a *Actuator) observe(ctx context.Context, m sdk.Member) (observation, erro
 	pin := pools.ImageDigest(m.Image)
 	if pin == "" {
 		if err != nil {
-			return observation{}, err
+			return observation{}, &SourceError{Err: err}
 		}
 		st, err := Observe(ctx, art, d, nil)
 		return observation{st: st, want: art.Digest, inspected: true}, err

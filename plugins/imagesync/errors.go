@@ -48,6 +48,17 @@ func (e *TagConflictError) Error() string {
 	return "tag " + e.Repository + ":" + e.Tag + " already names " + e.Have + ", not " + e.Want + "; tags are immutable, refusing to move it"
 }
 
+// SourceError is a pool's image source that could not be read: the
+// member's registry was asked nothing, or answered, so the member is not
+// unobserved; what a sync would send it is what is unknown.
+type SourceError struct{ Err error }
+
+// Error implements error.
+func (e *SourceError) Error() string { return "the image source cannot be read: " + e.Err.Error() }
+
+// Unwrap returns the reading's error.
+func (e *SourceError) Unwrap() error { return e.Err }
+
 // PinError is a source whose image is not the digest the pool pins.
 type PinError struct {
 	Want string
