@@ -43,8 +43,10 @@ func init() {
 line per node, lane process, route, weights file and pod-pool member, as
 the state diff of a plan shows them; then, for each lane process whose
 actuator reports it, what the last refresh read of it on its node: its
-pid, resident memory (rss) and own command line. --format json prints
-the state file's own JSON.
+pid, resident memory (rss), the declared and estimated memory of its
+model in the configuration (as plan decides them) and its own command
+line. poolc plan warns of a process more than 10% above the memory its
+model is assumed to take. --format json prints the state file's own JSON.
 
 Exit codes: 0 success, 1 the state cannot be read.`,
 		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
@@ -70,7 +72,7 @@ Exit codes: 0 success, 1 the state cannot be read.`,
 					return ExitOK
 				}
 				fmt.Fprintf(io.Out, "# pool %s, lineage %s, serial %d\n%s", orDash(st.Pool), orDash(st.Lineage), st.Serial, render.StateText(st.Fleet))
-				if obs := render.ObservedText(st.Fleet); obs != "" {
+				if obs := render.ObservedText(st.Fleet, configuredPool(sf, args)); obs != "" {
 					fmt.Fprintf(io.Out, "# as the last refresh read them on the nodes\n%s", obs)
 				}
 				return ExitOK
@@ -170,6 +172,21 @@ func readState(sf stateFlags, args []string) (*pools.State, error) {
 	}
 	defer b.Close()
 	return b.Read()
+}
+
+// configuredPool is the pool of the configuration at args, its models'
+// memory decided and checked as plan does, for state show to set beside
+// what it observed; nil when the state is named by --state alone or the
+// configuration does not load.
+func configuredPool(sf stateFlags, args []string) *pools.Pool {
+	if *sf.path != "" && len(args) == 0 {
+		return nil
+	}
+	cfg, diags := compiler.LoadWith(args, memoryChecked(false))
+	if cfg == nil || diags.HasErrors() {
+		return nil
+	}
+	return cfg.Pool
 }
 
 func orDash(s string) string {

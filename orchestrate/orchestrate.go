@@ -194,7 +194,8 @@ type PlanResponse struct {
 	// Drift is what the refresh found different from the state file,
 	// each with the plugin that saw it.
 	Drift []host.Drift
-	// Diagnostics are the warnings of the plugins.
+	// Diagnostics are the warnings of the plugins, and those of
+	// ObservedMemory: lanes that hold more memory than assumed.
 	Diagnostics pools.Diagnostics
 }
 
@@ -215,6 +216,7 @@ func Plan(ctx context.Context, req PlanRequest) (*PlanResponse, error) {
 		return nil, err
 	}
 	p.MayHaveRun = s.uncertain(p)
+	diags = append(diags, req.observedMemory(s.state.Fleet)...)
 	return &PlanResponse{State: s.state, Plan: p, Drift: s.drift, Diagnostics: diags}, nil
 }
 
