@@ -169,6 +169,22 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 	if err != nil || (word != "started" && word != "running") {
 		return fmt.Errorf("starting lane %s on %s: unexpected answer %q", l.Name, n.host, out)
 	}
+	if word == "running" {
+		stopping, err := n.stopping(ctx, l, pid)
+		if err != nil {
+			return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
+		}
+		if stopping {
+			if progress != nil {
+				progress(fmt.Sprintf("lane %s: pid %d on %s is the lane's own process but no longer listens on port %d (told to stop by an apply that was cut off): killing it and starting the lane again", l.Name, pid, n.host, l.Port))
+			}
+			n.disown(l, m, unit, true, pid)
+			if id, err := n.identity(ctx, pid, l); err != nil || id.alive {
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("its stopping process (pid %d) on %s outlived a SIGKILL", pid, n.host), Log: n.logTail(l.key())}
+			}
+			return n.launchMeta(ctx, l, meta, argv, progress)
+		}
+	}
 	if progress != nil {
 		progress(fmt.Sprintf("lane %s %s as pid %d on %s, waiting for /health", l.Name, word, pid, n.host))
 	}
@@ -183,6 +199,48 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
 	}
 	return nil
+}
+
+// stoppingGrace is how long a lane's process found running must stay
+// alive without listening on its port before a start takes it for one
+// that is stopping: llama-server listens before it loads, so only a
+// process that has just been exec'd, or one told to stop, does not.
+const stoppingGrace = 3 * time.Second
+
+// stopping reports whether process pid, found running under lane l's
+// pidfile, is the lane's own server (its command line says so, so a
+// reused pid is never taken for it) that does not listen on l's port
+// while nothing else does, through stoppingGrace: a lane signalled to
+// stop by an apply that was then killed. llama-server closes its port at
+// once on SIGTERM and may live a minute more; no start can wait that out.
+func (n *Node) stopping(ctx context.Context, l Lane, pid int) (bool, error) {
+	deadline := time.Now().Add(stoppingGrace)
+	for {
+		id, err := n.identity(ctx, pid, l)
+		var held *PortHeldError
+		switch {
+		case errors.As(err, &held):
+			return false, nil // waitReady names the holder
+		case err != nil:
+			return false, err
+		case !id.alive || id.listening || id.unseen:
+			return false, nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(n.set.Poll):
+		}
+	}
+	st, err := n.status(ctx)
+	if err != nil {
+		return false, err
+	}
+	rec, ok := st.lane(l)
+	return ok && rec.pid == pid && rec.isLane(l), nil
 }
 
 // disown forgets the files of lane l, whose process (pid) is not the one

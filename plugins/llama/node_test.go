@@ -355,3 +355,50 @@ func TestAProbeAnswerTooLargeSaysSo(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestAStartKillsItsLanesOwnProcessThatIsStopping: a lane told to stop
+// (SIGTERM) by an apply that was then killed closes its port at once but
+// lives on, as llama-server does; the next start must not take it for the
+// running lane and wait on its /health: it kills it and starts the lane.
+func TestAStartKillsItsLanesOwnProcessThatIsStopping(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	set.Env[llamastub.EnvLinger] = "10m"
+	n := NewNode(Local{}, set)
+	l := testLane(t, "cognition", 200_000, "chat")
+	stopAtEnd(t, n, l)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 {
+		t.Fatalf("observed %+v %v", obs, err)
+	}
+	old := obs.Lanes[0].PID
+	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := http.Get("http://" + l.probeAddr() + "/health"); err != nil {
+			break // the port closed; the process lingers
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port did not close after SIGTERM")
+		}
+	}
+	if !processLives(old) {
+		t.Fatal("the stand-in did not linger after SIGTERM; the test needs it to")
+	}
+	var lines []string
+	if err := n.Start(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatalf("start after the lane was told to stop: %v (progress %q)", err, lines)
+	}
+	for deadline := time.Now().Add(10 * time.Second); processLives(old); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d, the stopping process, still lives after the start", old)
+		}
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "no longer listens") {
+		t.Errorf("progress %q does not say why the old process was killed", lines)
+	}
+}
