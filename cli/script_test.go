@@ -64,6 +64,9 @@ func TestScripts(t *testing.T) {
 			// it runs under STATEDIR/*/ (the third argument) are killed
 			// when the script ends, whatever happened.
 			"llamastub": llamastubCmd,
+			// freeports NAME... sets each NAME to a free loopback port
+			// (with the port above it free) no other script was given.
+			"freeports": freeportsCmd,
 			// mkbinary NAME writes a file of bytes that are not text.
 			"mkbinary": func(ts *testscript.TestScript, neg bool, args []string) {
 				data := make([]byte, 4096)
