@@ -13,7 +13,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store/etcdstore"
 )
 
 // Report is what a node's agent publishes about its node.
@@ -149,16 +148,15 @@ func Mark(st *pools.State, p *pools.Pool, ms []Member) {
 // block's, TLS files relative to dir), read from its membership there; for
 // a pool on the file backend it does nothing.
 func MarkPool(ctx context.Context, st *pools.State, p *pools.Pool, dir string) error {
-	sb := p.State
-	if sb.Backend != "etcd" {
+	if p.State.Backend != "etcd" {
 		return nil
 	}
-	cli, err := etcdstore.Connect(sb, dir)
+	r, closeRegistry, err := Open(p, dir)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	ms, err := New(cli, etcdstore.Prefix(sb, p.Name), etcdstore.TTL(sb)).Members(ctx)
+	defer closeRegistry()
+	ms, err := r.Members(ctx)
 	if err != nil {
 		return err
 	}

@@ -184,6 +184,11 @@ type PlanRequest struct {
 	Common
 	// AssumeDown names nodes to treat as down.
 	AssumeDown []string
+	// Base, when set, is the configuration to plan from (its desired
+	// state) instead of the state: what a pull request changes. No
+	// state is read and no plugin started; Common's other settings than
+	// Config and Now are not used.
+	Base []string
 }
 
 // PlanResponse is a plan with what it was made from.
@@ -206,6 +211,9 @@ type PlanResponse struct {
 // (Plan.MayHaveRun) that apply would report. Without the lock an apply may
 // be under way, so its journal says nothing of an interruption.
 func Plan(ctx context.Context, req PlanRequest) (*PlanResponse, error) {
+	if len(req.Base) > 0 {
+		return planFromBase(req)
+	}
 	s, diags, err := req.open(ctx, req.Lock)
 	if err != nil {
 		return nil, err
@@ -218,6 +226,21 @@ func Plan(ctx context.Context, req PlanRequest) (*PlanResponse, error) {
 	p.MayHaveRun = s.uncertain(p)
 	diags = append(diags, req.observedMemory(s.state.Fleet)...)
 	return &PlanResponse{State: s.state, Plan: p, Drift: s.drift, Diagnostics: diags}, nil
+}
+
+// planFromBase plans req's configuration from the desired state of the
+// configuration at req.Base.
+func planFromBase(req PlanRequest) (*PlanResponse, error) {
+	base, diags := compiler.Load(req.Base)
+	if diags.HasErrors() {
+		return nil, errors.New("base configuration:\n" + diags.Err().Error())
+	}
+	current := compiler.Desired(base)
+	p, err := compiler.Plan(req.Config, current, compiler.PlanOptions{AssumeDown: req.AssumeDown, Now: req.Now})
+	if err != nil {
+		return nil, err
+	}
+	return &PlanResponse{State: current, Plan: p}, nil
 }
 
 // ApplyRequest asks to take the fleet to the configuration.
