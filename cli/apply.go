@@ -13,8 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/plural"
@@ -25,12 +24,7 @@ import (
 	"poolc.dev/poolc/runner/store"
 )
 
-func init() {
-	register(&command{
-		name:    "apply",
-		args:    "[PLANFILE | PATH...]",
-		summary: "carry out the plan through the actuator plugins",
-		help: `Takes the fleet to the configuration. With PATHs: locks the state, starts
+const applyHelp = `Takes the fleet to the configuration. With PATHs: locks the state, starts
 the pool's actuator plugins, refreshes the state from what they observe,
 plans, shows the plan, asks for confirmation (on a terminal; elsewhere
 --auto-approve is required) and carries it out. With a PLANFILE saved by
@@ -89,44 +83,16 @@ Examples:
   poolc apply --auto-approve --json pools/ > events.jsonl   # for CI
 
 Exit codes: 0 every step done (or nothing to do); 1 an error, a refused
-plan, a failed or cancelled step; 130 stopped by a second Ctrl-C.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			var o applyOptions
-			fs.BoolVar(&o.autoApprove, "auto-approve", false, "do not ask for confirmation (required when not on a terminal)")
-			fs.BoolVar(&o.allowInterruption, "allow-interruption", false, "carry out a plan that leaves an alias unserved for a while")
-			fs.BoolVar(&o.retryUncertain, "retry-uncertain", false, "send again the steps a killed apply left that may have run (see above)")
-			fs.BoolVar(&o.refresh, "refresh", true, "refresh the state from the plugins before planning")
-			fs.StringArrayVar(&o.assumeDown, "assume-down", nil, "treat this node as down, also when it cannot be observed (repeatable)")
-			fs.DurationVar(&o.lockTimeout, "lock-timeout", 0, "wait this long for another apply's lock (0: fail at once)")
-			fs.IntVar(&o.parallelism, "parallelism", runner.DefaultParallelism, "steps in flight at once")
-			fs.DurationVar(&o.stepTimeout, "step-timeout", runner.DefaultStepTimeout, "time limit of one attempt of a step")
-			fs.IntVar(&o.retries, "retries", runner.DefaultRetries, "retries of a step that fails retryably")
-			fs.StringVar(&o.statePath, "state", "", "state file (default: the pool's own)")
-			fs.BoolVar(&o.json, "json", false, "print a JSON event per line instead of the plan and progress")
-			fs.BoolVar(&o.noColor, "no-color", false, "no colors in text output (also when NO_COLOR is set)")
-			return func(args []string, io Stdio) int {
-				return apply(args, o, io)
-			}
-		},
-	})
-}
-
-type applyOptions struct {
-	autoApprove, allowInterruption, refresh, json, noColor bool
-	retryUncertain                                         bool
-	lockTimeout, stepTimeout                               time.Duration
-	parallelism, retries                                   int
-	statePath                                              string
-	assumeDown                                             []string
-}
+plan, a failed or cancelled step; 130 stopped by a second Ctrl-C.`
 
 // applyFail prints a failure of apply, once, and returns the exit code.
 func applyFail(io Stdio, format string, args ...any) int {
 	return fail(io, "apply", fmt.Sprintf(format, args...))
 }
 
-func apply(args []string, o applyOptions, io Stdio) int {
-	io.diags = diagFormFor(o.json, true, io.Err, o.noColor)
+func runApply(a *arguments.Apply, io Stdio) int {
+	io.diags = diagFormFor(a.JSON, true, io.Err, a.NoColor)
+	args := a.Paths.Paths
 	var saved *pools.SavedPlan
 	if savedPlanArg(args) {
 		s, err := readSavedPlan(args[0])
@@ -134,7 +100,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 			return applyFail(io, "%v", err)
 		}
 		saved, args = s, s.ConfigFiles
-		if len(o.assumeDown) > 0 {
+		if len(a.AssumeDown) > 0 {
 			made := "none"
 			if len(s.AssumeDown) > 0 {
 				made = strings.Join(s.AssumeDown, ", ")
@@ -165,26 +131,26 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	var view progressView
 	req := orchestrate.ApplyRequest{
 		Common: orchestrate.Common{
-			Config: cfg, StatePath: o.statePath, Refresh: o.refresh, LockTimeout: o.lockTimeout,
-			ObserveTimeout: o.stepTimeout, Operation: "apply", Version: Version(), Now: now(),
+			Config: cfg, StatePath: a.State, Refresh: a.Refresh, LockTimeout: a.LockTimeout,
+			ObserveTimeout: a.StepTimeout, Operation: "apply", Version: Version(), Now: now(),
 			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err,
 		},
 		Saved:             saved,
-		AssumeDown:        o.assumeDown,
-		AllowInterruption: o.allowInterruption,
-		RetryUncertain:    o.retryUncertain,
-		MayHaveRun:        func(steps []orchestrate.Uncertain, resent bool) { writeMayHaveRun(io, o.json, steps, resent) },
+		AssumeDown:        a.AssumeDown,
+		AllowInterruption: a.AllowInterruption,
+		RetryUncertain:    a.RetryUncertain,
+		MayHaveRun:        func(steps []orchestrate.Uncertain, resent bool) { writeMayHaveRun(io, a.JSON, steps, resent) },
 		Planned: func(p *pools.Plan, drift []host.Drift) {
-			if !o.json {
+			if !a.JSON {
 				writeDrift(io.Out, drift)
-				render.Text(io.Out, p, render.TextOptions{Color: useColor(io.Out, o.noColor)})
+				render.Text(io.Out, p, render.TextOptions{Color: useColor(io.Out, a.NoColor)})
 			}
-			view = newProgress(io.Out, o.json, !o.json && isTerminal(io.Out), len(p.Steps))
+			view = newProgress(io.Out, a.JSON, !a.JSON && isTerminal(io.Out), len(p.Steps))
 		},
-		Run: runner.Options{Parallelism: o.parallelism, StepTimeout: o.stepTimeout, Retries: retriesOption(o.retries)},
+		Run: runner.Options{Parallelism: a.Parallelism, StepTimeout: a.StepTimeout, Retries: a.RunnerRetries()},
 	}
 	req.Run.Events = func(e runner.Event) { view.Event(e) } // set by Planned before the run
-	if !o.autoApprove {
+	if !a.AutoApprove {
 		req.Confirm = func(*pools.Plan) bool {
 			if !isTerminal(io.In) {
 				applyFail(io, "not on a terminal: pass --auto-approve to apply without confirmation")
@@ -218,7 +184,7 @@ func apply(args []string, o applyOptions, io Stdio) int {
 		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
 	}
 	if res.OK() {
-		if !o.json {
+		if !a.JSON {
 			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural.Count(len(res.Steps), "step"))
 		}
 		return ExitOK
@@ -237,15 +203,6 @@ func apply(args []string, o applyOptions, io Stdio) int {
 	}
 	fmt.Fprintf(io.Err, "Apply failed: %s.\n", resp.Summary)
 	return ExitError
-}
-
-// retriesOption turns the --retries count into runner.Options.Retries,
-// where 0 means the default and a negative number none.
-func retriesOption(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // isTerminal reports whether a stream is a terminal.

@@ -4,7 +4,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler/cuefront"
 )
 
@@ -35,18 +35,29 @@ type Stdio struct {
 	diags diagForm
 }
 
-// command is one poolc subcommand.
+// command is one poolc subcommand: its help, its arguments and the code
+// that runs it. The table of them is commands.go.
 type command struct {
 	name    string
 	args    string // the argument synopsis
 	summary string // one line for the command list; "" hides the command
 	help    string // what it does, how to use it, its exit codes
-	flags   func(fs *pflag.FlagSet) func(args []string, io Stdio) int
+	// arguments returns the command's empty arguments, to parse into.
+	arguments func() arguments.Arguments
+	// run carries the command out with its parsed arguments.
+	run func(a arguments.Arguments, io Stdio) int
 }
 
-var commands = map[string]*command{}
-
-func register(c *command) { commands[c.name] = c }
+// newCommand is the command that parses its command line into an A and
+// runs run with it.
+func newCommand[A any, PA interface {
+	*A
+	arguments.Arguments
+}](name, args, summary, help string, run func(PA, Stdio) int) *command {
+	return &command{name: name, args: args, summary: summary, help: help,
+		arguments: func() arguments.Arguments { return PA(new(A)) },
+		run:       func(a arguments.Arguments, io Stdio) int { return run(a.(PA), io) }}
+}
 
 // Main runs poolc with the given arguments (without the program name) and
 // returns the exit code. It is the only place errors are printed.
@@ -99,30 +110,22 @@ func Main(args []string, io Stdio) int {
 	return run(c, args[1:], io)
 }
 
-// loadsPools are the commands that read a pool a pull request may bring,
-// which take --cue-timeout.
-var loadsPools = map[string]bool{"validate": true, "plan": true, "apply": true, "plugins": true, "simulate": true}
-
 func run(c *command, args []string, io Stdio) int {
-	fs := pflag.NewFlagSet("poolc "+c.name, pflag.ContinueOnError)
-	fs.SetOutput(io.Err)
-	fs.SortFlags = false
-	exec := c.flags(fs)
-	if loadsPools[c.name] {
-		fs.DurationVar(&cuefront.MaxEvalTime, "cue-timeout", cuefront.DefaultEvalTime,
-			"time limit of evaluating a CUE pool that is not plain data; past it the pool is refused (too-slow)")
-	}
-	fs.Usage = func() {}
-	err := fs.Parse(singleDashLong(fs, args))
+	a := c.arguments()
+	fs := arguments.FlagSet(c.name, a)
+	err := arguments.Parse(fs, a, args)
 	switch {
-	case errors.Is(err, pflag.ErrHelp):
+	case arguments.IsHelp(err):
 		writeCommandHelp(io.Out, c, fs)
 		return ExitOK
 	case err != nil:
 		fmt.Fprintf(io.Err, "poolc %s: %v\nRun 'poolc %s --help' for usage.\n", c.name, err, c.name)
 		return ExitError
 	}
-	return exec(fs.Args(), io)
+	if l, ok := a.(arguments.Loader); ok {
+		cuefront.MaxEvalTime = l.Limits().CUETimeout
+	}
+	return c.run(a, io)
 }
 
 func writeUsage(w io.Writer) {
@@ -184,43 +187,6 @@ func writeCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	}
 }
 
-// singleDashLong rewrites long flags written with one dash, as Terraform
-// users type them (-out=p, -auto-approve), to pflag's two. Only an
-// argument naming a flag of fs with more than one letter is rewritten, so
-// shorthands (-v) keep their meaning; values of flags that take one, and
-// everything after --, are left alone.
-func singleDashLong(fs *pflag.FlagSet, args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		out = append(out, a)
-		if a == "--" {
-			return append(out, args[i+1:]...)
-		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		var f *pflag.Flag
-		switch {
-		case strings.HasPrefix(a, "--"):
-			f = fs.Lookup(name)
-		case len(name) > 1 && fs.Lookup(name) != nil:
-			f = fs.Lookup(name)
-			out[len(out)-1] = "-" + a
-		case len(name) == 1:
-			f = fs.ShorthandLookup(name)
-		}
-		// A flag that takes a value and has none after = takes the next
-		// argument, whatever it looks like.
-		if f != nil && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
-			i++
-			out = append(out, args[i])
-		}
-	}
-	return out
-}
-
 // Version is poolc's module version, as documents record it: a tag or
 // pseudo-version under `go install`, else "devel".
 func Version() string {
@@ -265,23 +231,16 @@ func versionOf(bi *debug.BuildInfo) string {
 	return v + ")"
 }
 
-func init() {
-	register(&command{
-		name:    "version",
-		summary: "print poolc's version",
-		help: `Prints poolc's version: the module version (a tag or pseudo-version when
+const versionHelp = `Prints poolc's version: the module version (a tag or pseudo-version when
 installed with 'go install', "devel" in a build from a checkout), then the
 VCS revision it was built from, that commit's time, and "modified" when the
 tree had uncommitted changes. Go stamps the revision unless the build ran
 with -buildvcs=false or outside a checkout.
 
   $ poolc version
-  poolc devel (git 487f9b2733c7fb1f8b20334c5241678e4158e0e5, 2026-12-01T10:48:07Z)`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			return func(_ []string, io Stdio) int {
-				fmt.Fprintf(io.Out, "poolc %s\n", buildVersion())
-				return ExitOK
-			}
-		},
-	})
+  poolc devel (git 487f9b2733c7fb1f8b20334c5241678e4158e0e5, 2026-12-01T10:48:07Z)`
+
+func runVersion(_ *arguments.Version, io Stdio) int {
+	fmt.Fprintf(io.Out, "poolc %s\n", buildVersion())
+	return ExitOK
 }

@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/internal/etcdlocal"
 )
 
@@ -28,12 +27,7 @@ func loopback(flag, addr string) (url.URL, error) {
 	return url.URL{Scheme: "http", Host: addr}, nil
 }
 
-func init() {
-	register(&command{
-		name:    "etcd serve",
-		args:    "[--data-dir DIR] [--listen HOST:PORT]",
-		summary: "run a one-member etcd on loopback, to try the etcd backend",
-		help: `Runs one etcd member inside poolc, on loopback, until stopped (Ctrl-C,
+const etcdServeHelp = `Runs one etcd member inside poolc, on loopback, until stopped (Ctrl-C,
 SIGTERM), keeping its data in --data-dir: enough to try the etcd state
 backend and node membership on one machine without installing etcd. Point
 a pool at it with
@@ -52,46 +46,40 @@ Examples:
   poolc etcd serve --data-dir ~/.poolc-etcd &
   poolc state push poolc.state.json pools/
 
-Exit codes: 0 stopped by a signal, 1 it could not start.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			dir := fs.String("data-dir", "poolc-etcd", "where the member keeps its data")
-			listen := fs.String("listen", "127.0.0.1:2379", "where clients reach it (loopback only)")
-			peer := fs.String("listen-peer", "127.0.0.1:2380", "its peer address (loopback only; no other member uses it)")
-			return func(args []string, io Stdio) int {
-				err := func() error {
-					if len(args) > 0 {
-						return fmt.Errorf("no arguments expected, got %q", args)
-					}
-					client, err := loopback("listen", *listen)
-					if err != nil {
-						return err
-					}
-					peerURL, err := loopback("listen-peer", *peer)
-					if err != nil {
-						return err
-					}
-					ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-					defer stop()
-					e, err := etcdlocal.Member{Name: "poolc", Dir: *dir, Client: client, Peer: peerURL,
-						InitialCluster: "poolc=" + peerURL.String(), Token: "poolc-etcd-serve"}.Start(time.Minute)
-					if err != nil {
-						return err
-					}
-					defer e.Close()
-					fmt.Fprintf(io.Out, "etcd is serving on %s, its data in %s; use endpoints = [%q] in a pool's state block. Ctrl-C stops it.\n", *listen, *dir, *listen)
-					select {
-					case <-ctx.Done():
-						return nil
-					case err := <-e.Err():
-						return fmt.Errorf("etcd stopped: %w", err)
-					}
-				}()
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc etcd serve: %v\n", err)
-					return ExitError
-				}
-				return ExitOK
-			}
-		},
-	})
+Exit codes: 0 stopped by a signal, 1 it could not start.`
+
+func runEtcdServe(a *arguments.EtcdServe, io Stdio) int {
+	err := func() error {
+		if len(a.Args) > 0 {
+			return fmt.Errorf("no arguments expected, got %q", a.Args)
+		}
+		client, err := loopback("listen", a.Listen)
+		if err != nil {
+			return err
+		}
+		peerURL, err := loopback("listen-peer", a.ListenPeer)
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		e, err := etcdlocal.Member{Name: "poolc", Dir: a.DataDir, Client: client, Peer: peerURL,
+			InitialCluster: "poolc=" + peerURL.String(), Token: "poolc-etcd-serve"}.Start(time.Minute)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		fmt.Fprintf(io.Out, "etcd is serving on %s, its data in %s; use endpoints = [%q] in a pool's state block. Ctrl-C stops it.\n", a.Listen, a.DataDir, a.Listen)
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-e.Err():
+			return fmt.Errorf("etcd stopped: %w", err)
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(io.Err, "poolc etcd serve: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
 }

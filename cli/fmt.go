@@ -5,19 +5,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/pools"
 )
 
-func init() {
-	register(&command{
-		name:    "fmt",
-		args:    "[PATH...]",
-		summary: "rewrite pool files in canonical layout",
-		help: `Rewrites .hcl files in HCL's canonical layout (as hclwrite formats it)
+const fmtHelp = `Rewrites .hcl files in HCL's canonical layout (as hclwrite formats it)
 and .cue files in CUE's (as cue fmt does), in place, and prints the name
 of each file it changed. A file with a syntax error is reported and left
 as it is.
@@ -30,14 +24,10 @@ Examples:
   poolc fmt --check pools/      # in CI: fail when a file needs poolc fmt
 
 Exit codes: 0 all files formatted (or, with --check, already formatted);
-1 a file is not formatted (--check), a syntax error, or another error.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			check := fs.Bool("check", false, "list files that are not formatted, change nothing, exit 1 if any")
-			return func(args []string, io Stdio) int {
-				return formatFiles(args, *check, io)
-			}
-		},
-	})
+1 a file is not formatted (--check), a syntax error, or another error.`
+
+func runFmt(a *arguments.Fmt, io Stdio) int {
+	return formatFiles(a.Paths.Paths, a.Check, io)
 }
 
 func formatFiles(paths []string, check bool, io Stdio) int {

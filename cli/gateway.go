@@ -3,20 +3,14 @@ package cli
 import (
 	"fmt"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/plugins/haproxy"
 	"poolc.dev/poolc/pools"
 )
 
-func init() {
-	register(&command{
-		name:    "gateway config",
-		args:    "[--format haproxy] [--bind ADDR] [--map-out FILE] [PATH...]",
-		summary: "print the gateway configuration that routes the pool's aliases",
-		help: `Prints the HAProxy configuration for the pool's gateway: a frontend that
+const gatewayConfigHelp = `Prints the HAProxy configuration for the pool's gateway: a frontend that
 routes each request on its JSON body's "model" through a map file, one
 backend per lane (two server slots, so a lane can move under load), and a
 cloud backend for aliases the map does not know. The admin socket, map file
@@ -35,47 +29,43 @@ Examples:
   poolc gateway config pools/ > /etc/haproxy/haproxy.cfg
   poolc gateway config --bind 0.0.0.0:8000 --map-out /etc/haproxy/poolc-aliases.map pools/
 
-Exit codes: 0 success, 1 an invalid configuration or an error.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			format := fs.String("format", "haproxy", "the gateway's kind (only haproxy)")
-			bind := fs.String("bind", "", "the address the gateway listens on, IP:PORT (default: the plugin's bind, else "+haproxy.DefaultBind+")")
-			cloud := fs.String("cloud", "", "the hosted fallback as host:port (TLS); default: the plugin's cloud; empty answers 503")
-			mapOut := fs.String("map-out", "", "write the initial map file here, and its fallback map beside it (FILE.fallbacks)")
-			return func(args []string, io Stdio) int {
-				if *format != "haproxy" {
-					fmt.Fprintf(io.Err, "poolc gateway config: --format %q: only haproxy is known\n", *format)
-					return ExitError
-				}
-				cfg, diags := compiler.Load(args)
-				if diags.HasErrors() {
-					writeDiagnostics(io, diags)
-					return ExitError
-				}
-				spec, err := gatewaySpec(cfg.Pool, *bind, *cloud)
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
-					return ExitError
-				}
-				text, mapText, err := haproxy.Config(spec)
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
-					return ExitError
-				}
-				if *mapOut != "" {
-					if err := atomicfile.Write(*mapOut, []byte(mapText), 0o644); err != nil {
-						fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
-						return ExitError
-					}
-					if err := atomicfile.Write(haproxy.FallbackMapFile(*mapOut), []byte(haproxy.FallbackMap(spec)), 0o644); err != nil {
-						fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
-						return ExitError
-					}
-				}
-				fmt.Fprint(io.Out, text)
-				return ExitOK
+Exit codes: 0 success, 1 an invalid configuration or an error.`
+
+func runGatewayConfig(a *arguments.GatewayConfig, io Stdio) int {
+	if a.Format != "haproxy" {
+		fmt.Fprintf(io.Err, "poolc gateway config: --format %q: only haproxy is known\n", a.Format)
+		return ExitError
+	}
+	cfg, diags := compiler.Load(a.Paths.Paths)
+	if diags.HasErrors() {
+		writeDiagnostics(io, diags)
+		return ExitError
+	}
+	err := func() error {
+		spec, err := gatewaySpec(cfg.Pool, a.Bind, a.Cloud)
+		if err != nil {
+			return err
+		}
+		text, mapText, err := haproxy.Config(spec)
+		if err != nil {
+			return err
+		}
+		if a.MapOut != "" {
+			if err := atomicfile.Write(a.MapOut, []byte(mapText), 0o644); err != nil {
+				return err
 			}
-		},
-	})
+			if err := atomicfile.Write(haproxy.FallbackMapFile(a.MapOut), []byte(haproxy.FallbackMap(spec)), 0o644); err != nil {
+				return err
+			}
+		}
+		_, err = io.Out.Write([]byte(text))
+		return err
+	}()
+	if err != nil {
+		fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
 }
 
 // gatewaySpec is the HAProxy spec of the pool: its lanes and aliases, and

@@ -9,16 +9,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/planjson"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/orchestrate"
-	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner"
 )
 
 // ExitChanges is what plan --detailed-exitcode returns when the plan has
@@ -37,12 +34,7 @@ func now() time.Time {
 	return time.Now().UTC()
 }
 
-func init() {
-	register(&command{
-		name:    "plan",
-		args:    "[PATH...]",
-		summary: "show the steps that take the fleet to the configuration",
-		help: `Loads and validates the pool, reads the current state, places every lane
+const planHelp = `Loads and validates the pool, reads the current state, places every lane
 on the first live, uncordoned candidate node with room, and prints the
 ordered, make-before-break step plan that takes the fleet there: each step
 with its reason and the steps it waits for, the lanes that cannot be
@@ -89,125 +81,84 @@ Examples:
 Exit codes: 0 success, 1 an error, an invalid configuration or a target
 that cannot be observed; with
 --detailed-exitcode 0 no changes, 1 error, 2 changes or aliases left
-unserved (as --assume-down may leave them).`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			statePath := fs.String("state", "", "state file to plan from (default: the pool's own)")
-			base := fs.StringArray("base", nil, "plan from the configuration at this path instead of from the state (repeatable)")
-			assumeDown := fs.StringArray("assume-down", nil, "treat this node as down (repeatable)")
-			out := fs.String("out", "", "also save the plan to this file, for poolc show and apply")
-			format := fs.String("format", "text", "output format: text, json or markdown")
-			detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
-			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
-			refresh := fs.Bool("refresh", true, "refresh the state from what the plugins observe before planning")
-			lock := fs.Bool("lock", true, "hold the state's lock while reading it")
-			lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another operation's lock (0: fail at once)")
-			observeTimeout := fs.Duration("observe-timeout", runner.DefaultStepTimeout, "time limit of the refresh")
-			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
-			return func(args []string, io Stdio) int {
-				io.diags = diagFormFor(*format == "json", false, io.Err, *noColor)
-				if err := checkFormat(*format); err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
-				}
-				cfg, diags := compiler.LoadWith(args, memoryChecked(false))
-				if diags.HasErrors() {
-					writeDiagnostics(io, diags)
-					return ExitError
-				}
-				var current *pools.State
-				var p *pools.Plan
-				var drift []host.Drift
-				if len(*base) > 0 {
-					baseCfg, bdiags := compiler.Load(*base)
-					if bdiags.HasErrors() {
-						return fail(io, "plan", "base configuration:\n"+bdiags.Err().Error())
-					}
-					current = compiler.Desired(baseCfg)
-					var err error
-					if p, err = compiler.Plan(cfg, current, compiler.PlanOptions{AssumeDown: *assumeDown, Now: now()}); err != nil {
-						return fail(io, "plan", err.Error())
-					}
-				} else {
-					unpinned := ""
-					if !*allowUnpinned {
-						unpinned = repositoryOf(cfg.Dir())
-					}
-					resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
-						Common: orchestrate.Common{Config: cfg, StatePath: *statePath, Refresh: *refresh, Lock: *lock,
-							LockTimeout: *lockTimeout, ObserveTimeout: *observeTimeout, Operation: "plan", Version: Version(), Now: now(),
-							Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
-						AssumeDown: *assumeDown,
-					})
-					var oerr *orchestrate.Error
-					switch {
-					case errors.As(err, &oerr) && oerr.Err == nil:
-						writeDiagnostics(io, oerr.Diagnostics)
-						return ExitError
-					case err != nil:
-						return fail(io, "plan", err.Error())
-					}
-					current, p, drift = resp.State, resp.Plan, resp.Drift
-					diags = append(diags, resp.Diagnostics...)
-				}
-				writeDiagnostics(io, diags) // warnings
-				if *out != "" {
-					if err := savePlan(*out, cfg, current, *assumeDown, p); err != nil {
-						fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
-						return ExitError
-					}
-				}
-				if *format != "json" {
-					writeDrift(io.Out, drift)
-				}
-				if err := writePlan(io, p, *format, useColor(io.Out, *noColor)); err != nil {
-					fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
-					return ExitError
-				}
-				writeMemory(io.Out, cfg, p, *format)
-				if *detailed && (!p.Empty() || len(p.Unserved) > 0) {
-					return ExitChanges
-				}
-				return ExitOK
-			}
-		},
-	})
-	register(&command{
-		name:    "show",
-		args:    "PLANFILE",
-		summary: "render a saved plan",
-		help: `Renders a plan saved by 'poolc plan --out' in any format, for example to
+unserved (as --assume-down may leave them).`
+
+const showHelp = `Renders a plan saved by 'poolc plan --out' in any format, for example to
 post the plan a CI job made as a pull-request comment.
 
 Examples:
   poolc show plan.json
   poolc show --format markdown plan.json
 
-Exit codes: 0 success, 1 the file is not a readable plan.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			format := fs.String("format", "text", "output format: text, json or markdown")
-			noColor := fs.Bool("no-color", false, "no colors in text output (also when NO_COLOR is set)")
-			return func(args []string, io Stdio) int {
-				if len(args) != 1 {
-					fmt.Fprintf(io.Err, "poolc show: want one PLANFILE, got %d arguments\nRun 'poolc show --help' for usage.\n", len(args))
-					return ExitError
-				}
-				if err := checkFormat(*format); err != nil {
-					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
-					return ExitError
-				}
-				saved, err := readSavedPlan(args[0])
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
-					return ExitError
-				}
-				if err := writePlan(io, saved.Plan, *format, useColor(io.Out, *noColor)); err != nil {
-					fmt.Fprintf(io.Err, "poolc show: %v\n", err)
-					return ExitError
-				}
-				return ExitOK
-			}
-		},
+Exit codes: 0 success, 1 the file is not a readable plan.`
+
+func runPlan(a *arguments.Plan, io Stdio) int {
+	io.diags = diagFormFor(a.Format == "json", false, io.Err, a.NoColor)
+	if err := arguments.PlanFormat(a.Format); err != nil {
+		fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+		return ExitError
+	}
+	cfg, diags := compiler.LoadWith(a.Paths.Paths, memoryChecked(false))
+	if diags.HasErrors() {
+		writeDiagnostics(io, diags)
+		return ExitError
+	}
+	unpinned := ""
+	if !a.AllowUnpinned && len(a.Base) == 0 {
+		unpinned = repositoryOf(cfg.Dir())
+	}
+	resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
+		Common: orchestrate.Common{Config: cfg, StatePath: a.State, Refresh: a.Refresh, Lock: a.Lock,
+			LockTimeout: a.LockTimeout, ObserveTimeout: a.ObserveTimeout, Operation: "plan", Version: Version(), Now: now(),
+			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
+		AssumeDown: a.AssumeDown,
+		Base:       a.Base,
 	})
+	var oerr *orchestrate.Error
+	switch {
+	case errors.As(err, &oerr) && oerr.Err == nil:
+		writeDiagnostics(io, oerr.Diagnostics)
+		return ExitError
+	case err != nil:
+		return fail(io, "plan", err.Error())
+	}
+	p := resp.Plan
+	diags = append(diags, resp.Diagnostics...)
+	writeDiagnostics(io, diags) // warnings
+	if a.Out != "" {
+		if err := savePlan(a.Out, cfg, resp.State, a.AssumeDown, p); err != nil {
+			fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
+			return ExitError
+		}
+	}
+	if a.Format != "json" {
+		writeDrift(io.Out, resp.Drift)
+	}
+	if err := writePlan(io, p, a.Format, useColor(io.Out, a.NoColor)); err != nil {
+		fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+		return ExitError
+	}
+	writeMemory(io.Out, cfg, p, a.Format)
+	if a.DetailedExitcode && (!p.Empty() || len(p.Unserved) > 0) {
+		return ExitChanges
+	}
+	return ExitOK
+}
+
+func runShow(a *arguments.Show, io Stdio) int {
+	err := arguments.PlanFormat(a.Format)
+	var saved *pools.SavedPlan
+	if err == nil {
+		saved, err = readSavedPlan(a.PlanFile)
+	}
+	if err == nil {
+		err = writePlan(io, saved.Plan, a.Format, useColor(io.Out, a.NoColor))
+	}
+	if err != nil {
+		fmt.Fprintf(io.Err, "poolc show: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
 }
 
 // writeMemory adds each node's budget, declared and estimated memory and
@@ -222,14 +173,6 @@ func writeMemory(w io.Writer, cfg *compiler.Config, p *pools.Plan, format string
 		return
 	}
 	render.MemoryText(w, rows)
-}
-
-func checkFormat(format string) error {
-	switch format {
-	case "text", "json", "markdown":
-		return nil
-	}
-	return fmt.Errorf("unknown --format %q: want text, json or markdown", format)
 }
 
 func writePlan(io Stdio, p *pools.Plan, format string, color bool) error {

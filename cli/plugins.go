@@ -2,14 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/plugins/builtin"
 	"poolc.dev/poolc/plugins/host"
@@ -17,12 +17,7 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-func init() {
-	register(&command{
-		name:    "plugins",
-		args:    "[PATH...]",
-		summary: "list the actuator plugins a pool uses and those found",
-		help: `Starts the plugins the pool declares and lists each with its version, the
+const pluginsHelp = `Starts the plugins the pool declares and lists each with its version, the
 step kinds it handles, the binary that runs it and that binary's sha256 (the
 value to pin it with). Then lists the built-in actuators and the plugin
 binaries found on the plugin path (.poolc/plugins beside the pool, then
@@ -40,58 +35,74 @@ Built-in plugins are asked inside poolc, with no process; binaries outside
 the repository (on $POOLC_PLUGIN_PATH) are started as plan and apply start
 them.
 
-Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
-			return func(args []string, io Stdio) int {
-				cfg, diags := compiler.Load(args)
-				if diags.HasErrors() {
-					writeDiagnostics(io, diags)
-					return ExitError
-				}
-				set, pdiags := inspectPlugins(cfg, *allowUnpinned, io.Err)
-				writeDiagnostics(io, pdiags)
-				if set == nil {
-					return ExitError
-				}
-				defer set.Close()
-				tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tSTEP KINDS\tSERVES\tBINARY\tSHA256")
-				declared := map[string]bool{}
-				for _, info := range set.Plugins() {
-					declared[info.Name] = true
-					status := "declared"
-					switch d := declaration(cfg.Pool, info.Name); {
-					case info.NotStarted != "":
-						status = "unpinned in the repository, not started" // inspectPlugins warned
-						if d != nil && d.SHA256 != "" {
-							status = "pinned in the repository, not started"
-						}
-					case info.Implicit:
-						status = "built-in default"
-					case d != nil && d.SHA256 != "":
-						status = "declared, pinned"
-					case d != nil && !d.Builtin:
-						status = "declared, unpinned, ran"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", info.Name, status, orDash(info.Version), kindList(info.Kinds),
-						orDash(strings.Join(info.Targets, ", ")), orDash(info.Path), orDash(info.SHA256))
-				}
-				for _, name := range builtin.Names() {
-					if !declared[name] {
-						fmt.Fprintf(tw, "%s\tbuilt-in, not declared\t-\t-\t-\t-\t-\n", name)
-					}
-				}
-				for _, found := range onPluginPath(cfg.Dir()) {
-					if !declared[found.name] {
-						fmt.Fprintf(tw, "%s\tfound, not declared\t-\t-\t-\t%s\t-\n", found.name, found.path)
-					}
-				}
-				tw.Flush()
-				return ExitOK
+Exit codes: 0 success, 1 a declared plugin cannot be started, or an error.`
+
+func runPlugins(a *arguments.Plugins, io Stdio) int {
+	cfg, diags := compiler.Load(a.Paths.Paths)
+	if diags.HasErrors() {
+		writeDiagnostics(io, diags)
+		return ExitError
+	}
+	set, pdiags := inspectPlugins(cfg, a.AllowUnpinned, io.Err)
+	writeDiagnostics(io, pdiags)
+	if set == nil {
+		return ExitError
+	}
+	defer set.Close()
+	writePluginRows(io.Out, pluginRows(cfg, set))
+	return ExitOK
+}
+
+// pluginRow is one plugin poolc plugins lists.
+type pluginRow struct {
+	name, status, version, kinds, serves, binary, sha256 string
+}
+
+// pluginRows are the plugins the pool declares (or uses by default), then
+// the built-ins and the binaries on the plugin path it does not declare.
+func pluginRows(cfg *compiler.Config, set *host.Set) []pluginRow {
+	var rows []pluginRow
+	declared := map[string]bool{}
+	for _, info := range set.Plugins() {
+		declared[info.Name] = true
+		status := "declared"
+		switch d := declaration(cfg.Pool, info.Name); {
+		case info.NotStarted != "":
+			status = "unpinned in the repository, not started" // inspectPlugins warned
+			if d != nil && d.SHA256 != "" {
+				status = "pinned in the repository, not started"
 			}
-		},
-	})
+		case info.Implicit:
+			status = "built-in default"
+		case d != nil && d.SHA256 != "":
+			status = "declared, pinned"
+		case d != nil && !d.Builtin:
+			status = "declared, unpinned, ran"
+		}
+		rows = append(rows, pluginRow{info.Name, status, orDash(info.Version), kindList(info.Kinds),
+			orDash(strings.Join(info.Targets, ", ")), orDash(info.Path), orDash(info.SHA256)})
+	}
+	for _, name := range builtin.Names() {
+		if !declared[name] {
+			rows = append(rows, pluginRow{name, "built-in, not declared", "-", "-", "-", "-", "-"})
+		}
+	}
+	for _, found := range onPluginPath(cfg.Dir()) {
+		if !declared[found.name] {
+			rows = append(rows, pluginRow{found.name, "found, not declared", "-", "-", "-", found.path, "-"})
+		}
+	}
+	return rows
+}
+
+// writePluginRows is the human view of poolc plugins: a table.
+func writePluginRows(w io.Writer, rows []pluginRow) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tSTEP KINDS\tSERVES\tBINARY\tSHA256")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.status, r.version, r.kinds, r.serves, r.binary, r.sha256)
+	}
+	tw.Flush()
 }
 
 func declaration(p *pools.Pool, name string) *pools.Plugin {

@@ -8,8 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/scenario"
 	"poolc.dev/poolc/pools"
@@ -17,12 +16,7 @@ import (
 	"poolc.dev/poolc/sim/scenarios"
 )
 
-func init() {
-	register(&command{
-		name:    "simulate",
-		args:    "--scenario NAME|FILE [PATH...] | --list | --print NAME",
-		summary: "replay failures and demand against the pool in virtual time",
-		help: `Runs a scenario (a timeline of faults, demand and operator actions) against
+var simulateHelp = `Runs a scenario (a timeline of faults, demand and operator actions) against
 the pool in a discrete-event model of the fleet, in virtual time, with the
 real placer and planner, and the runner's own scheduling rules
 (parallelism, retries with backoff, step timeout, skips, cancellation)
@@ -49,63 +43,32 @@ Examples:
 
 The same seed gives the same output, byte for byte.
 
-Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			var o simOptions
-			fs.StringVar(&o.scenario, "scenario", "", "reference scenario NAME or scenario FILE (required)")
-			fs.BoolVar(&o.list, "list", false, "list the reference scenarios and exit")
-			fs.StringVar(&o.print, "print", "", "write the reference scenario NAME to standard output and exit")
-			fs.StringArrayVar(&o.base, "base", nil, "also run the configuration at this path and lead with head minus base (repeatable: one configuration in several paths)")
-			fs.StringVar(&o.mode, "mode", "auto", "controller mode: off, advise, auto or all")
-			fs.Uint64Var(&o.seed, "seed", 0, "random seed (default: the scenario's)")
-			fs.DurationVar(&o.duration, "duration", 0, "simulated time (default: the scenario's)")
-			fs.StringVar(&o.format, "format", "text", "output format: text, json or markdown")
-			fs.BoolVar(&o.progress, "progress", false, "show progress on standard error (on by default on a terminal)")
-			return func(args []string, io Stdio) int { return simulate(args, o, io) }
-		},
-	})
-}
+Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`
 
-type simOptions struct {
-	scenario, mode, format string
-	list                   bool
-	print                  string
-	base                   []string
-	seed                   uint64
-	duration               time.Duration
-	progress               bool
-}
-
-// simRun is one column of the report: a configuration in a mode.
-type simRun struct {
-	Config string      `json:"config"`
-	Mode   sim.Mode    `json:"mode"`
-	Result *sim.Result `json:"result"`
-}
-
-func simulate(args []string, o simOptions, io Stdio) int {
+func runSimulate(o *arguments.Simulate, io Stdio) int {
+	args := o.Paths.Paths
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(io.Err, "poolc simulate: "+format+"\n", a...)
 		return ExitError
 	}
 	switch {
-	case o.list:
+	case o.List:
 		return listScenarios(io)
-	case o.print != "":
-		_, src, ok := scenarios.Lookup(o.print)
+	case o.Print != "":
+		_, src, ok := scenarios.Lookup(o.Print)
 		if !ok {
-			return fail("no reference scenario %q: want one of %s", o.print, strings.Join(scenarios.Names(), ", "))
+			return fail("no reference scenario %q: want one of %s", o.Print, strings.Join(scenarios.Names(), ", "))
 		}
 		io.Out.Write(src)
 		return ExitOK
 	}
-	if o.scenario == "" {
+	if o.Scenario == "" {
 		return fail("--scenario is required: one of %s, or a scenario file", strings.Join(scenarios.Names(), ", "))
 	}
-	if o.format != "text" && o.format != "json" && o.format != "markdown" {
-		return fail("unknown --format %q: want text, json or markdown", o.format)
+	if o.Format != "text" && o.Format != "json" && o.Format != "markdown" {
+		return fail("unknown --format %q: want text, json or markdown", o.Format)
 	}
-	modes, err := simModes(o.mode)
+	modes, err := simModes(o.Mode)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -114,16 +77,16 @@ func simulate(args []string, o simOptions, io Stdio) int {
 		writeDiagnostics(io, diags)
 		return ExitError
 	}
-	sf, sdiags := readScenario(o.scenario, head.Dir())
+	sf, sdiags := readScenario(o.Scenario, head.Dir())
 	if sf == nil || sdiags.HasErrors() {
-		return scenarioRefused(io, o.scenario, sdiags)
+		return scenarioRefused(io, o.Scenario, sdiags)
 	}
 	configs := []struct {
 		name string
 		cfg  *compiler.Config
 	}{{"head", head}}
-	if len(o.base) > 0 {
-		base, bd := compiler.Load(o.base)
+	if len(o.Base) > 0 {
+		base, bd := compiler.Load(o.Base)
 		if bd.HasErrors() {
 			writeDiagnostics(io, bd)
 			return ExitError
@@ -138,16 +101,16 @@ func simulate(args []string, o simOptions, io Stdio) int {
 		all = append(all, c.cfg.Pool)
 	}
 	if d := sf.Check(all...); d.HasErrors() {
-		return scenarioRefused(io, o.scenario, d)
+		return scenarioRefused(io, o.Scenario, d)
 	}
 	sc := sf.Scenario
-	if o.duration > 0 {
-		sc.Duration = o.duration
+	if o.Duration > 0 {
+		sc.Duration = o.Duration
 	}
-	if o.seed != 0 {
-		sc.Seed = o.seed
+	if o.Seed != 0 {
+		sc.Seed = o.Seed
 	}
-	var runs []simRun
+	var runs []sim.Outcome
 	for _, c := range configs {
 		for _, m := range modes {
 			label := m
@@ -155,7 +118,7 @@ func simulate(args []string, o simOptions, io Stdio) int {
 				label = sim.Mode(c.name + " " + string(m))
 			}
 			opt := sim.Options{Mode: m, LoadConfig: loadPool(sf), AllowAbsent: len(configs) > 1}
-			if o.progress || isTerminal(io.Err) {
+			if o.Progress || isTerminal(io.Err) {
 				opt.Progress = progressLine(io.Err, string(label), sc.Duration)
 			}
 			res, err := sim.Run(c.cfg.Pool, sc, opt)
@@ -165,10 +128,10 @@ func simulate(args []string, o simOptions, io Stdio) int {
 			if err != nil {
 				return fail("%s, mode %s: %v", c.name, m, err)
 			}
-			runs = append(runs, simRun{Config: c.name, Mode: m, Result: res})
+			runs = append(runs, sim.Outcome{Config: c.name, Mode: m, Result: res})
 		}
 	}
-	writeSimulation(io.Out, o.format, sc, head.Pool.Name, runs, len(configs) > 1)
+	writeSimulation(io.Out, o.Format, sc, head.Pool.Name, runs, len(configs) > 1)
 	return ExitOK
 }
 

@@ -3,17 +3,11 @@ package cli
 import (
 	"fmt"
 
-	"github.com/spf13/pflag"
-
+	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 )
 
-func init() {
-	register(&command{
-		name:    "validate",
-		args:    "[PATH...]",
-		summary: "check a pool for mistakes and report every finding",
-		help: `Loads the pool and checks it: the schema (field names, types, ranges),
+const validateHelp = `Loads the pool and checks it: the schema (field names, types, ranges),
 references (every lane's model and nodes, every alias, one active
 profile), registry and port rules, and the memory budgets of the nodes
 under every profile. Then it asks the pool's actuator plugins, and checks
@@ -75,38 +69,29 @@ Examples:
   poolc validate --strict-memory pools/     # in CI: memory_gb must cover the estimate
   poolc validate --format json pools/ | jq '.diagnostics[].message'
 
-Exit codes: 0 valid (warnings allowed), 1 findings or an error.`,
-		flags: func(fs *pflag.FlagSet) func([]string, Stdio) int {
-			format := fs.String("format", "text", "output format: text or json")
-			verbose := fs.BoolP("verbose", "v", false, "print a one-line summary when the pool is valid")
-			noColor := fs.Bool("no-color", false, "no colors in findings (also when NO_COLOR is set); colored only on a terminal")
-			withPlugins := fs.Bool("plugins", true, "start the plugins to check their config blocks and the kinds their targets need")
-			allowUnpinned := fs.Bool("allow-unpinned", false, "start declared plugins whose binaries lie inside the repository, pinned or not")
-			strictMemory := fs.Bool("strict-memory", false, "a model's memory_gb below its GGUF estimate is an error, not a warning")
-			return func(args []string, io Stdio) int {
-				io.diags = textDiagForm(io.Err, *noColor)
-				v, err := newDiagView(*format, io)
-				if err != nil {
-					fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
-					return ExitError
-				}
-				cfg, diags := compiler.LoadWith(args, memoryChecked(*strictMemory))
-				if *withPlugins && !diags.HasErrors() {
-					set, pdiags := inspectPlugins(cfg, *allowUnpinned, io.Err)
-					if set != nil {
-						set.Close()
-					}
-					diags = append(diags, pdiags...)
-					diags.Sort()
-				}
-				v.Validation(cfg, diags, *verbose)
-				if diags.HasErrors() {
-					return ExitError
-				}
-				return ExitOK
-			}
-		},
-	})
+Exit codes: 0 valid (warnings allowed), 1 findings or an error.`
+
+func runValidate(a *arguments.Validate, io Stdio) int {
+	io.diags = textDiagForm(io.Err, a.NoColor)
+	v, err := newDiagView(a.Format, io)
+	if err != nil {
+		fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
+		return ExitError
+	}
+	cfg, diags := compiler.LoadWith(a.Paths.Paths, memoryChecked(a.StrictMemory))
+	if a.Plugins && !diags.HasErrors() {
+		set, pdiags := inspectPlugins(cfg, a.AllowUnpinned, io.Err)
+		if set != nil {
+			set.Close()
+		}
+		diags = append(diags, pdiags...)
+		diags.Sort()
+	}
+	v.Validation(cfg, diags, a.Verbose)
+	if diags.HasErrors() {
+		return ExitError
+	}
+	return ExitOK
 }
 
 // memoryChecked are the load options of the commands that show memory:

@@ -138,3 +138,13 @@ type none struct{}
 
 // Flags declares no flag.
 func (none) Flags(*pflag.FlagSet) {}
+
+// Loader is the arguments of a command that loads a pool a pull request
+// may bring.
+type Loader interface {
+	// Limits are the bounds of loading the pool.
+	Limits() Load
+}
+
+// Limits are the bounds of loading the pool.
+func (l Load) Limits() Load { return l }
