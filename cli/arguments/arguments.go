@@ -103,21 +103,13 @@ func (p *Paths) Positional(args []string, _ int) error {
 	return nil
 }
 
-// Name is the positional arguments NAME [PATH...] of a command that
-// acts on one named thing of a pool.
-type Name struct {
-	Name  string
-	Paths []string
-}
-
-// take splits args into the name and the paths; without a name it
-// refuses with want.
-func (n *Name) take(args []string, want string) error {
+// first splits NAME [PATH...]: the first argument and the paths after
+// it; without one it refuses with want ("want the node's NAME").
+func first(args []string, want string) (string, []string, error) {
 	if len(args) < 1 {
-		return errors.New(want)
+		return "", nil, errors.New(want)
 	}
-	n.Name, n.Paths = args[0], args[1:]
-	return nil
+	return args[0], args[1:], nil
 }
 
 // Load is the flag of the commands that load a pool a pull request may

@@ -1,7 +1,6 @@
 package arguments
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -76,9 +75,7 @@ type NodeName struct {
 
 // Positional takes the node's NAME and the paths.
 func (a *NodeName) Positional(args []string, _ int) error {
-	if len(args) < 1 {
-		return fmt.Errorf("want the node's NAME")
-	}
-	a.Node, a.Paths = args[0], args[1:]
-	return nil
+	var err error
+	a.Node, a.Paths, err = first(args, "want the node's NAME")
+	return err
 }

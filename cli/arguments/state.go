@@ -1,7 +1,6 @@
 package arguments
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -52,11 +51,9 @@ func (a *ForceUnlock) Flags(fs *pflag.FlagSet) { a.State.flags(fs) }
 
 // Positional takes the LOCK_ID and the paths.
 func (a *ForceUnlock) Positional(args []string, _ int) error {
-	if len(args) < 1 {
-		return fmt.Errorf("want the LOCK_ID")
-	}
-	a.LockID, a.Paths = args[0], args[1:]
-	return nil
+	var err error
+	a.LockID, a.Paths, err = first(args, "want the LOCK_ID")
+	return err
 }
 
 // Copy are the flags of state push and state pull.
@@ -83,11 +80,9 @@ func (a *StatePush) Flags(fs *pflag.FlagSet) { a.Copy.flags(fs) }
 
 // Positional takes the FILE and the paths.
 func (a *StatePush) Positional(args []string, _ int) error {
-	if len(args) < 1 {
-		return fmt.Errorf("want the FILE to push")
-	}
-	a.File, a.Paths = args[0], args[1:]
-	return nil
+	var err error
+	a.File, a.Paths, err = first(args, "want the FILE to push")
+	return err
 }
 
 // StatePull is poolc state pull [--out FILE] [PATH...].
