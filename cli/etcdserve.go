@@ -78,8 +78,7 @@ func runEtcdServe(a *arguments.EtcdServe, io Stdio) int {
 		}
 	}()
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc etcd serve: %v\n", err)
-		return ExitError
+		return fail(io, "etcd serve", err.Error())
 	}
 	return ExitOK
 }

@@ -33,8 +33,7 @@ Exit codes: 0 success, 1 an invalid configuration or an error.`
 
 func runGatewayConfig(a *arguments.GatewayConfig, io Stdio) int {
 	if a.Format != "haproxy" {
-		fmt.Fprintf(io.Err, "poolc gateway config: --format %q: only haproxy is known\n", a.Format)
-		return ExitError
+		return fail(io, "gateway config", fmt.Sprintf("--format %q: only haproxy is known", a.Format))
 	}
 	cfg, diags := compiler.Load(a.Paths.Paths)
 	if diags.HasErrors() {
@@ -62,8 +61,7 @@ func runGatewayConfig(a *arguments.GatewayConfig, io Stdio) int {
 		return err
 	}()
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc gateway config: %v\n", err)
-		return ExitError
+		return fail(io, "gateway config", err.Error())
 	}
 	return ExitOK
 }

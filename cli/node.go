@@ -34,8 +34,7 @@ func withRegistry(paths []string, io Stdio, name string, f func(*compiler.Config
 		return f(cfg, r)
 	}()
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc %s: %v\n", name, err)
-		return ExitError
+		return fail(io, name, err.Error())
 	}
 	return ExitOK
 }

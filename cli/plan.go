@@ -155,8 +155,7 @@ func runShow(a *arguments.Show, io Stdio) int {
 		err = writePlan(io, saved.Plan, a.Format, useColor(io.Out, a.NoColor))
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc show: %v\n", err)
-		return ExitError
+		return fail(io, "show", err.Error())
 	}
 	return ExitOK
 }

@@ -14,13 +14,11 @@ by hand.`
 
 func runPluginServe(a *arguments.PluginServe, io Stdio) int {
 	if len(a.Args) != 1 {
-		fmt.Fprintf(io.Err, "poolc plugin-serve: want one NAME, one of %v\n", builtin.Names())
-		return ExitError
+		return fail(io, "plugin-serve", fmt.Sprintf("want one NAME, one of %v", builtin.Names()))
 	}
 	impl, ok := builtin.New(a.Args[0], Version())
 	if !ok {
-		fmt.Fprintf(io.Err, "poolc plugin-serve: no built-in actuator %q; built-ins: %v\n", a.Args[0], builtin.Names())
-		return ExitError
+		return fail(io, "plugin-serve", fmt.Sprintf("no built-in actuator %q; built-ins: %v", a.Args[0], builtin.Names()))
 	}
 	sdk.Serve(impl)
 	return ExitOK

@@ -95,8 +95,7 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 		})
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc pods run: %v\n", err)
-		return ExitError
+		return fail(io, "pods run", err.Error())
 	}
 	return ExitOK
 }
@@ -122,8 +121,7 @@ func loadPodPools(paths []string) (*compiler.Config, error) {
 func runPodsStatus(a *arguments.PodsStatus, io Stdio) int {
 	ok, err := podsStatus(a, io)
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc pods status: %v\n", err)
-		return ExitError
+		return fail(io, "pods status", err.Error())
 	}
 	if !ok {
 		return ExitError

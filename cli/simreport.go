@@ -17,6 +17,9 @@ func columnName(r sim.Outcome, compare bool) string {
 	return string(r.Mode)
 }
 
+// writeSimulation shows a simulation report in format: text, json or
+// markdown. compare says the runs are of two configurations, head and
+// base, and leads with head minus base.
 func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, runs []sim.Outcome, compare bool) {
 	var ds [][]sim.Delta
 	if compare {
@@ -24,67 +27,83 @@ func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, r
 	}
 	switch format {
 	case "json":
-		var flat []sim.Delta
-		for _, d := range ds {
-			flat = append(flat, d...)
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
-			FormatVersion int           `json:"format_version"`
-			Scenario      string        `json:"scenario"`
-			Pool          string        `json:"pool"`
-			Seed          uint64        `json:"seed"`
-			Duration      string        `json:"duration"`
-			Delta         []sim.Delta   `json:"delta,omitempty"`
-			Absent        []string      `json:"absent,omitempty"`
-			Runs          []sim.Outcome `json:"runs"`
-		}{1, sc.Name, pool, sc.Seed, sc.Duration.String(), flat, sim.AbsentNotes(runs), runs})
-		return
+		simulationJSON(w, sc, pool, runs, ds)
 	case "markdown":
-		fmt.Fprintf(w, "### poolc simulate: %s on %s\n\nseed %d · %s simulated\n\n", sc.Name, pool, sc.Seed, sc.Duration)
-		for _, mode := range ds {
-			fmt.Fprintf(w, "**head minus base, mode %s** (%s)\n\n| metric | base | head | delta | verdict |\n|---|---:|---:|---:|---|\n", mode[0].Mode, sim.Verdicts(mode))
-			for _, d := range mode {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", d.Of().Name, d.Of().Format(d.Base), d.Of().Format(d.Head), d.Signed(), d.Verdict)
-			}
-			fmt.Fprintln(w)
-		}
-		for _, n := range sim.AbsentNotes(runs) {
-			fmt.Fprintf(w, "- %s\n", n)
-		}
-		if compare {
-			fmt.Fprint(w, "\n<details><summary>The runs side by side</summary>\n\n")
-		}
-		fmt.Fprint(w, "| metric |")
-		for _, r := range runs {
-			fmt.Fprintf(w, " %s |", columnName(r, compare))
-		}
-		fmt.Fprint(w, "\n|---|")
-		for range runs {
-			fmt.Fprint(w, "---:|")
+		simulationMarkdown(w, sc, pool, runs, ds, compare)
+	default:
+		simulationText(w, sc, pool, runs, ds, compare)
+	}
+}
+
+// simulationJSON is the JSON view of a simulation: one document.
+func simulationJSON(w io.Writer, sc sim.Scenario, pool string, runs []sim.Outcome, ds [][]sim.Delta) {
+	var flat []sim.Delta
+	for _, d := range ds {
+		flat = append(flat, d...)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(struct {
+		FormatVersion int           `json:"format_version"`
+		Scenario      string        `json:"scenario"`
+		Pool          string        `json:"pool"`
+		Seed          uint64        `json:"seed"`
+		Duration      string        `json:"duration"`
+		Delta         []sim.Delta   `json:"delta,omitempty"`
+		Absent        []string      `json:"absent,omitempty"`
+		Runs          []sim.Outcome `json:"runs"`
+	}{1, sc.Name, pool, sc.Seed, sc.Duration.String(), flat, sim.AbsentNotes(runs), runs})
+}
+
+// simulationMarkdown is the view of a simulation for a pull-request
+// comment: tables, the runs and timelines folded.
+func simulationMarkdown(w io.Writer, sc sim.Scenario, pool string, runs []sim.Outcome, ds [][]sim.Delta, compare bool) {
+	fmt.Fprintf(w, "### poolc simulate: %s on %s\n\nseed %d · %s simulated\n\n", sc.Name, pool, sc.Seed, sc.Duration)
+	for _, mode := range ds {
+		fmt.Fprintf(w, "**head minus base, mode %s** (%s)\n\n| metric | base | head | delta | verdict |\n|---|---:|---:|---:|---|\n", mode[0].Mode, sim.Verdicts(mode))
+		for _, d := range mode {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", d.Of().Name, d.Of().Format(d.Base), d.Of().Format(d.Head), d.Signed(), d.Verdict)
 		}
 		fmt.Fprintln(w)
-		for _, row := range sim.ReportMetrics(compare) {
-			fmt.Fprintf(w, "| %s |", row.Name)
-			for _, r := range runs {
-				fmt.Fprintf(w, " %s |", row.Format(row.Value(r.Result.Metrics)))
-			}
-			fmt.Fprintln(w)
-		}
-		if compare {
-			fmt.Fprint(w, "\n</details>\n")
-		}
-		for _, r := range runs {
-			if len(r.Result.Timeline) == 0 {
-				continue
-			}
-			fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %s)</summary>\n\n```\n", columnName(r, compare), plural.Count(len(r.Result.Timeline), "entry"))
-			writeTimeline(w, r.Result.Timeline)
-			fmt.Fprint(w, "```\n\n</details>\n")
-		}
-		return
 	}
+	for _, n := range sim.AbsentNotes(runs) {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	if compare {
+		fmt.Fprint(w, "\n<details><summary>The runs side by side</summary>\n\n")
+	}
+	fmt.Fprint(w, "| metric |")
+	for _, r := range runs {
+		fmt.Fprintf(w, " %s |", columnName(r, compare))
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range runs {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, row := range sim.ReportMetrics(compare) {
+		fmt.Fprintf(w, "| %s |", row.Name)
+		for _, r := range runs {
+			fmt.Fprintf(w, " %s |", row.Format(row.Value(r.Result.Metrics)))
+		}
+		fmt.Fprintln(w)
+	}
+	if compare {
+		fmt.Fprint(w, "\n</details>\n")
+	}
+	for _, r := range runs {
+		if len(r.Result.Timeline) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n<details><summary>Timeline (%s, %s)</summary>\n\n```\n", columnName(r, compare), plural.Count(len(r.Result.Timeline), "entry"))
+		writeTimeline(w, r.Result.Timeline)
+		fmt.Fprint(w, "```\n\n</details>\n")
+	}
+}
+
+// simulationText is the human view of a simulation: aligned tables and
+// the timelines.
+func simulationText(w io.Writer, sc sim.Scenario, pool string, runs []sim.Outcome, ds [][]sim.Delta, compare bool) {
 	fmt.Fprintf(w, "Scenario %s on pool %s · seed %d · %s simulated\n", sc.Name, pool, sc.Seed, sc.Duration)
 	if sc.Description != "" {
 		fmt.Fprintf(w, "%s\n", sc.Description)

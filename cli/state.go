@@ -64,8 +64,7 @@ func runStateShow(a *arguments.StateShow, io Stdio) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc state show: %v\n", err)
-		return ExitError
+		return fail(io, "state show", err.Error())
 	}
 	return ExitOK
 }
@@ -97,8 +96,7 @@ func writeStateText(w io.Writer, st *pools.State, configured func() *pools.Pool)
 func runStateList(a *arguments.StateList, io Stdio) int {
 	st, err := readState(a.State.State, a.Paths.Paths)
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc state list: %v\n", err)
-		return ExitError
+		return fail(io, "state list", err.Error())
 	}
 	for _, addr := range stateAddresses(st) {
 		fmt.Fprintln(io.Out, addr)
@@ -148,8 +146,7 @@ func runForceUnlock(a *arguments.ForceUnlock, io Stdio) int {
 		b.Close()
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc force-unlock: %v\n", err)
-		return ExitError
+		return fail(io, "force-unlock", err.Error())
 	}
 	fmt.Fprintf(io.Out, "Unlocked %s.\n", b)
 	return ExitOK

@@ -54,8 +54,7 @@ func runStatePull(a *arguments.StatePull, io Stdio) int {
 		err = writeStateJSON(io.Out, st)
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc state pull: %v\n", err)
-		return ExitError
+		return fail(io, "state pull", err.Error())
 	}
 	return ExitOK
 }
@@ -80,8 +79,7 @@ func copyState(io Stdio, name string, paths []string, o arguments.Copy, open fun
 			LockTimeout: o.LockTimeout, Force: o.Force})
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc %s: %v\n", name, err)
-		return ExitError
+		return fail(io, name, err.Error())
 	}
 	fmt.Fprintf(io.Out, "Copied the state of pool %s from %s (lineage %s, serial %d) to %s (serial %d).\n", cfg.Pool.Name, from, c.Lineage, c.Serial, to, c.ToSerial)
 	return ExitOK

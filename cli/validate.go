@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 )
@@ -75,8 +73,7 @@ func runValidate(a *arguments.Validate, io Stdio) int {
 	io.diags = textDiagForm(io.Err, a.NoColor)
 	v, err := newDiagView(a.Format, io)
 	if err != nil {
-		fmt.Fprintf(io.Err, "poolc validate: %v\n", err)
-		return ExitError
+		return fail(io, "validate", err.Error())
 	}
 	cfg, diags := compiler.LoadWith(a.Paths.Paths, memoryChecked(a.StrictMemory))
 	if a.Plugins && !diags.HasErrors() {
