@@ -1,6 +1,14 @@
-// Package cli is poolc's command line: each command parses its arguments,
-// calls the package that does the work and hands the result to a view that
-// writes to injected streams, so every command's output is testable.
+// Package cli is poolc's command line. The table of commands
+// (commands.go) pairs each command's name and help with its arguments,
+// parsed by package arguments into one struct, and with the function that
+// runs it: it calls the package that does the work (compiler,
+// orchestrate, membership, runner/store, sim) and hands the result to a
+// view that writes to the injected streams of Stdio, so every command's
+// output is testable. Views: diagnostics and validation (views.go), plans
+// (plan.go), apply's progress as JSON lines, log lines or live bars on a
+// terminal (progress.go, live.go), the simulation report (simreport.go),
+// and each command's tables beside its run function. Main prints every
+// usage error; fail every other refusal.
 package cli
 
 import (

@@ -14,7 +14,6 @@ import (
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/orchestrate"
-	"poolc.dev/poolc/plugins/kube/launch"
 )
 
 const podsRunHelp = `Creates a Job on the pod pool's first member, in priority order, with
@@ -90,7 +89,7 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 			Skipped: func(reasons []string) {
 				fmt.Fprintf(io.Err, "poolc pods run: %s\n", strings.Join(reasons, "\npoolc pods run: "))
 			},
-			Placed:   func(p launch.Placed) { writePlaced(io.Out, p) },
+			Placed:   func(p orchestrate.Placed) { writePlaced(io.Out, p) },
 			Progress: io.Err,
 		})
 	}
@@ -101,7 +100,7 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 }
 
 // writePlaced is the line of pods run for a Job placed.
-func writePlaced(w io.Writer, placed launch.Placed) {
+func writePlaced(w io.Writer, placed orchestrate.Placed) {
 	refused := strings.Join(placed.Refused, ",")
 	if refused == "" {
 		refused = "-"

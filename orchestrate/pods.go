@@ -44,9 +44,12 @@ type PodsRunRequest struct {
 	// Placed sees each Job placed, as it is; Progress receives the lines
 	// of launches waiting for room. Neither is called concurrently with
 	// itself or the other.
-	Placed   func(launch.Placed)
+	Placed   func(Placed)
 	Progress io.Writer
 }
+
+// Placed is a Job placed: where, past which full members, after how long.
+type Placed = launch.Placed
 
 // RunPods launches the Jobs of req concurrently and returns when each is
 // placed, or failed; the error counts the Jobs not placed.
