@@ -179,15 +179,27 @@ func runApply(a *arguments.Apply, io Stdio) int {
 	if !resp.Ran {
 		return ExitOK
 	}
+	writeApplyOutcome(io, resp, a.JSON)
+	if resp.Result.OK() {
+		return ExitOK
+	}
+	return ExitError
+}
+
+// writeApplyOutcome ends the human view of an apply that ran: "Apply
+// complete" on standard output, or each failed step's diagnostics and
+// the summary on standard error (with --json, the summary event has
+// said it all unless a step failed).
+func writeApplyOutcome(io Stdio, resp *orchestrate.ApplyResponse, asJSON bool) {
 	res := resp.Result
 	if res.WriteErr != nil {
 		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
 	}
 	if res.OK() {
-		if !a.JSON {
+		if !asJSON {
 			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural.Count(len(res.Steps), "step"))
 		}
-		return ExitOK
+		return
 	}
 	for _, s := range res.Steps {
 		if s.Outcome != runner.Failed {
@@ -202,7 +214,6 @@ func runApply(a *arguments.Apply, io Stdio) int {
 		}
 	}
 	fmt.Fprintf(io.Err, "Apply failed: %s.\n", resp.Summary)
-	return ExitError
 }
 
 // isTerminal reports whether a stream is a terminal.
