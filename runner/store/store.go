@@ -22,6 +22,7 @@ import (
 	"os"
 
 	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 )
 
@@ -53,7 +54,7 @@ func (f *File) Read() (*pools.State, error) {
 		f.settled = nil
 		return st, nil
 	}
-	st, _, err := f.read()
+	st, _, _, err := f.read()
 	return st, err
 }
 
@@ -61,21 +62,22 @@ func (f *File) Read() (*pools.State, error) {
 // belongs to another pool is refused, naming both.
 func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
 
-// read is Read, also returning how many journaled steps it replayed.
-func (f *File) read() (*pools.State, int, error) {
+// read is Read, also returning the journal's records and how many of
+// their effects it replayed.
+func (f *File) read() (*pools.State, journal.Records, int, error) {
 	st, err := f.readSnapshot()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	scan, err := f.scanJournal()
+	recs, err := journal.ReadFile(f.JournalPath())
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the journal: %w", err)
+		return nil, nil, 0, err
 	}
-	n, err := scan.replay(st, f.JournalPath())
+	n, err := recs.Replay(st, f.JournalPath())
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return st, n, nil
+	return st, recs, n, nil
 }
 
 func (f *File) readSnapshot() (*pools.State, error) {
@@ -93,25 +95,21 @@ func (f *File) readSnapshot() (*pools.State, error) {
 
 // Write replaces the state file with st, after giving st a lineage if it
 // has none and incrementing its serial.
-func (f *File) Write(st *pools.State) error { return f.write(st, nil, 0) }
+func (f *File) Write(st *pools.State) error { return f.save(st, nil) }
 
-// WriteSnapshot is Write for an apply in progress: before the file is
-// replaced, j records that the new serial holds the effects of the first
-// finished steps the apply journaled as finished, so that Read replays
-// only those after them.
-func (f *File) WriteSnapshot(st *pools.State, j *Journal, finished int) error {
-	return f.write(st, j, finished)
-}
-
-func (f *File) write(st *pools.State, j *Journal, finished int) error {
+// save is Write, calling announce (when not nil) once st has its new
+// serial and before the file is replaced: the journal of an apply in
+// progress records there that the new serial holds the effects of its
+// first finished steps, so that Read replays only those after them.
+func (f *File) save(st *pools.State, announce func() error) error {
 	f.settled = nil
 	if st.Lineage == "" {
 		st.Lineage = NewID()
 	}
 	st.Serial++
 	data, err := st.MarshalCompact()
-	if err == nil && j != nil {
-		err = j.Append(Record{Event: Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
+	if err == nil && announce != nil {
+		err = announce()
 	}
 	if err == nil {
 		err = atomicfile.Write(f.Path, data, 0o666)
@@ -123,6 +121,27 @@ func (f *File) write(st *pools.State, j *Journal, finished int) error {
 	return nil
 }
 
+// LastApply reads the journal and reports the last apply if it was
+// interrupted (killed before its end record), or nil.
+func (f *File) LastApply() (*journal.Interrupted, error) {
+	recs, err := journal.ReadFile(f.JournalPath())
+	if err != nil {
+		return nil, err
+	}
+	return recs.Interrupted(), nil
+}
+
+// StartJournal begins the journal of a new apply, replacing the previous
+// apply's records; its first record names the state file as it is now.
+// The caller holds the lock, which has settled the previous journal.
+func (f *File) StartJournal(apply string) (*journal.File, error) {
+	lineage, serial, err := f.probe()
+	if err != nil {
+		return nil, err
+	}
+	return journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
+}
+
 // settle tidies up after a holder of the lock that was killed: it removes
 // the temporary files of its writes and writes the steps its journal says
 // finished after its last snapshot, announced in the journal, so that the
@@ -131,7 +150,7 @@ func (f *File) settle() error {
 	if err := atomicfile.Clean(f.Path); err != nil {
 		return fmt.Errorf("removing the temporary files a killed write left: %w", err)
 	}
-	st, replayed, err := f.read()
+	st, recs, replayed, err := f.read()
 	if err != nil {
 		return err
 	}
@@ -139,21 +158,12 @@ func (f *File) settle() error {
 		f.settled = st
 		return nil
 	}
-	scan, err := f.scanJournal()
+	j, err := journal.Continue(f.JournalPath(), recs.Apply(), f.save)
 	if err != nil {
-		return err
-	}
-	fh, err := os.OpenFile(f.JournalPath(), os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	if err := cutTail(fh); err != nil {
-		fh.Close()
 		return fmt.Errorf("settling the journal: %w", err)
 	}
-	j := newJournal(f, fh, scan.apply)
-	err = f.WriteSnapshot(st, j, len(scan.effects))
-	if err = errors.Join(err, fh.Sync(), fh.Close()); err == nil {
+	err = j.Snapshot(st, recs.Finished())
+	if err = errors.Join(err, j.Close()); err == nil {
 		f.settled = st
 	}
 	return err

@@ -39,6 +39,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 )
@@ -138,7 +139,7 @@ func NoQuorum(err error) bool {
 type snapshot struct {
 	state    *pools.State
 	rev      int64
-	records  store.JournalRecords
+	records  journal.Records
 	lastSeq  int
 	replayed int // how many effects of the journal state holds that the key does not
 }
@@ -165,7 +166,7 @@ func (s *Store) read() (*snapshot, error) {
 		snap.state.Normalize()
 	}
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs { // in key order
-		var r store.Record
+		var r journal.Record
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			return nil, fmt.Errorf("%s: %w", kv.Key, err)
 		}
@@ -199,7 +200,7 @@ func (s *Store) Read() (*pools.State, error) {
 
 // LastApply reads the journal and reports the last apply if it was
 // interrupted, or nil.
-func (s *Store) LastApply() (*store.Interrupted, error) {
+func (s *Store) LastApply() (*journal.Interrupted, error) {
 	snap, err := s.read()
 	if err != nil {
 		return nil, err
@@ -395,7 +396,7 @@ func (s *Store) settle() error {
 	s.rev = snap.rev
 	st, apply := snap.state, snap.records[len(snap.records)-1].Apply
 	return s.writeState(st, "settling the last apply's journal in etcd", func() ([]clientv3.Op, error) {
-		rec, err := record(apply, store.Record{Event: store.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: snap.records.Finished()})
+		rec, err := record(apply, journal.Record{Event: journal.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: snap.records.Finished()})
 		return []clientv3.Op{clientv3.OpPut(s.journalKey(snap.lastSeq+1), rec)}, err
 	})
 }

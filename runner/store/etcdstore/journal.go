@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,11 +10,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
 )
 
-// Journal appends the records of one apply as keys P/journal/<seq>, each
+// Journal is the etcd backend of the journal (see package journal): it
+// appends the records of one apply as keys P/journal/<seq>, each
 // written while the Store still holds the lock it was started under.
 // Once a write failed, every later one fails at once with that error: a
 // journal with a record missing in the middle would tell a successor a
@@ -29,7 +29,7 @@ type Journal struct {
 	err   error // the first write that failed
 }
 
-var _ store.JournalWriter = (*Journal)(nil)
+var _ journal.Writer = (*Journal)(nil)
 
 // A journal write that fails because etcd lost its leader is tried again,
 // leaderChangeAttempts times in all, leaderChangeWait apart: long enough
@@ -43,9 +43,8 @@ const (
 func (s *Store) journalKey(seq int) string { return s.key(fmt.Sprintf("journal/%012d", seq)) }
 
 // record is r stamped with the time and apply, as stored.
-func record(apply string, r store.Record) (string, error) {
-	r.Time, r.Apply = time.Now().UTC(), apply
-	b, err := json.Marshal(r)
+func record(apply string, r journal.Record) (string, error) {
+	b, err := journal.Encode(apply, r)
 	return string(b), err
 }
 
@@ -54,7 +53,7 @@ func record(apply string, r store.Record) (string, error) {
 // this Store read. The start record names that state and the lock it is
 // written under. A journal holding finished steps the state does not (a
 // killed apply's, before Acquire settled it) is refused, not dropped.
-func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
+func (s *Store) BeginJournal(apply string) (journal.Writer, error) {
 	snap, err := s.read()
 	if err != nil {
 		return nil, err
@@ -64,7 +63,7 @@ func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := store.Record{Event: store.ApplyStarted, Lineage: snap.state.Lineage, Serial: snap.state.Serial}
+	start := journal.Record{Event: journal.ApplyStarted, Lineage: snap.state.Lineage, Serial: snap.state.Serial}
 	if s.owner != nil {
 		start.Message = fmt.Sprintf("under lock %s (lease %x)", s.owner.info.ID, int64(s.owner.session.Lease()))
 	}
@@ -89,7 +88,7 @@ func (s *Store) BeginJournal(apply string) (store.JournalWriter, error) {
 
 // Append appends r, stamped with the time and the apply's ID, once etcd
 // has committed it.
-func (j *Journal) Append(r store.Record) error {
+func (j *Journal) Append(r journal.Record) error {
 	rec, err := record(j.apply, r)
 	if err != nil {
 		return err
@@ -132,7 +131,7 @@ func (j *Journal) Snapshot(st *pools.State, finished int) error {
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
 	err := j.s.writeState(st, "writing a snapshot of the state to etcd", func() ([]clientv3.Op, error) {
-		rec, err := record(j.apply, store.Record{Event: store.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
+		rec, err := record(j.apply, journal.Record{Event: journal.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
 		return []clientv3.Op{clientv3.OpPut(j.s.journalKey(j.seq), rec)}, err
 	})
 	if err == nil {
@@ -145,5 +144,5 @@ func (j *Journal) Snapshot(st *pools.State, finished int) error {
 
 // End records the end of the apply.
 func (j *Journal) End(message string) error {
-	return j.Append(store.Record{Event: store.ApplyEnded, Message: message})
+	return j.Append(journal.Record{Event: journal.ApplyEnded, Message: message})
 }
