@@ -34,6 +34,19 @@ type File struct {
 	// next Read so that a command holding the lock reads the state once;
 	// every write forgets it.
 	settled *pools.State
+	// seen is what this File last read or wrote, so that a command
+	// reads the state file and the journal once.
+	seen *seen
+}
+
+// seen is what a File knows of its files from its last read or write:
+// the state file's lineage and serial and, once read, the last apply if
+// it was interrupted. A new journal forgets it.
+type seen struct {
+	lineage     string
+	serial      int64
+	read        bool // the journal was read: interrupted is known
+	interrupted *journal.Interrupted
 }
 
 // Open returns the store for the state file at path; the file need not
@@ -73,6 +86,7 @@ func (f *File) read() (*pools.State, journal.Records, int, error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	f.seen = &seen{lineage: st.Lineage, serial: st.Serial, read: true, interrupted: recs.Interrupted()}
 	n, err := recs.Replay(st, f.JournalPath())
 	if err != nil {
 		return nil, nil, 0, err
@@ -118,12 +132,20 @@ func (f *File) save(st *pools.State, announce func() error) error {
 		st.Serial--
 		return fmt.Errorf("writing state: %w", err)
 	}
+	if f.seen != nil {
+		f.seen.lineage, f.seen.serial = st.Lineage, st.Serial
+	} else {
+		f.seen = &seen{lineage: st.Lineage, serial: st.Serial}
+	}
 	return nil
 }
 
 // LastApply reads the journal and reports the last apply if it was
 // interrupted (killed before its end record), or nil.
 func (f *File) LastApply() (*journal.Interrupted, error) {
+	if f.seen != nil && f.seen.read {
+		return f.seen.interrupted, nil
+	}
 	recs, err := journal.ReadFile(f.JournalPath())
 	if err != nil {
 		return nil, err
@@ -135,10 +157,17 @@ func (f *File) LastApply() (*journal.Interrupted, error) {
 // apply's records; its first record names the state file as it is now.
 // The caller holds the lock, which has settled the previous journal.
 func (f *File) StartJournal(apply string) (*journal.File, error) {
-	lineage, serial, err := f.probe()
-	if err != nil {
-		return nil, err
+	var lineage string
+	var serial int64
+	if f.seen != nil {
+		lineage, serial = f.seen.lineage, f.seen.serial
+	} else {
+		var err error
+		if lineage, serial, err = f.probe(); err != nil {
+			return nil, err
+		}
 	}
+	f.seen = &seen{lineage: lineage, serial: serial}
 	return journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
 }
 

@@ -282,3 +282,39 @@ func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testin
 		}
 	})
 }
+
+// A command reads the state file and the journal once: after the lock's
+// settle has read them, neither Read, LastApply nor StartJournal reads
+// them again (they are made unreadable here to show it).
+func TestACommandReadsTheStateAndTheJournalOnce(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	st := &pools.State{FormatVersion: pools.StateFormatVersion, Pool: "lab"}
+	if err := f.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	for _, p := range []string{f.Path, f.JournalPath()} {
+		if err := os.WriteFile(p, []byte("not read again\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := f.Read(); err != nil || got.Serial != 1 {
+		t.Fatalf("Read after the lock: %+v, %v", got, err)
+	}
+	if last, err := f.LastApply(); last != nil || err != nil {
+		t.Fatalf("LastApply after the lock: %+v, %v", last, err)
+	}
+	j, err := f.StartJournal("a1")
+	if err != nil {
+		t.Fatalf("StartJournal read the state file again: %v", err)
+	}
+	j.End("")
+	recs := journalRecords(t, f)
+	if recs[0].Event != journal.ApplyStarted || recs[0].Lineage != st.Lineage || recs[0].Serial != 1 {
+		t.Fatalf("the journal starts with %+v, want the state read under the lock", recs[0])
+	}
+}
