@@ -74,8 +74,7 @@ func Continue(path, apply string, save SaveFunc) (*File, error) {
 func ReadFile(path string) (Records, error) {
 	var rs Records
 	_, err := Lines(path, func(_ int, line []byte) error {
-		var r Record
-		if json.Unmarshal(line, &r) == nil {
+		if r, err := Decode(line); err == nil {
 			rs = append(rs, r)
 		}
 		return nil

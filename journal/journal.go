@@ -7,9 +7,9 @@
 // does not hold yet), the Writer every state backend's journal
 // implements, and the file backend: Appender, a file of lines written by
 // group commit, and File, the journal of one apply in such a file beside
-// the state file it announces. The etcd backend (package
-// runner/store/etcdstore) keeps the same records as keys. The sim
-// actuator keeps its world's changes in an Appender too.
+// the state file it announces. The etcd backend (package etcdjournal)
+// keeps the same records as keys. The sim actuator keeps its world's
+// changes in an Appender too.
 package journal
 
 import (
@@ -60,6 +60,13 @@ type Record struct {
 func Encode(apply string, r Record) ([]byte, error) {
 	r.Time, r.Apply = time.Now().UTC(), apply
 	return json.Marshal(r)
+}
+
+// Decode reads a record from its JSON.
+func Decode(data []byte) (Record, error) {
+	var r Record
+	err := json.Unmarshal(data, &r)
+	return r, err
 }
 
 // Writer appends the records of one apply and writes the state snapshots
