@@ -76,11 +76,11 @@ func (a *Appender) Queue(v any) (wait func() error) {
 	if err != nil {
 		return func() error { return err }
 	}
-	return a.QueueLine(line)
+	return a.queueLine(line)
 }
 
-// QueueLine is Queue for a line already encoded, without its newline.
-func (a *Appender) QueueLine(line []byte) (wait func() error) {
+// queueLine queues line (without its newline) as Queue does.
+func (a *Appender) queueLine(line []byte) (wait func() error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {

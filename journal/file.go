@@ -85,11 +85,6 @@ func ReadFile(path string) (Records, error) {
 	return rs, nil
 }
 
-// Add appends a record of a step event.
-func (j *File) Add(ev Event, step, message string) error {
-	return j.Append(Record{Event: ev, Step: step, Message: message})
-}
-
 // Append appends r, stamped with the time and the apply's ID, and
 // returns once it is written.
 func (j *File) Append(r Record) error { return j.Queue(r)() }
@@ -124,9 +119,6 @@ func (j *File) Snapshot(st *pools.State, finished int) error {
 	j.mu.Unlock()
 	return nil
 }
-
-// Sync flushes the journal to the disk.
-func (j *File) Sync() error { return j.log.Sync() }
 
 // Close syncs and closes the journal without ending the apply.
 func (j *File) Close() error { return errors.Join(j.log.Flush(), j.log.Sync(), j.log.Close()) }

@@ -130,9 +130,9 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Add(journal.StepStarted, "start:x@n", "")
-	j.Add(journal.StepStarted, "start:y@n", "")
-	j.Add(journal.StepFinished, "start:x@n", "")
+	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:x@n"})
+	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:y@n"})
+	j.Append(journal.Record{Event: journal.StepFinished, Step: "start:x@n"})
 	// Killed here: no end record, and a torn line.
 	fh, _ := os.OpenFile(f.JournalPath(), os.O_APPEND|os.O_WRONLY, 0)
 	fh.WriteString(`{"time": "2026-`)
@@ -142,8 +142,8 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
 	j2, _ := f.StartJournal("a2")
-	j2.Add(journal.StepStarted, "stop:x@n", "")
-	j2.Add(journal.StepFinished, "stop:x@n", "")
+	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
+	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
 	j2.End("done")
 	if last, err := f.LastApply(); last != nil || err != nil {
 		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
