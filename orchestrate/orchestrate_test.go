@@ -274,10 +274,7 @@ func TestAnInterruptedApplyIsRecoveredByTheNextOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Add(journal.StepStarted, steps[0].ID, "sim"); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Sync(); err != nil {
+	if err := j.Append(journal.Record{Event: journal.StepStarted, Step: steps[0].ID, Message: "sim"}); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := stateFile(cfg).LastApply(); err != nil || last == nil {
