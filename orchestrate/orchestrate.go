@@ -17,6 +17,7 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -70,7 +71,7 @@ type session struct {
 	plugins     *host.Set
 	drift       []host.Drift
 	refreshed   bool // the refresh changed the state
-	interrupted *store.Interrupted
+	interrupted *journal.Interrupted
 }
 
 func (s *session) close() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/builtin"
 	"poolc.dev/poolc/plugins/host"
@@ -273,10 +274,7 @@ func TestAnInterruptedApplyIsRecoveredByTheNextOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Add(store.StepStarted, steps[0].ID, "sim"); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Sync(); err != nil {
+	if err := j.Append(journal.Record{Event: journal.StepStarted, Step: steps[0].ID, Message: "sim"}); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := stateFile(cfg).LastApply(); err != nil || last == nil {

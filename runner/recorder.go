@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
 )
 
 // StoreRecorder records a run in a state backend's journal and the
@@ -10,7 +10,7 @@ import (
 // as etcd). It carries the lineage and serial from one snapshot to the
 // next, since the runner hands over copies of the state.
 type StoreRecorder struct {
-	journal store.JournalWriter
+	journal journal.Writer
 	lineage string
 	serial  int64
 }
@@ -19,7 +19,7 @@ var _ Recorder = (*StoreRecorder)(nil)
 
 // NewStoreRecorder records into j, continuing from the state the backend
 // last held (its lineage and serial).
-func NewStoreRecorder(j store.JournalWriter, from *pools.State) *StoreRecorder {
+func NewStoreRecorder(j journal.Writer, from *pools.State) *StoreRecorder {
 	return &StoreRecorder{journal: j, lineage: from.Lineage, serial: from.Serial}
 }
 
@@ -35,10 +35,10 @@ func (r *StoreRecorder) WriteState(st *pools.State, finished int) error {
 }
 
 // Journal queues a record in the journal when the backend can queue
-// (store.JournalQueue), so that records of parallel steps share writes;
+// (journal.Queuer), so that records of parallel steps share writes;
 // otherwise it appends the record before it returns.
-func (r *StoreRecorder) Journal(rec store.Record) (wait func() error) {
-	if q, ok := r.journal.(store.JournalQueue); ok {
+func (r *StoreRecorder) Journal(rec journal.Record) (wait func() error) {
+	if q, ok := r.journal.(journal.Queuer); ok {
 		return q.Queue(rec)
 	}
 	err := r.journal.Append(rec)

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/schedule"
-	"poolc.dev/poolc/runner/store"
 )
 
 // Defaults for Options fields left zero.
@@ -67,7 +67,7 @@ type Response struct {
 // WriteState writes a snapshot holding the effects of the first finished
 // records journaled; it may be slow, and runs beside the steps.
 type Recorder interface {
-	Journal(r store.Record) (wait func() error)
+	Journal(r journal.Record) (wait func() error)
 	WriteState(st *pools.State, finished int) error
 }
 
@@ -237,7 +237,7 @@ func (r *run) loop(ctx context.Context) {
 		why := "the plan cannot be carried out: " + err.Error()
 		for i := range r.results {
 			r.results[i].Outcome, r.results[i].Diagnostics = Failed, sdk.Errorf(nil, why)
-			r.rec.Journal(store.StepFailed, r.results[i].ID, why)
+			r.rec.Journal(journal.StepFailed, r.results[i].ID, why)
 			r.emit(Event{Kind: EventFailed, Step: r.results[i].ID, Message: why})
 		}
 		return
@@ -311,7 +311,7 @@ func (r *run) carryOut(d schedule.Decision, work chan<- schedule.Attempt) {
 		res := &r.results[k.Step]
 		res.Outcome = Skipped
 		why := fmt.Sprintf("skipped: it depends on %s, which did not succeed", r.plan.Steps[k.Cause].ID)
-		r.rec.Journal(store.StepSkipped, res.ID, why)
+		r.rec.Journal(journal.StepSkipped, res.ID, why)
 		r.emit(Event{Kind: EventSkipped, Step: res.ID, Message: why})
 	}
 	for _, i := range d.Cancelled {
@@ -321,7 +321,7 @@ func (r *run) carryOut(d schedule.Decision, work chan<- schedule.Attempt) {
 		if res.Attempts > 0 {
 			why = "cancelled while waiting to be retried: " + summary(res.Diagnostics)
 		}
-		r.rec.Journal(store.StepCancelled, res.ID, why)
+		r.rec.Journal(journal.StepCancelled, res.ID, why)
 		r.emit(Event{Kind: EventCancelled, Step: res.ID, Plugin: res.Plugin, Message: why})
 	}
 	for _, a := range d.Start {
@@ -350,11 +350,11 @@ func (r *run) settled(m *schedule.Machine, i int) {
 		res.Outcome = Done
 	case schedule.Failed:
 		res.Outcome = Failed
-		r.rec.Journal(store.StepFailed, res.ID, summary(res.Diagnostics))
+		r.rec.Journal(journal.StepFailed, res.ID, summary(res.Diagnostics))
 		r.emit(Event{Kind: EventFailed, Step: res.ID, Plugin: res.Plugin, Message: summary(res.Diagnostics)})
 	case schedule.Cancelled:
 		res.Outcome = Cancelled
-		r.rec.Journal(store.StepCancelled, res.ID, summary(res.Diagnostics))
+		r.rec.Journal(journal.StepCancelled, res.ID, summary(res.Diagnostics))
 		r.emit(Event{Kind: EventCancelled, Step: res.ID, Plugin: res.Plugin, Message: summary(res.Diagnostics)})
 	}
 }
@@ -384,7 +384,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 		return e
 	}
 	if a.Attempt == 1 {
-		r.rec.Journal(store.StepStarted, s.ID, plugin)
+		r.rec.Journal(journal.StepStarted, s.ID, plugin)
 		r.emit(Event{Kind: EventStarted, Step: s.ID, Plugin: plugin, Estimate: s.Estimate.Seconds})
 	}
 	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
@@ -409,7 +409,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	case !e.resp.Diagnostics.HasErrors():
 		e.end = schedule.Success
 		r.apply(effect)
-		r.rec.Journal(store.StepFinished, s.ID, "")
+		r.rec.Journal(journal.StepFinished, s.ID, "")
 		r.emit(Event{Kind: EventDone, Step: s.ID, Plugin: plugin, Elapsed: e.at.Sub(r.began[a.Step])})
 	case ctx.Err() != nil:
 		e.end = schedule.Cancel

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
 )
 
 // fake is an in-process actuator whose behaviour per step ID the test sets.
@@ -73,7 +73,7 @@ func (m *memRecorder) WriteState(st *pools.State, finished int) error {
 	return nil
 }
 
-func (m *memRecorder) Journal(r store.Record) func() error {
+func (m *memRecorder) Journal(r journal.Record) func() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failAt > 0 && len(m.journal)+1 >= m.failAt {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
 )
 
 // recording owns the state of a run and records it: every step event in
@@ -44,11 +44,11 @@ func newRecording(ctx context.Context, stop context.CancelCauseFunc, rec Recorde
 }
 
 // Journal appends a step event to the journal.
-func (w *recording) Journal(ev store.JournalEvent, step, message string) {
-	w.journal(store.Record{Event: ev, Step: step, Message: message})
+func (w *recording) Journal(ev journal.Event, step, message string) {
+	w.journal(journal.Record{Event: ev, Step: step, Message: message})
 }
 
-func (w *recording) journal(r store.Record) { w.check(w.rec.Journal(r)()) }
+func (w *recording) journal(r journal.Record) { w.check(w.rec.Journal(r)()) }
 
 // check stops the run when a journal write failed.
 func (w *recording) check(err error) {
@@ -68,7 +68,7 @@ func (w *recording) check(err error) {
 func (w *recording) finished(s pools.Step) error {
 	w.mu.Lock()
 	err := w.state.Fleet.Apply(s)
-	r := store.Record{Event: store.StepFinished, Step: s.ID}
+	r := journal.Record{Event: journal.StepFinished, Step: s.ID}
 	if err == nil {
 		r.Effect = &s
 		w.effects++

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sim"
@@ -142,8 +143,8 @@ func benchmarkApply(b *testing.B, recorder func(*testing.B) runner.Recorder) {
 
 type discard struct{}
 
-func (discard) WriteState(*pools.State, int) error { return nil }
-func (discard) Journal(store.Record) func() error  { return func() error { return nil } }
+func (discard) WriteState(*pools.State, int) error  { return nil }
+func (discard) Journal(journal.Record) func() error { return func() error { return nil } }
 
 // Two runtime plugins side by side, end to end: node a runs its lanes
 // through the example webhook plugin (built from its own module, pinned by

@@ -1,17 +1,16 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 )
 
@@ -28,7 +27,8 @@ import (
 //     reported yet may be lost, and poolc's refresh sees that step's
 //     effect missing and plans it again.
 //   - One write covers every change recorded while the previous write
-//     ran: Applies in flight together share a journal write.
+//     ran: Applies in flight together share a journal write (the
+//     journal is a journal.Appender, which writes by group commit).
 //   - A snapshot is written when the journal holds at least as many
 //     bytes as the last snapshot (and at least minJournalBytes), at most
 //     once a snapshotInterval, so the bytes written grow with the changes
@@ -114,23 +114,18 @@ type snapshot struct {
 	Seq uint64 `json:"journal_seq,omitempty"`
 }
 
-// worldLog writes a world's changes to its files. Its fields up to io are
-// guarded by the Sim's mutex; the rest by io, which one writer holds at a
-// time.
+// worldLog writes a world's changes to its files: the journal, an
+// Appender that writes the changes of Applies in flight together with
+// one write (group commit), and now and then the snapshot. Its fields are
+// guarded by the Sim's mutex.
 type worldLog struct {
 	path string // the world file; "" keeps the world in memory only
 
-	seq     uint64 // the last change recorded
-	pending []byte // journal lines of changes not yet written
-
-	io           sync.Mutex
-	written      uint64 // the last change written
-	journal      *os.File
-	journalBytes int
-	snapBytes    int // the size of the last snapshot, 0 when there is none
-	lastSnap     time.Time
-	snapshots    int // how many snapshots this log wrote
-	spare        []byte
+	seq       uint64            // the last change recorded
+	journal   *journal.Appender // opened at the first change recorded
+	snapBytes int               // the size of the last snapshot, 0 when there is none
+	lastSnap  time.Time
+	snapshots int // how many snapshots this log wrote
 }
 
 func journalPath(world string) string { return world + ".journal" }
@@ -163,46 +158,32 @@ func loadWorld(path string) (World, *worldLog, error) {
 	w.Fleet.Normalize()
 	l.seq = snap.Seq
 	if path != "" {
-		n, err := l.replay(w)
-		if err != nil {
+		if err := l.replay(w); err != nil {
 			return *w, nil, err
 		}
-		l.journalBytes = n
 	}
-	l.written = l.seq
 	return *w, l, nil
 }
 
-// replay makes the journal's changes the snapshot does not hold, and
-// returns the size of the journal's whole lines.
-func (l *worldLog) replay(w *World) (int, error) {
-	data, err := os.ReadFile(journalPath(l.path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	// What follows the last newline is empty, or the torn tail of a
-	// killed write: a change never reported.
-	whole := bytes.LastIndexByte(data, '\n') + 1
-	for i, line := range bytes.Split(data[:whole], []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
+// replay makes the journal's changes the snapshot does not hold; a torn
+// last line (a write cut short by a kill) is a change never reported.
+func (l *worldLog) replay(w *World) error {
+	where := journalPath(l.path)
+	_, err := journal.Lines(where, func(n int, line []byte) error {
 		var c change
 		if err := json.Unmarshal(line, &c); err != nil {
-			return 0, fmt.Errorf("sim world journal %s:%d: %v", journalPath(l.path), i+1, err)
+			return fmt.Errorf("sim world journal %s:%d: %v", where, n, err)
 		}
 		if c.Seq <= l.seq {
-			continue // the snapshot holds it
+			return nil // the snapshot holds it
 		}
 		if err := w.apply(c); err != nil {
-			return 0, fmt.Errorf("sim world journal %s:%d: %v", journalPath(l.path), i+1, err)
+			return fmt.Errorf("sim world journal %s:%d: %v", where, n, err)
 		}
 		l.seq = c.Seq
-	}
-	return whole, nil
+		return nil
+	})
+	return err
 }
 
 // ReadWorld reads a world file and its journal, for tests and tools that
@@ -243,80 +224,62 @@ func (s *Sim) record(c change) error {
 	if l.path == "" {
 		return nil
 	}
-	c.Seq = l.seq
-	line, err := json.Marshal(c)
-	if err != nil {
-		return err
+	if l.journal == nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+			return err
+		}
+		j, err := journal.Open(journalPath(l.path))
+		if err != nil {
+			return err
+		}
+		l.journal = j
 	}
-	l.pending = append(append(l.pending, line...), '\n')
+	c.Seq = l.seq
+	l.journal.Queue(c) // written by the next commit, whose wait reports a failure
 	return nil
 }
 
 // commit returns once every change recorded so far is written. The
-// caller does not hold s.mu. The first caller to find changes unwritten
-// writes all of them, those recorded by other Applies included, in one
-// write (or one snapshot); the others find their changes written when it
-// is done.
+// caller does not hold s.mu. Every change recorded while a journal write
+// runs is written by the next one, those recorded by other Applies
+// included; when a snapshot is due, it is written instead, and the
+// journal emptied.
 func (s *Sim) commit() error {
 	s.mu.Lock()
 	l := s.log
-	if l == nil || l.path == "" {
+	if l == nil || l.journal == nil {
 		s.mu.Unlock()
 		return nil
 	}
-	want := l.seq
-	s.mu.Unlock()
-	l.io.Lock()
-	defer l.io.Unlock()
-	if l.written >= want {
-		return nil
-	}
-	s.mu.Lock()
-	lines, upto := l.pending, l.seq
-	l.pending = l.spare[:0]
-	var snap []byte
-	var err error
-	if l.snapshotDue(len(lines)) {
-		snap, err = json.Marshal(snapshot{World: s.world, Seq: upto})
-	}
-	s.mu.Unlock()
-	if err == nil && snap != nil {
-		if err = l.writeSnapshot(snap); err == nil {
-			l.written, l.spare = upto, lines
+	if l.snapshotDue() {
+		err := l.writeSnapshot(snapshot{World: s.world, Seq: l.seq})
+		s.mu.Unlock()
+		if err == nil {
 			return nil
 		}
+		// The journal holds the changes still: write them.
+		return l.journal.Flush()
 	}
-	if err == nil {
-		err = l.append(lines)
-	}
-	if err != nil {
-		// Keep the lines for the next commit, ahead of those recorded
-		// meanwhile.
-		s.mu.Lock()
-		l.pending = append(lines, l.pending...)
-		s.mu.Unlock()
-		return err
-	}
-	l.written, l.spare = upto, lines
-	return nil
+	s.mu.Unlock()
+	return l.journal.Flush()
 }
 
-// snapshotDue says whether the next write is a snapshot; the caller holds
-// l.io.
-func (l *worldLog) snapshotDue(pending int) bool {
+// snapshotDue says whether the next write is a snapshot.
+func (l *worldLog) snapshotDue() bool {
 	if l.snapBytes == 0 {
 		return true
 	}
-	journal := l.journalBytes + pending
+	journal := int(l.journal.Size())
 	return journal >= max(l.snapBytes, minJournalBytes) && time.Since(l.lastSnap) >= snapshotInterval
 }
 
-// writeSnapshot replaces the world file with data, then empties the
-// journal; the caller holds l.io. A journal that cannot be emptied holds
+// writeSnapshot replaces the world file with snap, then empties the
+// journal, whose changes it holds. A journal that cannot be emptied holds
 // only changes the snapshot holds too, which a read skips by their
 // numbers, so that is no error.
-func (l *worldLog) writeSnapshot(data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+func (l *worldLog) writeSnapshot(snap snapshot) error {
+	data, err := json.Marshal(snap)
+	if err != nil {
 		return err
 	}
 	if err := atomicfile.Write(l.path, data, 0o644); err != nil {
@@ -324,55 +287,13 @@ func (l *worldLog) writeSnapshot(data []byte) error {
 	}
 	l.snapBytes, l.lastSnap = len(data), time.Now()
 	l.snapshots++
-	if l.journalBytes == 0 {
-		return nil
-	}
-	var err error
-	if l.journal != nil {
-		err = l.journal.Truncate(0)
-	} else {
-		err = os.Truncate(journalPath(l.path), 0)
-	}
-	if err == nil {
-		l.journalBytes = 0
-	}
-	return nil
-}
-
-// append writes journal lines with one write call; the caller holds l.io.
-// A write that fails is cut off, so the journal keeps whole lines only.
-func (l *worldLog) append(lines []byte) error {
-	if l.journal == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-			return err
-		}
-		fh, err := os.OpenFile(journalPath(l.path), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		// Drop a torn tail that loading skipped.
-		if err := fh.Truncate(int64(l.journalBytes)); err != nil {
-			fh.Close()
-			return err
-		}
-		l.journal = fh
-	}
-	if _, err := l.journal.Write(lines); err != nil {
-		l.journal.Truncate(int64(l.journalBytes))
-		return err
-	}
-	l.journalBytes += len(lines)
+	l.journal.Reset()
 	return nil
 }
 
 // close closes the journal file.
 func (l *worldLog) close() {
-	if l == nil {
-		return
-	}
-	l.io.Lock()
-	defer l.io.Unlock()
-	if l.journal != nil {
+	if l != nil && l.journal != nil {
 		l.journal.Close()
 		l.journal = nil
 	}

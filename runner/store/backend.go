@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 )
 
@@ -36,9 +37,9 @@ type Backend interface {
 	ForceUnlock(id string) error
 	// BeginJournal starts the journal of a new apply, replacing the
 	// previous apply's records. The caller holds the lock.
-	BeginJournal(apply string) (JournalWriter, error)
+	BeginJournal(apply string) (journal.Writer, error)
 	// LastApply reports the last apply if it was interrupted, or nil.
-	LastApply() (*Interrupted, error)
+	LastApply() (*journal.Interrupted, error)
 	// Close releases the backend's connections; a held lock is released
 	// by its Unlocker, not by Close.
 	Close() error
@@ -53,34 +54,9 @@ type Unlocker interface {
 	Unlock() error
 }
 
-// JournalWriter appends the records of one apply and writes the state
-// snapshots it announces.
-type JournalWriter interface {
-	// Append appends r, stamped with the time and the apply's ID; the
-	// record is stored when Append returns.
-	Append(r Record) error
-	// Snapshot stores st as the next serial of its lineage, announced as
-	// holding the effects of the first finished records of the apply.
-	Snapshot(st *pools.State, finished int) error
-	// End records the end of the apply.
-	End(message string) error
-}
-
-// JournalQueue is a JournalWriter that can queue a record in its place
-// at once and store it later, with the records queued meanwhile: Queue
-// never waits for the store, and the wait it returns returns once the
-// record is stored, with the error that kept it from being stored. A
-// caller that must order its records against its own state queues them
-// under its lock and waits outside it.
-type JournalQueue interface {
-	Queue(r Record) (wait func() error)
-}
-
 var (
-	_ JournalQueue  = (*Journal)(nil)
-	_ Backend       = (*File)(nil)
-	_ Unlocker      = (*Lock)(nil)
-	_ JournalWriter = (*Journal)(nil)
+	_ Backend  = (*File)(nil)
+	_ Unlocker = (*Lock)(nil)
 )
 
 // ReadPool is Read for the state of a given pool: a state that belongs to
@@ -106,7 +82,7 @@ func (f *File) Acquire(ctx context.Context, info LockInfo, stale func(LockInfo))
 }
 
 // BeginJournal is StartJournal behind the Backend interface.
-func (f *File) BeginJournal(apply string) (JournalWriter, error) {
+func (f *File) BeginJournal(apply string) (journal.Writer, error) {
 	j, err := f.StartJournal(apply)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"os"
 
 	"poolc.dev/poolc/internal/atomicfile"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 )
 
@@ -33,6 +34,19 @@ type File struct {
 	// next Read so that a command holding the lock reads the state once;
 	// every write forgets it.
 	settled *pools.State
+	// seen is what this File last read or wrote, so that a command
+	// reads the state file and the journal once.
+	seen *seen
+}
+
+// seen is what a File knows of its files from its last read or write:
+// the state file's lineage and serial and, once read, the last apply if
+// it was interrupted. A new journal forgets it.
+type seen struct {
+	lineage     string
+	serial      int64
+	read        bool // the journal was read: interrupted is known
+	interrupted *journal.Interrupted
 }
 
 // Open returns the store for the state file at path; the file need not
@@ -53,7 +67,7 @@ func (f *File) Read() (*pools.State, error) {
 		f.settled = nil
 		return st, nil
 	}
-	st, _, err := f.read()
+	st, _, _, err := f.read()
 	return st, err
 }
 
@@ -61,21 +75,23 @@ func (f *File) Read() (*pools.State, error) {
 // belongs to another pool is refused, naming both.
 func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
 
-// read is Read, also returning how many journaled steps it replayed.
-func (f *File) read() (*pools.State, int, error) {
+// read is Read, also returning the journal's records and how many of
+// their effects it replayed.
+func (f *File) read() (*pools.State, journal.Records, int, error) {
 	st, err := f.readSnapshot()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	scan, err := f.scanJournal()
+	recs, err := journal.ReadFile(f.JournalPath())
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the journal: %w", err)
+		return nil, nil, 0, err
 	}
-	n, err := scan.replay(st, f.JournalPath())
+	f.seen = &seen{lineage: st.Lineage, serial: st.Serial, read: true, interrupted: recs.Interrupted()}
+	n, err := recs.Replay(st, f.JournalPath())
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return st, n, nil
+	return st, recs, n, nil
 }
 
 func (f *File) readSnapshot() (*pools.State, error) {
@@ -93,25 +109,21 @@ func (f *File) readSnapshot() (*pools.State, error) {
 
 // Write replaces the state file with st, after giving st a lineage if it
 // has none and incrementing its serial.
-func (f *File) Write(st *pools.State) error { return f.write(st, nil, 0) }
+func (f *File) Write(st *pools.State) error { return f.save(st, nil) }
 
-// WriteSnapshot is Write for an apply in progress: before the file is
-// replaced, j records that the new serial holds the effects of the first
-// finished steps the apply journaled as finished, so that Read replays
-// only those after them.
-func (f *File) WriteSnapshot(st *pools.State, j *Journal, finished int) error {
-	return f.write(st, j, finished)
-}
-
-func (f *File) write(st *pools.State, j *Journal, finished int) error {
+// save is Write, calling announce (when not nil) once st has its new
+// serial and before the file is replaced: the journal of an apply in
+// progress records there that the new serial holds the effects of its
+// first finished steps, so that Read replays only those after them.
+func (f *File) save(st *pools.State, announce func() error) error {
 	f.settled = nil
 	if st.Lineage == "" {
 		st.Lineage = NewID()
 	}
 	st.Serial++
 	data, err := st.MarshalCompact()
-	if err == nil && j != nil {
-		err = j.Append(Record{Event: Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: finished})
+	if err == nil && announce != nil {
+		err = announce()
 	}
 	if err == nil {
 		err = atomicfile.Write(f.Path, data, 0o666)
@@ -120,7 +132,43 @@ func (f *File) write(st *pools.State, j *Journal, finished int) error {
 		st.Serial--
 		return fmt.Errorf("writing state: %w", err)
 	}
+	if f.seen != nil {
+		f.seen.lineage, f.seen.serial = st.Lineage, st.Serial
+	} else {
+		f.seen = &seen{lineage: st.Lineage, serial: st.Serial}
+	}
 	return nil
+}
+
+// LastApply reads the journal and reports the last apply if it was
+// interrupted (killed before its end record), or nil.
+func (f *File) LastApply() (*journal.Interrupted, error) {
+	if f.seen != nil && f.seen.read {
+		return f.seen.interrupted, nil
+	}
+	recs, err := journal.ReadFile(f.JournalPath())
+	if err != nil {
+		return nil, err
+	}
+	return recs.Interrupted(), nil
+}
+
+// StartJournal begins the journal of a new apply, replacing the previous
+// apply's records; its first record names the state file as it is now.
+// The caller holds the lock, which has settled the previous journal.
+func (f *File) StartJournal(apply string) (*journal.File, error) {
+	var lineage string
+	var serial int64
+	if f.seen != nil {
+		lineage, serial = f.seen.lineage, f.seen.serial
+	} else {
+		var err error
+		if lineage, serial, err = f.probe(); err != nil {
+			return nil, err
+		}
+	}
+	f.seen = &seen{lineage: lineage, serial: serial}
+	return journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
 }
 
 // settle tidies up after a holder of the lock that was killed: it removes
@@ -131,7 +179,7 @@ func (f *File) settle() error {
 	if err := atomicfile.Clean(f.Path); err != nil {
 		return fmt.Errorf("removing the temporary files a killed write left: %w", err)
 	}
-	st, replayed, err := f.read()
+	st, recs, replayed, err := f.read()
 	if err != nil {
 		return err
 	}
@@ -139,21 +187,12 @@ func (f *File) settle() error {
 		f.settled = st
 		return nil
 	}
-	scan, err := f.scanJournal()
+	j, err := journal.Continue(f.JournalPath(), recs.Apply(), f.save)
 	if err != nil {
-		return err
-	}
-	fh, err := os.OpenFile(f.JournalPath(), os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	if err := cutTail(fh); err != nil {
-		fh.Close()
 		return fmt.Errorf("settling the journal: %w", err)
 	}
-	j := newJournal(f, fh, scan.apply)
-	err = f.WriteSnapshot(st, j, len(scan.effects))
-	if err = errors.Join(err, fh.Sync(), fh.Close()); err == nil {
+	err = j.Snapshot(st, recs.Finished())
+	if err = errors.Join(err, j.Close()); err == nil {
 		f.settled = st
 	}
 	return err

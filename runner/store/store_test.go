@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 )
 
@@ -129,9 +130,9 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Add(StepStarted, "start:x@n", "")
-	j.Add(StepStarted, "start:y@n", "")
-	j.Add(StepFinished, "start:x@n", "")
+	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:x@n"})
+	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:y@n"})
+	j.Append(journal.Record{Event: journal.StepFinished, Step: "start:x@n"})
 	// Killed here: no end record, and a torn line.
 	fh, _ := os.OpenFile(f.JournalPath(), os.O_APPEND|os.O_WRONLY, 0)
 	fh.WriteString(`{"time": "2026-`)
@@ -141,8 +142,8 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
 	j2, _ := f.StartJournal("a2")
-	j2.Add(StepStarted, "stop:x@n", "")
-	j2.Add(StepFinished, "stop:x@n", "")
+	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
+	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
 	j2.End("done")
 	if last, err := f.LastApply(); last != nil || err != nil {
 		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
@@ -164,13 +165,13 @@ func TestReadReplaysTheStepsFinishedAfterTheLastSnapshot(t *testing.T) {
 	st, _ := f.Read()
 	st.Pool = "lab"
 	for _, a := range []string{"a", "b"} {
-		j.Append(Record{Event: StepFinished, Step: "route:" + a, Effect: route(a)})
+		j.Append(journal.Record{Event: journal.StepFinished, Step: "route:" + a, Effect: route(a)})
 		st.Fleet.Apply(*route(a))
 	}
-	if err := f.WriteSnapshot(st, j, 2); err != nil {
+	if err := j.Snapshot(st, 2); err != nil {
 		t.Fatal(err)
 	}
-	j.Append(Record{Event: StepFinished, Step: "route:c", Effect: route("c")})
+	j.Append(journal.Record{Event: journal.StepFinished, Step: "route:c", Effect: route("c")})
 	// Killed here, before the next snapshot.
 	got, err := f.Read()
 	if err != nil || len(got.Routes) != 3 || got.Serial != 1 {
@@ -238,8 +239,8 @@ func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testin
 		st, _ := f.Read()
 		st.Pool = "lab"
 		for i, a := range []string{"a", "b", "c"} {
-			j.Append(Record{Event: StepStarted, Step: "route:" + a})
-			j.Append(Record{Event: StepFinished, Step: "route:" + a, Effect: route(a)})
+			j.Append(journal.Record{Event: journal.StepStarted, Step: "route:" + a})
+			j.Append(journal.Record{Event: journal.StepFinished, Step: "route:" + a, Effect: route(a)})
 			st.Fleet.Apply(*route(a))
 			if i == 1 || snapshotAll && i == 2 {
 				if err := j.Snapshot(st, i+1); err != nil {
@@ -280,4 +281,40 @@ func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testin
 			t.Fatalf("read: %+v %v", st, err)
 		}
 	})
+}
+
+// A command reads the state file and the journal once: after the lock's
+// settle has read them, neither Read, LastApply nor StartJournal reads
+// them again (they are made unreadable here to show it).
+func TestACommandReadsTheStateAndTheJournalOnce(t *testing.T) {
+	f := Open(filepath.Join(t.TempDir(), "s.json"))
+	st := &pools.State{FormatVersion: pools.StateFormatVersion, Pool: "lab"}
+	if err := f.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Lock(context.Background(), NewLockInfo("apply", "test"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	for _, p := range []string{f.Path, f.JournalPath()} {
+		if err := os.WriteFile(p, []byte("not read again\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := f.Read(); err != nil || got.Serial != 1 {
+		t.Fatalf("Read after the lock: %+v, %v", got, err)
+	}
+	if last, err := f.LastApply(); last != nil || err != nil {
+		t.Fatalf("LastApply after the lock: %+v, %v", last, err)
+	}
+	j, err := f.StartJournal("a1")
+	if err != nil {
+		t.Fatalf("StartJournal read the state file again: %v", err)
+	}
+	j.End("")
+	recs := journalRecords(t, f)
+	if recs[0].Event != journal.ApplyStarted || recs[0].Lineage != st.Lineage || recs[0].Serial != 1 {
+		t.Fatalf("the journal starts with %+v, want the state read under the lock", recs[0])
+	}
 }

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +38,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 )
@@ -138,7 +138,7 @@ func NoQuorum(err error) bool {
 type snapshot struct {
 	state    *pools.State
 	rev      int64
-	records  store.JournalRecords
+	records  journal.Records
 	lastSeq  int
 	replayed int // how many effects of the journal state holds that the key does not
 }
@@ -149,12 +149,12 @@ func (s *Store) read() (*snapshot, error) {
 	defer cancel()
 	resp, err := s.cli.Txn(ctx).Then(
 		clientv3.OpGet(s.key("state")),
-		clientv3.OpGet(s.key("journal/"), clientv3.WithPrefix()),
+		s.journalKeys().Get(),
 	).Commit()
 	if err != nil {
 		return nil, unavailable("reading the state from etcd", err)
 	}
-	snap := &snapshot{lastSeq: -1}
+	snap := &snapshot{}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 		if snap.state, err = pools.ParseState(s.key("state"), kvs[0].Value); err != nil {
 			return nil, err
@@ -164,17 +164,8 @@ func (s *Store) read() (*snapshot, error) {
 		snap.state = &pools.State{FormatVersion: pools.StateFormatVersion}
 		snap.state.Normalize()
 	}
-	for _, kv := range resp.Responses[1].GetResponseRange().Kvs { // in key order
-		var r store.Record
-		if err := json.Unmarshal(kv.Value, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", kv.Key, err)
-		}
-		snap.records = append(snap.records, r)
-		seq, err := strconv.Atoi(strings.TrimPrefix(string(kv.Key), s.key("journal/")))
-		if err != nil {
-			return nil, fmt.Errorf("%s: not a journal key", kv.Key)
-		}
-		snap.lastSeq = seq
+	if snap.records, snap.lastSeq, err = s.journalKeys().Parse(resp.Responses[1].GetResponseRange().Kvs); err != nil {
+		return nil, err
 	}
 	if snap.replayed, err = snap.records.Replay(snap.state, s.key("journal/")); err != nil {
 		return nil, err
@@ -199,7 +190,7 @@ func (s *Store) Read() (*pools.State, error) {
 
 // LastApply reads the journal and reports the last apply if it was
 // interrupted, or nil.
-func (s *Store) LastApply() (*store.Interrupted, error) {
+func (s *Store) LastApply() (*journal.Interrupted, error) {
 	snap, err := s.read()
 	if err != nil {
 		return nil, err
@@ -395,8 +386,8 @@ func (s *Store) settle() error {
 	s.rev = snap.rev
 	st, apply := snap.state, snap.records[len(snap.records)-1].Apply
 	return s.writeState(st, "settling the last apply's journal in etcd", func() ([]clientv3.Op, error) {
-		rec, err := record(apply, store.Record{Event: store.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: snap.records.Finished()})
-		return []clientv3.Op{clientv3.OpPut(s.journalKey(snap.lastSeq+1), rec)}, err
+		op, err := s.journalKeys().Put(snap.lastSeq+1, apply, journal.Record{Event: journal.Snapshot, Lineage: st.Lineage, Serial: st.Serial, Finished: snap.records.Finished()})
+		return []clientv3.Op{op}, err
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 )
@@ -199,10 +200,10 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []struct {
-		ev   store.JournalEvent
+		ev   journal.Event
 		step string
-	}{{store.StepStarted, "start:x@n"}, {store.StepStarted, "start:y@n"}, {store.StepFinished, "start:x@n"}} {
-		if err := j.Append(store.Record{Event: r.ev, Step: r.step}); err != nil {
+	}{{journal.StepStarted, "start:x@n"}, {journal.StepStarted, "start:y@n"}, {journal.StepFinished, "start:x@n"}} {
+		if err := j.Append(journal.Record{Event: r.ev, Step: r.step}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,8 +214,8 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
 	j2, _ := s.BeginJournal("a2")
-	j2.Append(store.Record{Event: store.StepStarted, Step: "stop:x@n"})
-	j2.Append(store.Record{Event: store.StepFinished, Step: "stop:x@n"})
+	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
+	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
 	j2.End("done")
 	if last, err := s.LastApply(); last != nil || err != nil {
 		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
@@ -240,13 +241,13 @@ func TestReadReplaysTheStepsFinishedAfterTheLastSnapshotAndTheLockSettlesThem(t 
 	}
 	st.Pool = "lab"
 	for _, a := range []string{"a", "b"} {
-		j.Append(store.Record{Event: store.StepFinished, Step: "route:" + a, Effect: route(a)})
+		j.Append(journal.Record{Event: journal.StepFinished, Step: "route:" + a, Effect: route(a)})
 		st.Fleet.Apply(*route(a))
 	}
 	if err := j.Snapshot(st, 2); err != nil {
 		t.Fatal(err)
 	}
-	j.Append(store.Record{Event: store.StepFinished, Step: "route:c", Effect: route("c")})
+	j.Append(journal.Record{Event: journal.StepFinished, Step: "route:c", Effect: route("c")})
 	// Killed here, before the next snapshot; its lease is revoked.
 	info, _ := killed.LockInfo()
 	next := New(c.Client(t), "/p", heldTTL)

@@ -20,22 +20,22 @@ import (
 
 	"poolc.dev/poolc/internal/etcdtest"
 	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
 	"poolc.dev/poolc/runner/store/etcdstore"
 )
 
 // journalSince reads the records of the journal under prefix written
 // after etcd revision since, by key: the raw value and the record.
-func journalSince(t *testing.T, cli *clientv3.Client, prefix string, since int64) (map[string]string, map[string]store.Record) {
+func journalSince(t *testing.T, cli *clientv3.Client, prefix string, since int64) (map[string]string, map[string]journal.Record) {
 	t.Helper()
 	resp, err := cli.Get(context.Background(), prefix+"journal/", clientv3.WithPrefix(), clientv3.WithMinModRev(since+1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, recs := map[string]string{}, map[string]store.Record{}
+	raw, recs := map[string]string{}, map[string]journal.Record{}
 	for _, kv := range resp.Kvs {
-		var r store.Record
+		var r journal.Record
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			t.Fatalf("%s: %v", kv.Key, err)
 		}
@@ -48,15 +48,15 @@ func journalSince(t *testing.T, cli *clientv3.Client, prefix string, since int64
 // finished steps written after revision since, one of them of a step of
 // kind (any kind: ""), while the apply has not ended, and returns what
 // the journal holds then.
-func waitFinished(t *testing.T, cli *clientv3.Client, prefix string, since int64, n int, kind pools.StepKind, out *bytes.Buffer) (map[string]string, map[string]store.Record) {
+func waitFinished(t *testing.T, cli *clientv3.Client, prefix string, since int64, n int, kind pools.StepKind, out *bytes.Buffer) (map[string]string, map[string]journal.Record) {
 	t.Helper()
 	for deadline := time.Now().Add(poolctest.WaitLimit); ; time.Sleep(5 * time.Millisecond) {
 		raw, recs := journalSince(t, cli, prefix, since)
-		if slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r store.Record) bool { return r.Event == store.ApplyEnded }) {
+		if slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r journal.Record) bool { return r.Event == journal.ApplyEnded }) {
 			t.Fatalf("the apply ended before %d steps were seen finished; it is too fast for this test:\n%s", n, out)
 		}
-		if countFinished(recs) >= n && (kind == "" || slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r store.Record) bool {
-			return r.Event == store.StepFinished && r.Effect != nil && r.Effect.Kind == kind
+		if countFinished(recs) >= n && (kind == "" || slices.ContainsFunc(slices.Collect(maps.Values(recs)), func(r journal.Record) bool {
+			return r.Event == journal.StepFinished && r.Effect != nil && r.Effect.Kind == kind
 		})) {
 			return raw, recs
 		}
@@ -159,7 +159,7 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 	fetched := 0
 	for _, key := range keys {
 		r := recs[key]
-		if r.Event != store.StepFinished || r.Effect == nil {
+		if r.Event != journal.StepFinished || r.Effect == nil {
 			continue
 		}
 		if p := r.Effect.Prefetch; p != nil {
@@ -205,10 +205,10 @@ func TestEtcdQuorumLossMidApply(t *testing.T) {
 	}
 }
 
-func countFinished(recs map[string]store.Record) int {
+func countFinished(recs map[string]journal.Record) int {
 	n := 0
 	for _, r := range recs {
-		if r.Event == store.StepFinished {
+		if r.Event == journal.StepFinished {
 			n++
 		}
 	}
