@@ -259,7 +259,13 @@ func checkPoolcCommand(poolc string, env []string, line string) string {
 			if w == "--" || strings.HasPrefix(w, "#") {
 				break
 			}
-			if flag, _, _ := strings.Cut(w, "="); strings.HasPrefix(flag, "--") && !strings.Contains(string(out), "  "+flag+" ") && !strings.Contains(string(out), ", "+flag+" ") {
+			flag, _, _ := strings.Cut(w, "=")
+			if !strings.HasPrefix(flag, "--") {
+				continue
+			}
+			// pflag lists a flag as "  --name type", "-n, --name type"
+			// or "  --name[=true|false]".
+			if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(flag) + `[\s\[]`).Match(out) {
 				return fmt.Sprintf("poolc %s has no flag %s (poolc %s --help)", name, flag, name)
 			}
 		}
@@ -315,4 +321,99 @@ func TestDocsDocumentSimOptions(t *testing.T) {
 			t.Errorf("docs/actuators.md does not document the sim plugin's option %s in its table", name)
 		}
 	}
+}
+
+// mdLink finds the target of a Markdown link: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// codeSpan finds inline code, whose brackets are not links.
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
+// TestDocsLinksResolve requires every relative link of the README and of
+// docs/ (the generated references included) to name a file of the
+// repository and, with a #fragment, a heading of that file, so the
+// README's map reaches every page and section it names in one hop.
+func TestDocsLinksResolve(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := docFiles(t, root)
+	refs, err := filepath.Glob(filepath.Join(root, "docs", "reference", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range refs {
+		rel, _ := filepath.Rel(root, f)
+		files = append(files, rel)
+	}
+	anchors := map[string]map[string]bool{}
+	headingsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		doc, err := os.ReadFile(path)
+		if err == nil {
+			inFence := false
+			for _, l := range strings.Split(string(doc), "\n") {
+				if strings.HasPrefix(l, "```") {
+					inFence = !inFence
+				}
+				if !inFence && strings.HasPrefix(l, "#") {
+					a[headingAnchor(strings.TrimLeft(l, "# "))] = true
+				}
+			}
+		}
+		anchors[path] = a
+		return a
+	}
+	for _, f := range files {
+		doc, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFence := false
+		for i, line := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(line, "```") {
+				inFence = !inFence
+			}
+			if inFence {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, "``"), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				path, frag, _ := strings.Cut(target, "#")
+				full := filepath.Join(root, f)
+				if path != "" {
+					full = filepath.Join(filepath.Dir(full), path)
+				}
+				if _, err := os.Stat(full); err != nil {
+					t.Errorf("%s:%d: the link %s names no file", f, i+1, target)
+					continue
+				}
+				if frag != "" && !headingsOf(full)[frag] {
+					t.Errorf("%s:%d: the link %s names no heading of %s", f, i+1, target, path)
+				}
+			}
+		}
+	}
+}
+
+// headingAnchor is the fragment GitHub gives a Markdown heading: lower
+// case, spaces as hyphens, punctuation other than - and _ dropped.
+func headingAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
