@@ -48,13 +48,39 @@ var wantExit = regexp.MustCompile(`\s#\s*exit (\d+)\b`)
 // goTest finds a command that runs go test.
 var goTest = regexp.MustCompile(`(^|\s)go test\s`)
 
-// readmeScript turns an sh block into a bash script that runs its commands
-// in order and stops at the first whose exit code is not the one the
-// README gives it, naming the README line. Lines that run `go test`
-// (plain, under nice, with -bench) are left out: the tests are what runs
-// this, and the benchmarks' figures are measured, not checked.
-func readmeScript(b readmeBlock) string {
+// readmeScript turns an sh block of the document file into a bash script
+// that runs its commands in order and stops at the first whose exit code
+// is not the one the document gives it, naming the document's line.
+// Lines that run `go test` (plain, under nice, with -bench) are left out:
+// the tests are what runs this, and the benchmarks' figures are measured,
+// not checked.
+func readmeScript(file string, b readmeBlock) string {
 	var s strings.Builder
+	for _, c := range blockCommands(b) {
+		if goTest.MatchString(c.text) {
+			continue
+		}
+		want := "0"
+		if m := wantExit.FindStringSubmatch(c.text); m != nil {
+			want = m[1]
+		}
+		fmt.Fprintf(&s, "echo %s >&2\n%s\nrc=$?\nif [ $rc != %s ]; then echo %s >&2; exit 99; fi\n",
+			shellQuote("$ "+strings.TrimSpace(c.text)), c.text, want, shellQuote(fmt.Sprintf("%s:%d: want exit %s, got ", file, c.line, want))+`"$rc"`)
+	}
+	return s.String()
+}
+
+// blockCommand is one command of an sh block: its text (continuation
+// lines joined) and the document line it starts on.
+type blockCommand struct {
+	line int
+	text string
+}
+
+// blockCommands splits an sh block into its commands, without blank
+// lines and comments.
+func blockCommands(b readmeBlock) []blockCommand {
+	var out []blockCommand
 	lines := strings.Split(strings.TrimRight(b.text, "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		n, cmd := b.line+i, lines[i]
@@ -62,42 +88,52 @@ func readmeScript(b readmeBlock) string {
 			i++
 			cmd = strings.TrimSuffix(cmd, "\\") + "\n" + lines[i]
 		}
-		trimmed := strings.TrimSpace(cmd)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") || goTest.MatchString(trimmed) {
-			continue
+		if trimmed := strings.TrimSpace(cmd); trimmed != "" && !strings.HasPrefix(trimmed, "#") {
+			out = append(out, blockCommand{n, cmd})
 		}
-		want := "0"
-		if m := wantExit.FindStringSubmatch(cmd); m != nil {
-			want = m[1]
-		}
-		fmt.Fprintf(&s, "echo %s >&2\n%s\nrc=$?\nif [ $rc != %s ]; then echo %s >&2; exit 99; fi\n",
-			shellQuote("$ "+trimmed), cmd, want, shellQuote(fmt.Sprintf("README.md:%d: want exit %s, got ", n, want))+`"$rc"`)
 	}
-	return s.String()
+	return out
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// TestREADMERunsAsWritten runs the README's shell blocks, the quick start
-// included, as a new user would: in a fresh copy of the repository in a
-// temporary directory (its files, without .git or built binaries), with
-// the poolc that `go install ./cmd/poolc` puts on the PATH, each command
-// exiting as the README says. GOBIN and TMPDIR (the blocks' mktemp) are
-// temporary too. It also validates every block marked "hcl pool" or
-// "cue pool" as a pool file of its own (with the validate flags the info
-// string adds after "pool").
-func TestREADMERunsAsWritten(t *testing.T) {
+// docFiles are the documents whose examples the tests run: the README
+// and the guides in docs/ (not docs/reference, which is generated from
+// the commands and the schema and checked by internal/docgen).
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rel)
+	}
+	return out
+}
+
+// TestDocsRunAsWritten runs the shell blocks of the README and of every
+// guide in docs/, the quick start included, as a new user would: in a
+// fresh copy of the repository in a temporary directory (its files,
+// without .git or built binaries), with the poolc that `go install
+// ./cmd/poolc` puts on the PATH, each command exiting as the document
+// says. GOBIN and TMPDIR (the blocks' mktemp) are temporary too. Blocks
+// marked "sh fleet" need the reader's own machines: they must parse
+// (bash -n), and each poolc command in them must name a real command and
+// only flags its --help lists. It also validates every block marked
+// "hcl pool" or "cue pool" as a pool file of its own (with the validate
+// flags the info string adds after "pool").
+func TestDocsRunAsWritten(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := readmeBlocks(string(doc))
 	tmp := t.TempDir()
-
 	repo := filepath.Join(tmp, "repo")
 	if err := copyRepo(root, repo); err != nil {
 		t.Fatal(err)
@@ -113,28 +149,59 @@ func TestREADMERunsAsWritten(t *testing.T) {
 		"TMPDIR="+tmp,
 		"NO_COLOR=1",
 	)
-	scripts := 0
+	type docBlock struct {
+		file string
+		readmeBlock
+	}
+	var blocks []docBlock
+	for _, f := range docFiles(t, root) {
+		doc, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range readmeBlocks(string(doc)) {
+			blocks = append(blocks, docBlock{f, b})
+		}
+	}
+	// The README's blocks first: its quick start installs the poolc the
+	// other documents' blocks run.
+	readmeScripts := 0
 	for _, b := range blocks {
 		if b.info != "sh" {
 			continue
 		}
-		scripts++
-		cmd := exec.Command("bash", "-c", readmeScript(b))
+		if b.file == "README.md" {
+			readmeScripts++
+		}
+		cmd := exec.Command("bash", "-c", readmeScript(b.file, b.readmeBlock))
 		cmd.Dir, cmd.Env = repo, env
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Errorf("README.md:%d: the sh block does not run as written: %v\n%s", b.line, err, out)
+			t.Errorf("%s:%d: the sh block does not run as written: %v\n%s", b.file, b.line, err, out)
 		}
 	}
-	if scripts == 0 {
+	if readmeScripts == 0 {
 		t.Error("README.md has no sh block")
+	}
+	poolc := filepath.Join(bin, "poolc")
+	if _, err := os.Stat(poolc); err != nil {
+		t.Fatalf("the README's quick start did not install poolc in GOBIN: %v", err)
+	}
+	for _, b := range blocks {
+		if b.info != "sh fleet" {
+			continue
+		}
+		if out, err := exec.Command("bash", "-n", "-c", b.text).CombinedOutput(); err != nil {
+			t.Errorf("%s:%d: the sh fleet block is not valid shell: %v\n%s", b.file, b.line, err, out)
+		}
+		for _, c := range blockCommands(b.readmeBlock) {
+			if msg := checkPoolcCommand(poolc, env, c.text); msg != "" {
+				t.Errorf("%s:%d: %s", b.file, c.line, msg)
+			}
+		}
 	}
 	// The pool blocks, checked by the poolc the quick start installed
 	// (validate starts the pool's plugins, as that binary serves them).
-	poolc := filepath.Join(bin, "poolc")
-	if _, err := os.Stat(poolc); err != nil {
-		t.Fatalf("the quick start did not install poolc in GOBIN: %v", err)
-	}
 	pools := 0
 	for _, b := range blocks {
 		// "hcl pool --plugins=false": flags for validate, for an example
@@ -146,7 +213,7 @@ func TestREADMERunsAsWritten(t *testing.T) {
 			continue
 		}
 		pools++
-		dir := filepath.Join(tmp, "readme-pools", strconv.Itoa(b.line))
+		dir := filepath.Join(tmp, "doc-pools", strings.ReplaceAll(b.file, "/", "_"), strconv.Itoa(b.line))
 		file := filepath.Join(dir, "pool."+lang)
 		os.MkdirAll(dir, 0o755)
 		if err := os.WriteFile(file, []byte(b.text), 0o644); err != nil {
@@ -155,12 +222,56 @@ func TestREADMERunsAsWritten(t *testing.T) {
 		cmd := exec.Command(poolc, append(append([]string{"validate"}, strings.Fields(flags)...), file)...)
 		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README.md:%d: the %s block is not a valid pool (%v):\n%s", b.line, b.info, err, out)
+			t.Errorf("%s:%d: the %s block is not a valid pool (%v):\n%s", b.file, b.line, b.info, err, out)
 		}
 	}
 	if pools == 0 {
-		t.Error("README.md has no block marked as a pool (```hcl pool)")
+		t.Error("the docs have no block marked as a pool (```hcl pool)")
 	}
+}
+
+// checkPoolcCommand checks a poolc command line of a block that is not
+// run: its command (the longest run of up to three leading words that
+// poolc's help takes for a command) must exist, and each --flag it passes
+// before a lone -- must be one that command's --help lists. It returns
+// what is wrong, or "" for a line that does not run poolc.
+func checkPoolcCommand(poolc string, env []string, line string) string {
+	words := strings.Fields(line)
+	if len(words) == 0 || words[0] != "poolc" {
+		return ""
+	}
+	var names []string
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "-") || len(names) == 3 {
+			break
+		}
+		names = append(names, w)
+	}
+	for n := len(names); n >= 1; n-- {
+		name := strings.Join(names[:n], " ")
+		cmd := exec.Command(poolc, append(append([]string{}, names[:n]...), "--help")...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil || !strings.HasPrefix(string(out), "Usage: poolc "+name+" [flags]") {
+			continue
+		}
+		for _, w := range words[1+n:] {
+			if w == "--" || strings.HasPrefix(w, "#") {
+				break
+			}
+			flag, _, _ := strings.Cut(w, "=")
+			if !strings.HasPrefix(flag, "--") {
+				continue
+			}
+			// pflag lists a flag as "  --name type", "-n, --name type"
+			// or "  --name[=true|false]".
+			if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + regexp.QuoteMeta(flag) + `[\s\[]`).Match(out) {
+				return fmt.Sprintf("poolc %s has no flag %s (poolc %s --help)", name, flag, name)
+			}
+		}
+		return ""
+	}
+	return fmt.Sprintf("%q names no poolc command", line)
 }
 
 // copyRepo copies the repository's files from root to dir: not .git, nor
@@ -196,10 +307,10 @@ func copyRepo(root, dir string) error {
 	})
 }
 
-// TestREADMEDocumentsSimOptions requires the README's table of the sim
-// plugin's options to name every option the plugin reads.
-func TestREADMEDocumentsSimOptions(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "README.md"))
+// TestDocsDocumentSimOptions requires the table of the sim plugin's
+// options in docs/actuators.md to name every option the plugin reads.
+func TestDocsDocumentSimOptions(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "actuators.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +318,7 @@ func TestREADMEDocumentsSimOptions(t *testing.T) {
 	for i := range ty.NumField() {
 		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
 		if !strings.Contains(string(doc), "| `"+name+"` |") {
-			t.Errorf("README.md does not document the sim plugin's option %s in its table", name)
+			t.Errorf("docs/actuators.md does not document the sim plugin's option %s in its table", name)
 		}
 	}
 }
