@@ -29,7 +29,7 @@ func onDemand(l *sdk.Lane) bool { return l.Residency == sdk.OnDemand }
 
 // routerModel is lane l as a model of its node's router.
 func routerModel(l *sdk.Lane) RouterModel {
-	return RouterModel{Name: l.Name, Path: l.Model.Path, Aliases: slices.Clone(l.Aliases), MemoryGB: l.Model.MemoryGB,
+	return RouterModel{Name: l.Name, Path: l.Model.Path, Aliases: slices.Clone(l.Aliases), Args: slices.Clone(l.Model.Args), MemoryGB: l.Model.MemoryGB,
 		SHA256: l.Model.SHA256, Source: l.Model.Source}
 }
 
