@@ -34,40 +34,8 @@ func TestAnEnvValueThePoolMarksSensitiveIsNeverPrinted(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "POOLC_TEST_OBSERVES=lanes")
 	for lang, dir := range map[string]string{"HCL": hcl, "CUE": cue} {
-		var all strings.Builder
-		for _, args := range [][]string{
-			{"apply", "--auto-approve", dir},
-			{"apply", "--auto-approve", "--json", dir},
-			{"plan", dir},
-			{"plan", "--json", dir},
-			{"validate", "-v", "--allow-unpinned", dir},
-			{"state", "show", dir},
-		} {
-			cmd := exec.Command(bin, args...)
-			cmd.Env = env
-			out, _ := cmd.CombinedOutput()
-			all.Write(out)
-		}
-		printed := all.String()
-		for _, leak := range []string{"configured with token", "observed with token", "connecting with token", "authenticating with", "the endpoint refused token"} {
-			if !strings.Contains(printed, leak+"  [redacted]") {
-				t.Errorf("%s: %q [redacted] is never printed: the plugin's text did not come through redacted", lang, leak)
-			}
-		}
-		if strings.Contains(printed, secret) {
-			t.Errorf("%s: the sensitive value is printed:\n%s", lang, printed)
-		}
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.Contains(path, "plugins") || strings.HasPrefix(filepath.Base(path), "pool.") || filepath.Base(path) == "blind.jsonl" {
-				return err
-			}
-			if data, _ := os.ReadFile(path); strings.Contains(string(data), secret) {
-				t.Errorf("%s: %s holds the sensitive value:\n%s", lang, path, data)
-			}
-			return nil
-		})
+		neverPrinted(t, bin, dir, secret, "  ", lang+": ")
 	}
 }
 
