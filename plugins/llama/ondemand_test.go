@@ -140,6 +140,7 @@ func TestAnOnDemandLanesArgsAreObservedFromTheRouter(t *testing.T) {
 	lane := configure("--temp", "0.5", "--jinja")
 	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: &lane}}, nil)
 	start(lane)
+	first := lane
 	got := observed()
 	if !slices.Equal(got.Model.Args, []string{"--temp", "0.5", "--jinja"}) {
 		t.Errorf("observed args %q; want the pool's, which the router runs", got.Model.Args)
@@ -160,6 +161,13 @@ func TestAnOnDemandLanesArgsAreObservedFromTheRouter(t *testing.T) {
 	start(lane)
 	if got := observed(); !slices.Equal(got.Model.Args, []string{"--temp", "0.7", "--jinja"}) {
 		t.Errorf("after the start with the new args, observed %q; want --temp 0.7 --jinja", got.Model.Args)
+	}
+	// The replacement's stop of the lane with the old args leaves the new.
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop", Kind: sdk.KindStop, Lane: &first}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatalf("stop of the old args: %v", r.Diagnostics)
+	}
+	if got := observed(); !slices.Equal(got.Model.Args, []string{"--temp", "0.7", "--jinja"}) {
+		t.Errorf("after the stop of the old args, observed %q; want the lane with --temp 0.7 --jinja", got.Model.Args)
 	}
 }
 
