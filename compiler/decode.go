@@ -35,7 +35,42 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 	d.sm.Set(pools.Path{}, first.KeyPos)
 	d.record(first.Value, nil)
 	p := d.pool(first.Key, first.Value)
+	d.sensitiveOutsideConfig(first.Value)
 	return p, d.sm, d.diags
+}
+
+// sensitiveOutsideConfig refuses a value marked sensitive anywhere but in
+// a plugin's config, where poolc redacts it: elsewhere (a model's source,
+// a lane's args) it would be printed, in plans and the state, all the same.
+func (d *decoder) sensitiveOutsideConfig(pool *tree.Value) {
+	var walk func(v *tree.Value)
+	walk = func(v *tree.Value) {
+		switch {
+		case v == nil:
+		case v.Sensitive:
+			d.diags.ErrorAt("sensitive-misplaced", v.Pos, "only values in a plugin's config block may be marked sensitive (poolc redacts those): this one would be printed in plans and the state all the same; move the secret into the plugin's config or its environment")
+		default:
+			for _, item := range v.Items {
+				walk(item)
+			}
+			for _, f := range v.Fields {
+				walk(f.Value)
+			}
+		}
+	}
+	for _, f := range pool.Fields {
+		if f.Key != "plugin" {
+			walk(f.Value)
+			continue
+		}
+		for _, pl := range f.Value.Fields {
+			for _, pf := range pl.Value.Fields {
+				if pf.Key != "config" {
+					walk(pf.Value)
+				}
+			}
+		}
+	}
 }
 
 type decoder struct {
@@ -142,11 +177,12 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 	for _, e := range entries(v, "plugin") {
 		cfg, _ := plain(e.Value.Get("config")).(map[string]any)
 		p.Plugins = append(p.Plugins, pools.Plugin{
-			Name:    e.Key,
-			Builtin: boolean(e.Value, "builtin"),
-			Path:    e.Value.StringAt("path"),
-			SHA256:  e.Value.StringAt("sha256"),
-			Config:  cfg,
+			Name:      e.Key,
+			Builtin:   boolean(e.Value, "builtin"),
+			Path:      e.Value.StringAt("path"),
+			SHA256:    e.Value.StringAt("sha256"),
+			Config:    cfg,
+			Sensitive: tree.SensitivePaths(e.Value.Get("config")),
 		})
 	}
 	p.Gateway = v.Get("gateway").StringAt("plugin")

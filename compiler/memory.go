@@ -80,7 +80,7 @@ func resolveMemory(p *pools.Pool, opt Options) pools.Diagnostics {
 		wg.Go(func() {
 			for i := range work {
 				m := p.Models[i]
-				ests[i], errs[i] = opt.Estimator.Estimate(context.Background(), memest.Model{Source: m.Source, SHA256: m.SHA256, Args: m.Args})
+				ests[i], errs[i] = opt.Estimator.Estimate(context.Background(), memest.Model{Source: m.Source, SHA256: m.SHA256, Args: m.Args, OnNode: onNode(p, m)})
 			}
 		})
 	}
@@ -136,7 +136,7 @@ func estimateErr(source string, err error) string {
 		if source == "" {
 			return "it has no source to read its GGUF header from (poolc reads file:// and http(s) sources)"
 		}
-		return fmt.Sprintf("its source %q is read by the node, not by poolc (poolc reads file:// and http(s) sources)", source)
+		return fmt.Sprintf("its source %q is read by the node, not by poolc (poolc reads file:// and http(s) sources, and the prefetched copy on a node of its lanes that the built-in llama actuator runs)", source)
 	}
 	return err.Error()
 }

@@ -239,6 +239,11 @@ type Plugin struct {
 	Path    string
 	SHA256  string
 	Config  map[string]any
+	// Sensitive are the paths in Config of the values the pool file
+	// marks secret (HCL sensitive(...), CUE @poolc(sensitive)); "*"
+	// stands for any list item. Like the fields a plugin's schema marks,
+	// they are redacted from everything poolc prints.
+	Sensitive [][]string
 }
 
 // StateBackend says where poolc keeps the current state of the pool: a

@@ -301,6 +301,9 @@ func (r *reader) read(v cue.Value, p pools.Pos) *tree.Value {
 			if val.Kind != tree.Object {
 				val.Pos = written(fv, val.Pos)
 			}
+			if sensitive(fv) {
+				tree.MarkSensitive(val)
+			}
 			obj.Fields = append(obj.Fields, &tree.Field{Key: it.Selector().Unquoted(), KeyPos: keyPos, Value: val})
 		}
 		return obj
@@ -421,4 +424,12 @@ func inRange(lit string) bool {
 	}
 	mantissa, _, _ := strings.Cut(strings.ToLower(lit), "e")
 	return f != 0 || !strings.ContainsAny(mantissa, "123456789")
+}
+
+// sensitive reports whether a field carries @poolc(sensitive), which
+// marks its value a secret (the attribute plugin schemas use too).
+func sensitive(v cue.Value) bool {
+	a := v.Attribute("poolc")
+	ok, _ := a.Flag(0, "sensitive")
+	return ok
 }

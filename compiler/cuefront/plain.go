@@ -61,8 +61,8 @@ func (p *plain) count(at pools.Pos) {
 // field adds a field declaration to obj, merging it into an earlier
 // declaration of the same name.
 func (p *plain) field(obj *tree.Value, f *ast.Field) bool {
-	if f.Constraint != token.ILLEGAL {
-		return false
+	if f.Constraint != token.ILLEGAL || len(f.Attrs) > 0 {
+		return false // an attribute (@poolc(sensitive)) takes the evaluator
 	}
 	name, ok := label(f.Label)
 	if !ok {

@@ -247,6 +247,14 @@ func (r *reader) expr(e hclsyntax.Expression) *tree.Value {
 			v.Fields = append(v.Fields, &tree.Field{Key: kv.AsString(), KeyPos: kp, Value: r.expr(item.ValueExpr)})
 		}
 		return v
+	case *hclsyntax.FunctionCallExpr:
+		// sensitive(VALUE) marks a value a secret, as Terraform's does;
+		// HCL calls no other function.
+		if e.Name == "sensitive" && len(e.Args) == 1 && !e.ExpandFinal {
+			v := r.expr(e.Args[0])
+			tree.MarkSensitive(v)
+			return v
+		}
 	case *hclsyntax.TemplateExpr:
 		// A quoted string without interpolation is its one literal part;
 		// evaluating the template would only copy it.

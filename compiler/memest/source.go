@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,20 @@ type Model struct {
 	Source string
 	SHA256 string
 	Args   []string
+	// OnNode reads the model's file where a node holds it (its prefetched
+	// copy), for a source poolc cannot read itself (host:/path, or none);
+	// nil when no node is known to hold it.
+	OnNode NodeFile
 }
+
+// NodeFile reads at most max bytes from the start of a model's file on a
+// node, and the file's size, within ctx's deadline.
+type NodeFile func(ctx context.Context, max int64) (head []byte, size int64, err error)
+
+// MaxNodeHeader bounds what is read of a model's file from a node: a GGUF
+// header (metadata, vocabulary, tensor index) of the models llama.cpp
+// serves is a few MiB; the weights after it are never read.
+const MaxNodeHeader = 32 << 20
 
 // Estimator reads GGUF headers and estimates from them. Headers are cached
 // for the Estimator's life, by digest; an Estimator is safe for
@@ -75,6 +89,9 @@ func (e *Estimator) header(ctx context.Context, m Model) (*gguf.GGUFFile, error)
 	if key == "" {
 		key = m.Source
 	}
+	if key == "" {
+		return e.read(ctx, m) // nothing names the file's content: no cache
+	}
 	e.mu.Lock()
 	f, ok := e.headers[key]
 	e.mu.Unlock()
@@ -87,7 +104,7 @@ func (e *Estimator) header(ctx context.Context, m Model) (*gguf.GGUFFile, error)
 	}
 	f, err := disk.Get(m.SHA256, 0)
 	if err != nil {
-		if f, err = e.read(ctx, m.Source); err != nil {
+		if f, err = e.read(ctx, m); err != nil {
 			return nil, err
 		}
 		_ = disk.Put(m.SHA256, f) // a cache that cannot be written is only slower
@@ -101,8 +118,10 @@ func (e *Estimator) header(ctx context.Context, m Model) (*gguf.GGUFFile, error)
 	return f, nil
 }
 
-// read parses the header at source, within the timeout.
-func (e *Estimator) read(ctx context.Context, source string) (*gguf.GGUFFile, error) {
+// read parses the header at the model's source, or in its copy on a node,
+// within the timeout.
+func (e *Estimator) read(ctx context.Context, m Model) (*gguf.GGUFFile, error) {
+	source := m.Source
 	timeout := e.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -121,8 +140,41 @@ func (e *Estimator) read(ctx context.Context, source string) (*gguf.GGUFFile, er
 			return nil, fmt.Errorf("reading the GGUF header at %s: %w", redactURL(source), unwrapURL(err))
 		}
 		return f, nil
+	case m.OnNode != nil:
+		return readNode(ctx, timeout, m.OnNode)
 	}
 	return nil, ErrNoReadableSource
+}
+
+// readNode parses the header of a model's file on a node: its first
+// MaxNodeHeader bytes, read there, are laid in a sparse local file of the
+// file's size (the parser takes the weights' size from it), which is
+// parsed and removed.
+func readNode(ctx context.Context, timeout time.Duration, read NodeFile) (*gguf.GGUFFile, error) {
+	head, size, err := read(ctx, MaxNodeHeader)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp("", "poolc-gguf-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(head)
+	if err == nil && size > int64(len(head)) {
+		err = tmp.Truncate(size)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := parse(ctx, timeout, func() (*gguf.GGUFFile, error) { return gguf.ParseGGUFFile(tmp.Name()) })
+	if err != nil && len(head) >= MaxNodeHeader {
+		return nil, fmt.Errorf("%w (poolc reads the first %d MiB of a file on a node, and this header may be longer)", err, MaxNodeHeader>>20)
+	}
+	return f, err
 }
 
 // remote reports whether the source is an http(s) URL.

@@ -61,6 +61,47 @@ type Value struct {
 	Bool   bool
 	Items  []*Value
 	Fields []*Field
+	// Sensitive says the pool file marks the value a secret (HCL's
+	// sensitive(...), CUE's @poolc(sensitive)): poolc never prints it.
+	Sensitive bool
+}
+
+// MarkSensitive marks v and every value inside it sensitive.
+func MarkSensitive(v *Value) {
+	if v == nil {
+		return
+	}
+	v.Sensitive = true
+	for _, item := range v.Items {
+		MarkSensitive(item)
+	}
+	for _, f := range v.Fields {
+		MarkSensitive(f.Value)
+	}
+}
+
+// SensitivePaths lists the paths (object keys, "*" for any list item)
+// of the sensitive values in v, outermost first: a marked object or list
+// is one path, which covers everything inside it.
+func SensitivePaths(v *Value) [][]string {
+	var out [][]string
+	var walk func(v *Value, at []string)
+	walk = func(v *Value, at []string) {
+		switch {
+		case v == nil:
+		case v.Sensitive:
+			out = append(out, append([]string(nil), at...))
+		default:
+			for _, item := range v.Items {
+				walk(item, append(at, "*"))
+			}
+			for _, f := range v.Fields {
+				walk(f.Value, append(at, f.Key))
+			}
+		}
+	}
+	walk(v, nil)
+	return out
 }
 
 // Field is one key of an object, in the order written.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -137,6 +138,30 @@ func (s *Server) serveRouter(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// presetOnly are the preset keys that are no llama-server argument, or
+// that a router model's entry reports apart (model, alias).
+var presetOnly = map[string]bool{"model": true, "m": true, "alias": true, "a": true, "load-on-startup": true}
+
+// sectionArgs are a router model's preset section as llama-server's
+// router passes it to the model's process: each key as a long flag, in
+// key order, followed by its value, a "true" flag alone, a "false" one
+// left out. (The real router writes each option's last, long, name; the
+// stand-in has no table of llama-server's options and keeps the key.)
+func sectionArgs(settings map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		v := settings[k]
+		switch {
+		case presetOnly[k] || v == "false":
+		case v == "true":
+			out = append(out, "--"+k)
+		default:
+			out = append(out, "--"+k, v)
+		}
+	}
+	return out
+}
+
 // modelEntry is a model's entry in /v1/models or, for a router, in
 // GET /models: as llama-server's router does, the router's entry names
 // the model file only in the arguments it starts the model's process with
@@ -150,7 +175,8 @@ func (s *Server) modelEntry(m *model, snap snapshot, router bool) map[string]any
 		if snap.childPort != 0 {
 			args = append(args, "--port", strconv.Itoa(snap.childPort))
 		}
-		st := map[string]any{"value": snap.state, "args": append(args, "--alias", m.name, "--model", m.path)}
+		args = append(args, "--alias", m.name, "--model", m.path)
+		st := map[string]any{"value": snap.state, "args": append(args, sectionArgs(m.settings)...)}
 		if snap.failure != "" {
 			st["failed"] = true
 			st["exit_code"] = 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -270,9 +271,22 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 		// Unknown, not empty: poolc keeps the routes it recorded.
 		return sdk.ObserveResponse{Fleet: sdk.Fleet{Unobserved: []sdk.Unobserved{{Kind: sdk.TargetGateway, Cause: sdk.CauseOf(err), Detail: err.Error()}}}}
 	}
+	stale, err := gw.StaleFallbacks(ctx)
+	if err != nil {
+		return sdk.ObserveResponse{Fleet: sdk.Fleet{Unobserved: []sdk.Unobserved{{Kind: sdk.TargetGateway, Cause: sdk.CauseOf(err), Detail: err.Error()}}}}
+	}
 	var resp sdk.ObserveResponse
 	for _, o := range obs {
 		switch {
+		case slices.Contains(stale, o.Alias) && o.Lane != "":
+			// Fallbacks HAProxy does not try as the pool declares them:
+			// the route is reported on no node, as a split one is, so the
+			// next plan routes the alias again, which rewrites them (and
+			// reloads HAProxy when its rules try fewer).
+			resp.Diagnostics = append(resp.Diagnostics, sdk.Diagnostic{Severity: sdk.Warning,
+				Summary: fmt.Sprintf("alias %s: the gateway does not try its fallbacks as the pool declares them; the next apply routes it again, which sets them", o.Alias)})
+			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: o.Lane}})
+			continue
 		case o.Lane == Cloud:
 			resp.Fleet.Routes = append(resp.Fleet.Routes, sdk.Route{Alias: o.Alias, Lane: sdk.LaneEndpoint{Lane: sdk.Cloud}})
 			continue

@@ -182,6 +182,9 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 			return err
 		}
 	}
+	if err := g.ensureFallbackDepth(ctx, say); err != nil {
+		return err
+	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if to.Lane != Cloud {

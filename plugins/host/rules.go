@@ -59,7 +59,7 @@ func (o *output) redactLines(name string, r *redact.Redactor) {
 // redactor is the redactor of plugin d, whose config schema (from
 // Describe, "" before) marks the fields in it that are sensitive.
 func redactor(d pools.Plugin, schema string) *redact.Redactor {
-	return redact.ForConfig(d.Config, sdk.SensitivePaths(schema)...)
+	return redact.ForConfig(d.Config, append(sdk.SensitivePaths(schema), d.Sensitive...)...)
 }
 
 // redactDiagnostics masks credentials in diagnostics that hold a plugin's

@@ -114,6 +114,9 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 				fmt.Sprintf("lane %s has port %d, where each node's router listens for the on-demand lanes: set router_port (here and in the gateway's block) to a port no lane uses", l.Name, l.Port))}
 		}
 	}
+	if ds := checkOnDemandArgs(req.Inventory); ds.HasErrors() {
+		return sdk.ConfigureResponse{Diagnostics: ds}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pool != nil {
@@ -132,6 +135,26 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.cfg, a.inv, a.nodes = cfg, req.Inventory, map[string]*Node{}
 	return sdk.ConfigureResponse{}
+}
+
+// checkOnDemandArgs refuses an on-demand lane whose model's arguments
+// its router preset section cannot hold (see presetOptions), before any
+// step runs.
+func checkOnDemandArgs(inv sdk.Inventory) sdk.Diagnostics {
+	args := map[string][]string{}
+	for _, m := range inv.Models {
+		args[m.Name] = m.Args
+	}
+	var ds sdk.Diagnostics
+	for _, l := range inv.Lanes {
+		if l.Residency != sdk.OnDemand {
+			continue
+		}
+		if _, err := presetOptions(args[l.Model]); err != nil {
+			ds = append(ds, sdk.Errorf(nil, fmt.Sprintf("on-demand lane %s (model %s): %v", l.Name, l.Model, err))...)
+		}
+	}
+	return ds
 }
 
 // inventory is the inventory Configure gave.
@@ -378,11 +401,12 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 			// The weights the lane started with, as recorded then (none
 			// recorded: not known, which the planner takes as unchanged).
 			m.SHA256, m.Source = l.SHA256, l.Source
-			if !l.OnDemand {
-				// The arguments it runs with, read back from its own
-				// command line: a change of the pool's is a replacement.
-				// (A router model runs with the router's preset, which
-				// carries no lane arguments.)
+			// The arguments it runs with, read back from its own command
+			// line (a router model's: the one the router reports): a
+			// change of the pool's is a replacement. The router reports
+			// a model's arguments in its own order and spelling, so the
+			// pool's stand when they are the same options.
+			if !l.OnDemand || !sameOptions(l.Args, m.Args) {
 				m.Args = l.Args
 			}
 			lane := sdk.Lane{Name: l.Name, Node: node, Model: m, Port: l.Port, Aliases: l.Aliases, Residency: l.Residency, Loaded: l.Loaded,

@@ -29,7 +29,7 @@ func onDemand(l *sdk.Lane) bool { return l.Residency == sdk.OnDemand }
 
 // routerModel is lane l as a model of its node's router.
 func routerModel(l *sdk.Lane) RouterModel {
-	return RouterModel{Name: l.Name, Path: l.Model.Path, Aliases: slices.Clone(l.Aliases), MemoryGB: l.Model.MemoryGB,
+	return RouterModel{Name: l.Name, Path: l.Model.Path, Aliases: slices.Clone(l.Aliases), Args: slices.Clone(l.Model.Args), MemoryGB: l.Model.MemoryGB,
 		SHA256: l.Model.SHA256, Source: l.Model.Source}
 }
 
@@ -111,7 +111,7 @@ func keptBound(k, n, current int) int {
 // changeRouter makes the node's router serve its current models with
 // lane l added (add: in place of the lane's model there, if any) or
 // removed (only the model the step names: the stop of a lane's old
-// weights leaves its new ones), restarting it when that changes its
+// weights or args leaves its new ones), restarting it when that changes its
 // preset or --models-max, stopping it when no model is left. Changes of
 // one node's router run one at a time (Node.router), so the on-demand
 // steps of one apply, run in parallel, each build on the last: none is
@@ -123,8 +123,16 @@ func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add b
 	if err != nil {
 		return err
 	}
+	declared, inPool := a.declaredArgs(l.Name)
 	models := slices.DeleteFunc(slices.Clone(current), func(m RouterModel) bool {
-		return m.Name == l.Name && (add || m.Path == l.Model.Path)
+		if m.Name != l.Name || !add && m.Path != l.Model.Path {
+			return false
+		}
+		// The stop of a lane replaced for its args (same weights, other
+		// arguments) leaves its new section, which the start put in its
+		// place: the one with the pool's args, when the lane stopping
+		// runs others.
+		return add || !inPool || !sameOptions(m.Args, declared) || sameOptions(l.Model.Args, declared)
 	})
 	leaving := ""
 	if add {
@@ -136,6 +144,23 @@ func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add b
 		return err
 	}
 	return n.EnsureRouter(ctx, spec, progress)
+}
+
+// declaredArgs are the args of lane name's model in the pool, and whether
+// the pool has the lane.
+func (a *Actuator) declaredArgs(name string) ([]string, bool) {
+	inv := a.inventory()
+	for _, l := range inv.Lanes {
+		if l.Name != name {
+			continue
+		}
+		for _, m := range inv.Models {
+			if m.Name == l.Model {
+				return m.Args, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // drainOnDemand waits for the router's requests for lane l to finish.

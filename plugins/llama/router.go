@@ -32,12 +32,13 @@ type RouterSpec struct {
 }
 
 // RouterModel is one on-demand lane of a router: its name (the preset
-// section), model file, aliases, and memory when loaded, which bounds
-// --models-max.
+// section), model file, aliases, llama-server arguments (the section's
+// other keys), and memory when loaded, which bounds --models-max.
 type RouterModel struct {
 	Name     string   `json:"name"`
 	Path     string   `json:"path"`
 	Aliases  []string `json:"aliases,omitempty"`
+	Args     []string `json:"args,omitempty"`
 	MemoryGB float64  `json:"memory_gb,omitempty"`
 	SHA256   string   `json:"sha256,omitempty"`
 	Source   string   `json:"source,omitempty"`
@@ -48,7 +49,8 @@ func (n *Node) presetPath() string { return path.Join(n.set.StateDir, RouterLane
 
 // Preset renders the router's models preset: a "[*]" section of defaults
 // (no model loads at startup: on-demand lanes load on their first
-// request) and one section per lane with its model file and aliases.
+// request) and one section per lane with its model file, aliases and
+// arguments (see presetOptions).
 func (r RouterSpec) Preset() (string, error) {
 	var b strings.Builder
 	b.WriteString("; Written by poolc: the on-demand lanes of this node.\n[*]\nload-on-startup = false\n")
@@ -62,6 +64,13 @@ func (r RouterSpec) Preset() (string, error) {
 		fmt.Fprintf(&b, "\n[%s]\nmodel = %s\n", m.Name, m.Path)
 		if len(m.Aliases) > 0 {
 			fmt.Fprintf(&b, "alias = %s\n", strings.Join(sortedSet(m.Aliases), ","))
+		}
+		opts, err := presetOptions(m.Args)
+		if err != nil {
+			return "", fmt.Errorf("router: lane %s: %w", m.Name, err)
+		}
+		for _, o := range opts {
+			fmt.Fprintf(&b, "%s = %s\n", o.Key, o.Value)
 		}
 	}
 	return b.String(), nil
@@ -172,8 +181,15 @@ func (n *Node) writePreset(ctx context.Context, preset string) error {
 // sameRouterModel reports whether two models of a router are one preset
 // section with the same weights.
 func sameRouterModel(a, b RouterModel) bool {
-	return a.Name == b.Name && a.Path == b.Path && slices.Equal(sortedSet(a.Aliases), sortedSet(b.Aliases)) &&
+	return sameSection(a, b) && slices.Equal(sortedSet(a.Aliases), sortedSet(b.Aliases)) &&
 		a.SHA256 == b.SHA256 && a.Source == b.Source
+}
+
+// sameSection reports whether two models of a router have the same
+// preset section, aliases aside: the router keeps a running model whose
+// section is unchanged and unloads one whose section changed.
+func sameSection(a, b RouterModel) bool {
+	return a.Name == b.Name && a.Path == b.Path && sameOptions(a.Args, b.Args)
 }
 
 // errNoReload is a router that did not take its new preset on GET
@@ -202,7 +218,7 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 		want[m.Name] = m
 	}
 	for _, old := range rec.meta.Models {
-		if m, ok := want[old.Name]; (!ok || m.Path != old.Path) && loadedIn(states, old.Name) {
+		if m, ok := want[old.Name]; (!ok || !sameSection(m, old)) && loadedIn(states, old.Name) {
 			n.drainChanging(ctx, r, old.Name, progress)
 		}
 	}

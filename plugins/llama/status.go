@@ -212,7 +212,9 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 				continue
 			}
 			for _, m := range models {
-				lane := Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases}
+				// Its arguments, read back from the command line the
+				// router runs it with.
+				lane := Lane{Name: m.Name, Host: l.Host, Port: l.Port, Model: m.Path, Aliases: m.Aliases, Args: routerModelArgs(m.Args, r.argv)}
 				for _, started := range r.meta.Models {
 					if started.Name == m.Name && started.Path == m.Path {
 						lane.SHA256, lane.Source = started.SHA256, started.Source

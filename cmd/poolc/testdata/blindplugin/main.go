@@ -13,7 +13,9 @@
 // Its config has one field its schema marks sensitive, signing (a name no
 // key rule of internal/redact catches). With leak = true it echoes its
 // value everywhere a plugin's text can reach the operator: a Configure
-// warning, an Observe warning, its stderr, progress, and a step failure.
+// warning, an Observe warning, its stderr, progress, and a step failure;
+// and after it the values of its env, which the pool file may mark
+// sensitive itself.
 package main
 
 import (
@@ -21,8 +23,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"poolc.dev/poolc/plugins/sdk"
@@ -30,6 +34,7 @@ import (
 
 const schema = `
 signing?: string @poolc(sensitive)
+env?:   {[string]: string}
 leak?:  bool | *false
 `
 
@@ -56,13 +61,17 @@ func (b *blind) Describe(context.Context, sdk.DescribeRequest) sdk.DescribeRespo
 
 func (b *blind) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.ConfigureResponse {
 	var cfg struct {
-		Token string `json:"signing"`
-		Leak  bool   `json:"leak"`
+		Token string            `json:"signing"`
+		Leak  bool              `json:"leak"`
+		Env   map[string]string `json:"env"`
 	}
 	if ds := sdk.DecodeConfig(schema, req.ConfigJSON, &cfg); ds.HasErrors() {
 		return sdk.ConfigureResponse{Diagnostics: ds}
 	}
 	b.file, b.token, b.leak = filepath.Join(req.WorkDir, ".poolc", "blind.jsonl"), cfg.Token, cfg.Leak
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		b.token += " " + cfg.Env[k]
+	}
 	if b.leak {
 		fmt.Fprintf(os.Stderr, "connecting with token %s\n", b.token)
 		return sdk.ConfigureResponse{Diagnostics: sdk.Diagnostics{{Severity: sdk.Warning, Summary: "configured with token " + b.token}}}
