@@ -18,9 +18,9 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/kube/launch"
-	"poolc.dev/poolc/plugins/kube/synced"
 	"poolc.dev/poolc/pools"
 )
 
@@ -173,7 +173,7 @@ func podsRun(paths, command []string, o podsRunOptions, io Stdio) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	members, err := synced.Members(paths, pp)
+	members, err := orchestrate.PodMembers(cfg, pp)
 	if err != nil {
 		return err
 	}

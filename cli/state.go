@@ -7,9 +7,9 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
 
 // stateFlags are the flags of commands that work on a pool's state.
@@ -31,7 +31,7 @@ func (f stateFlags) open(args []string) (store.Backend, error) {
 	if cfg == nil || cfg.Pool == nil {
 		return nil, fmt.Errorf("finding the state through the configuration:\n%v", diags.Err())
 	}
-	return backends.OpenConfig(cfg, "")
+	return orchestrate.OpenState(cfg, "")
 }
 
 func init() {

@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
 
 func init() {
@@ -39,7 +39,7 @@ Exit codes: 0 copied, 1 refused or an error.`,
 					return ExitError
 				}
 				return copyState(io, "state push", args[1:], o, func(cfg *compiler.Config) (from, to store.Backend, err error) {
-					to, err = backends.OpenConfig(cfg, "")
+					to, err = orchestrate.OpenState(cfg, "")
 					return store.Open(args[0]), to, err
 				})
 			}
@@ -79,7 +79,7 @@ Exit codes: 0 success, 1 refused or an error.`,
 					return ExitOK
 				}
 				return copyState(io, "state pull", args, o, func(cfg *compiler.Config) (from, to store.Backend, err error) {
-					from, err = backends.OpenConfig(cfg, "")
+					from, err = orchestrate.OpenState(cfg, "")
 					return from, store.Open(*out), err
 				})
 			}

@@ -17,6 +17,7 @@ import (
 
 	"poolc.dev/poolc/compiler/cuefront"
 	"poolc.dev/poolc/compiler/hclfront"
+	"poolc.dev/poolc/compiler/schemacheck"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/compiler/validate"
 	"poolc.dev/poolc/pools"
@@ -292,7 +293,7 @@ func CompileWith(files []File, opt Options) (*Config, pools.Diagnostics) {
 		return cfg, diags
 	}
 	diags = append(diags, compactMembers(doc)...)
-	diags = append(diags, schema.Check(doc)...)
+	diags = append(diags, schemacheck.Check(doc)...)
 	if diags.HasErrors() {
 		return cfg, diags
 	}
@@ -455,7 +456,7 @@ func Document(f File, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
 	if doc.Pos.IsZero() {
 		doc.Pos = pools.Pos{File: f.Name, Line: 1, Col: 1}
 	}
-	diags = append(diags, schema.CheckAgainst(doc, root)...)
+	diags = append(diags, schemacheck.CheckAgainst(doc, root)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

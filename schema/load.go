@@ -413,18 +413,11 @@ func admits(s *Spec, l Literal) error {
 		return fmt.Errorf("default %v is not of the field's kind", l)
 	}
 	if l.Kind == KindNumber {
-		if (s.Min != nil && !s.Min.allows(l.Num, 1)) || (s.Max != nil && !s.Max.allows(l.Num, -1)) {
+		if !s.InRange(l.Num) {
 			return fmt.Errorf("default %v is out of bounds", l)
 		}
 	}
 	return nil
-}
-
-func (b *Bound) allows(x, sign float64) bool {
-	if b.Inclusive {
-		return x*sign >= b.Value*sign
-	}
-	return x*sign > b.Value*sign
 }
 
 func parseLit(e *ast.BasicLit) (Literal, error) {

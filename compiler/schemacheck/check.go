@@ -1,4 +1,8 @@
-package schema
+// Package schemacheck checks a positioned value tree (compiler/tree), from
+// either front end, against the embedded schema (schema.Spec): kinds,
+// bounds, enumerations, patterns, required and unknown fields, every
+// finding with its position; and it fills in the schema's defaults.
+package schemacheck
 
 import (
 	"fmt"
@@ -10,6 +14,7 @@ import (
 	"poolc.dev/poolc/compiler/suggest"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/schema"
 )
 
 // Check checks a pool document against the schema's #File and reports
@@ -17,12 +22,12 @@ import (
 // in the schema's defaults for absent optional fields, so the decoder reads
 // one complete shape.
 func Check(doc *tree.Value) pools.Diagnostics {
-	return CheckAgainst(doc, Root())
+	return CheckAgainst(doc, schema.Root())
 }
 
 // CheckAgainst is Check for another kind of document, whose top level is
 // root (ScenarioRoot for a scenario file).
-func CheckAgainst(doc *tree.Value, root *Spec) pools.Diagnostics {
+func CheckAgainst(doc *tree.Value, root *schema.Spec) pools.Diagnostics {
 	c := &checker{}
 	c.value(doc, root, where{}, "")
 	return c.diags
@@ -65,8 +70,8 @@ func (c *checker) errorf(code string, pos pools.Pos, msg string) {
 
 // value checks v against s. subject names v in messages ("port",
 // "placement[1]"), w is the object it sits in.
-func (c *checker) value(v *tree.Value, s *Spec, w where, subject string) {
-	if s.Kinds == KindAny || v.Kind == tree.Invalid {
+func (c *checker) value(v *tree.Value, s *schema.Spec, w where, subject string) {
+	if s.Kinds == schema.KindAny || v.Kind == tree.Invalid {
 		return
 	}
 	if !s.Accepts(kindOf(v)) {
@@ -87,7 +92,7 @@ func (c *checker) value(v *tree.Value, s *Spec, w where, subject string) {
 			c.value(item, s.Elem, w, subject+"["+strconv.Itoa(i)+"]")
 		}
 	case tree.Object:
-		if s.Kinds&KindMap != 0 {
+		if s.Kinds&schema.KindMap != 0 {
 			c.mapping(v, s, w, subject)
 		} else {
 			c.object(v, s, w.in(subject), v.Pos)
@@ -95,18 +100,18 @@ func (c *checker) value(v *tree.Value, s *Spec, w where, subject string) {
 	}
 }
 
-func kindOf(v *tree.Value) Kinds {
+func kindOf(v *tree.Value) schema.Kinds {
 	switch v.Kind {
 	case tree.Bool:
-		return KindBool
+		return schema.KindBool
 	case tree.Number:
-		return KindNumber
+		return schema.KindNumber
 	case tree.String:
-		return KindString
+		return schema.KindString
 	case tree.List:
-		return KindList
+		return schema.KindList
 	case tree.Object:
-		return KindStruct | KindMap
+		return schema.KindStruct | schema.KindMap
 	}
 	return 0
 }
@@ -116,7 +121,7 @@ func kindOf(v *tree.Value) Kinds {
 // of the IR, so 99999999999999999999 never wraps round to a negative.
 const MaxInt = 1 << 53
 
-func (c *checker) number(v *tree.Value, s *Spec, w where, subject string) {
+func (c *checker) number(v *tree.Value, s *schema.Spec, w where, subject string) {
 	ok := !math.IsInf(v.Num, 0) && !math.IsNaN(v.Num)
 	if ok && s.Int && v.Num != math.Trunc(v.Num) {
 		ok = false
@@ -125,13 +130,10 @@ func (c *checker) number(v *tree.Value, s *Spec, w where, subject string) {
 		c.errorf("out-of-range", v.Pos, w.say(subject, "must be %s, and no larger than %s, got %s", expected(s), pools.Num(MaxInt), v.Describe()))
 		return
 	}
-	if ok && s.Min != nil && !s.Min.allows(v.Num, 1) {
+	if ok && !s.InRange(v.Num) {
 		ok = false
 	}
-	if ok && s.Max != nil && !s.Max.allows(v.Num, -1) {
-		ok = false
-	}
-	if ok && s.Enum != nil && !enumHas(s.Enum, Literal{Kind: KindNumber, Num: v.Num}) {
+	if ok && s.Enum != nil && !enumHas(s.Enum, schema.Literal{Kind: schema.KindNumber, Num: v.Num}) {
 		ok = false
 	}
 	if !ok {
@@ -139,8 +141,8 @@ func (c *checker) number(v *tree.Value, s *Spec, w where, subject string) {
 	}
 }
 
-func (c *checker) string(v *tree.Value, s *Spec, w where, subject string) {
-	if s.Enum != nil && !enumHas(s.Enum, Literal{Kind: KindString, Str: v.Str}) {
+func (c *checker) string(v *tree.Value, s *schema.Spec, w where, subject string) {
+	if s.Enum != nil && !enumHas(s.Enum, schema.Literal{Kind: schema.KindString, Str: v.Str}) {
 		c.errorf("not-allowed", v.Pos, w.say(subject, "must be %s, got %s", expected(s), v.Describe()))
 		return
 	}
@@ -155,7 +157,7 @@ func (c *checker) string(v *tree.Value, s *Spec, w where, subject string) {
 	}
 }
 
-func enumHas(enum []Literal, l Literal) bool {
+func enumHas(enum []schema.Literal, l schema.Literal) bool {
 	for _, e := range enum {
 		if e == l {
 			return true
@@ -165,14 +167,14 @@ func enumHas(enum []Literal, l Literal) bool {
 }
 
 // mapping checks an object whose keys are names: `node "spark-01" {...}`.
-func (c *checker) mapping(v *tree.Value, s *Spec, w where, subject string) {
+func (c *checker) mapping(v *tree.Value, s *schema.Spec, w where, subject string) {
 	for _, f := range v.Fields {
-		if s.Key != nil && s.Key.Kinds == KindString {
+		if s.Key != nil && s.Key.Kinds == schema.KindString {
 			key := &tree.Value{Kind: tree.String, Str: f.Key, Pos: f.KeyPos}
 			c.string(key, s.Key, w, subject+" name")
 		}
 		name := subject + " " + strconv.Quote(f.Key)
-		if s.Elem.Kinds == KindStruct && f.Value.Kind == tree.Object {
+		if s.Elem.Kinds == schema.KindStruct && f.Value.Kind == tree.Object {
 			inner := w.in(name)
 			inner.quiet = w.text == "" // the top level's one entry: every file declares one
 			c.object(f.Value, s.Elem, inner, f.KeyPos)
@@ -185,7 +187,7 @@ func (c *checker) mapping(v *tree.Value, s *Spec, w where, subject string) {
 // object checks the fields of a struct: unknown fields, required fields,
 // each value; then fills in defaults. at is where the object is named, for
 // findings about the object as a whole.
-func (c *checker) object(v *tree.Value, s *Spec, w where, at pools.Pos) {
+func (c *checker) object(v *tree.Value, s *schema.Spec, w where, at pools.Pos) {
 	if at.IsZero() {
 		at = v.Pos
 	}
@@ -222,8 +224,8 @@ func (c *checker) object(v *tree.Value, s *Spec, w where, at pools.Pos) {
 
 // allDefaulted reports whether a struct has defaults and nothing required,
 // so leaving it out means the same as writing it empty.
-func allDefaulted(s *Spec) bool {
-	if s.Kinds != KindStruct {
+func allDefaulted(s *schema.Spec) bool {
+	if s.Kinds != schema.KindStruct {
 		return false
 	}
 	defaults := 0
@@ -238,7 +240,7 @@ func allDefaulted(s *Spec) bool {
 	return defaults > 0
 }
 
-func missing(w where, fs *Field) string {
+func missing(w where, fs *schema.Field) string {
 	msg := fmt.Sprintf("missing required field %q", fs.Name)
 	if fs.Doc != "" {
 		msg += " (" + strings.TrimSuffix(fs.Doc, ".") + ")"
@@ -251,7 +253,7 @@ func missing(w where, fs *Field) string {
 
 // unknownField says a field is not in the schema, and which field was
 // probably meant, if any.
-func unknownField(w where, key string, s *Spec) (msg, meant string) {
+func unknownField(w where, key string, s *schema.Spec) (msg, meant string) {
 	msg = fmt.Sprintf("unknown field %q", key)
 	if w.text != "" && !w.quiet {
 		msg = w.text + ": " + msg
@@ -266,18 +268,18 @@ func unknownField(w where, key string, s *Spec) (msg, meant string) {
 	return msg + "; allowed: " + strings.Join(names, ", "), ""
 }
 
-func literalValue(l Literal) *tree.Value {
+func literalValue(l schema.Literal) *tree.Value {
 	switch l.Kind {
-	case KindString:
+	case schema.KindString:
 		return &tree.Value{Kind: tree.String, Str: l.Str}
-	case KindBool:
+	case schema.KindBool:
 		return &tree.Value{Kind: tree.Bool, Bool: l.Bool}
 	}
 	return &tree.Value{Kind: tree.Number, Num: l.Num}
 }
 
 // expected describes what a spec accepts, for "must be ..." messages.
-func expected(s *Spec) string {
+func expected(s *schema.Spec) string {
 	if s.Enum != nil {
 		vals := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
@@ -299,17 +301,17 @@ func expected(s *Spec) string {
 	}
 	var kinds []string
 	for _, k := range []struct {
-		k    Kinds
+		k    schema.Kinds
 		name string
-	}{{KindBool, "true or false"}, {KindNumber, "a number"}, {KindString, "a string"}, {KindList, "a list"}, {KindStruct, "a block"}, {KindMap, "a block"}} {
+	}{{schema.KindBool, "true or false"}, {schema.KindNumber, "a number"}, {schema.KindString, "a string"}, {schema.KindList, "a list"}, {schema.KindStruct, "a block"}, {schema.KindMap, "a block"}} {
 		if s.Kinds&k.k == 0 {
 			continue
 		}
 		name := k.name
-		if k.k == KindNumber {
+		if k.k == schema.KindNumber {
 			name = numberPhrase(s)
 		}
-		if k.k == KindList && s.Elem != nil && s.Elem.Kinds == KindString {
+		if k.k == schema.KindList && s.Elem != nil && s.Elem.Kinds == schema.KindString {
 			name = "a list of strings"
 		}
 		kinds = append(kinds, name)
@@ -320,7 +322,7 @@ func expected(s *Spec) string {
 
 // definitionPhrase turns "#Name is a lowercase name: ..." into "a
 // lowercase name: ...".
-func definitionPhrase(s *Spec) string {
+func definitionPhrase(s *schema.Spec) string {
 	_, rest, ok := strings.Cut(s.Doc, " is ")
 	if !ok {
 		return ""
@@ -328,7 +330,7 @@ func definitionPhrase(s *Spec) string {
 	return strings.TrimSuffix(rest, ".")
 }
 
-func numberPhrase(s *Spec) string {
+func numberPhrase(s *schema.Spec) string {
 	name := "a number"
 	if s.Int {
 		name = "an integer"

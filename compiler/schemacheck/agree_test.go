@@ -1,4 +1,4 @@
-package schema_test
+package schemacheck_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"poolc.dev/poolc/compiler/cuefront"
+	"poolc.dev/poolc/compiler/schemacheck"
 	"poolc.dev/poolc/schema"
 )
 
@@ -25,7 +26,7 @@ func TestCheckerAgreesWithCUE(t *testing.T) {
 	if def.Err() != nil {
 		t.Fatal(def.Err())
 	}
-	example, err := os.ReadFile("../examples/spark-lab/cue/spark-lab.cue")
+	example, err := os.ReadFile("../../examples/spark-lab/cue/spark-lab.cue")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestCheckerAgreesWithCUE(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("front end: %v", diags.Err())
 			}
-			goDiags := schema.Check(tr)
+			goDiags := schemacheck.Check(tr)
 			if (cueErr == nil) != !goDiags.HasErrors() {
 				t.Errorf("CUE says %v; the checker says %v", cueErr, goDiags.Err())
 			}

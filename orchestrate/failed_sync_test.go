@@ -1,4 +1,4 @@
-package synced
+package orchestrate
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func TestAFailedSyncSendsJobsElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := cfg.Pool.PodPools[0]
-	members, err := Members([]string{dir}, pp)
+	members, err := PodMembers(cfg, pp)
 	if err != nil {
 		t.Fatal(err)
 	}
