@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/sim/scenario"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/sim"
+	"poolc.dev/poolc/sim/scenario"
 	"poolc.dev/poolc/sim/scenarios"
 )
 
