@@ -21,6 +21,10 @@
 //
 // Warm (demand.go) decides which on-demand lanes demand holds warm; the
 // caller plans with them as preferred.
+//
+// The package knows nothing of how its decisions are carried out: the
+// fleet simulator (sim, its tick loop in sim/loop.go) is one caller, and
+// a live continuous mode over the real plugins would be another.
 package controller
 
 import (
