@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // A plugin that echoes the value of a config field its schema marks

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"poolc.dev/poolc/internal/deadaddr"
+	"poolc.dev/poolc/internal/testing/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 	"poolc.dev/poolc/pools"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 	"poolc.dev/poolc/pools"

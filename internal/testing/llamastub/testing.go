@@ -86,7 +86,7 @@ func WriteModel(path string, size int64) error {
 // path, so a test can put dir on a node's PATH.
 func Build(dir string) (string, error) {
 	out := filepath.Join(dir, "llama-server")
-	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/llamastub/cmd/llama-server-stub")
+	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/testing/llamastub/cmd/llama-server-stub")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the llama-server stand-in: %v\n%s", err, b)
 	}

@@ -22,7 +22,7 @@ const (
 // under that name and returns its path.
 func Build(dir, name string) (string, error) {
 	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/servicestub/cmd/"+name)
+	cmd := exec.Command("go", "build", "-o", out, "poolc.dev/poolc/internal/testing/servicestub/cmd/"+name)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the %s stand-in: %v\n%s", name, err, b)
 	}

@@ -27,10 +27,10 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"poolc.dev/poolc/internal/llamastub"
-	"poolc.dev/poolc/internal/loadgen"
-	"poolc.dev/poolc/internal/syncbuf"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/llamastub"
+	"poolc.dev/poolc/internal/testing/loadgen"
+	"poolc.dev/poolc/internal/testing/syncbuf"
+	"poolc.dev/poolc/internal/testing/testsshd"
 	"poolc.dev/poolc/plugins/haproxy"
 )
 

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/proctree"
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/proctree"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"poolc.dev/poolc/internal/llamastub"
+	"poolc.dev/poolc/internal/testing/llamastub"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/fuzzcheck"
+	"poolc.dev/poolc/internal/testing/fuzzcheck"
 )
 
 const testPlist = `<?xml version="1.0" encoding="UTF-8"?>

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/fuzzcheck"
+	"poolc.dev/poolc/internal/testing/fuzzcheck"
 )
 
 func TestSplitExecFollowsSystemdQuoting(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/proctree"
+	"poolc.dev/poolc/internal/testing/proctree"
 )
 
 // standIn builds the systemctl stand-in and returns a runner of it with

@@ -9,7 +9,7 @@
 //
 // It is behind the build tags e2e and walk:
 //
-//	go test -tags 'e2e walk' -count=1 -timeout 60m -run TestE2EFleetWalk ./internal/fleetwalk
+//	go test -tags 'e2e walk' -count=1 -timeout 60m -run TestE2EFleetWalk ./internal/testing/fleetwalk
 //
 // POOLC_WALK_SEED=N runs one seed, POOLC_WALK_STEPS=N sets the number of
 // changes (30 by default). POOLC_WALK_STATE_DIR=/abs/dir gives the llama

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 )
 
 // stub is a stand-in running in process.

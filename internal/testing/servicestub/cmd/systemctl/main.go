@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"poolc.dev/poolc/internal/servicestub"
+	"poolc.dev/poolc/internal/testing/servicestub"
 )
 
 func main() {

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/proctree"
+	"poolc.dev/poolc/internal/testing/proctree"
 	"poolc.dev/poolc/plugins/sim"
 	"poolc.dev/poolc/pools"
 )

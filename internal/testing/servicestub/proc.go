@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"poolc.dev/poolc/internal/proctree"
+	"poolc.dev/poolc/internal/testing/proctree"
 )
 
 // What the two stand-ins share: a service's main process, started in a
