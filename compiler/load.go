@@ -268,13 +268,11 @@ func Format(f File) ([]byte, pools.Diagnostics) {
 	return hclfront.Format(f.Name, f.Src)
 }
 
-// Compile compiles pool files already read (all in one language) into a
-// validated pool. It is Load without the file system: it makes no memory
-// estimates, so every model must declare memory_gb.
-func Compile(files []File) (*Config, pools.Diagnostics) { return CompileWith(files, Options{}) }
-
-// CompileWith is Compile with the choice of how models' memory is decided;
-// with an Estimator it reads the models' GGUF headers.
+// CompileWith compiles pool files already read (all in one language) into
+// a validated pool: Load without the file system. opt chooses how models'
+// memory is decided: with an Estimator it reads the models' GGUF headers;
+// without one it makes no memory estimates, so every model must declare
+// memory_gb.
 func CompileWith(files []File, opt Options) (*Config, pools.Diagnostics) {
 	if len(files) == 0 {
 		return nil, pools.Diagnostics{{Code: "read", Message: "no pool files given"}}
