@@ -5,26 +5,34 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// StepDiagnostics turns a plugin's findings about a step into poolc's: the
-// message is the summary, followed by ": " and the detail when there is
-// one; the path, if any, is kept as it is.
-func StepDiagnostics(ds sdk.Diagnostics) pools.Diagnostics {
+// FromSDK turns a plugin's findings into poolc's, keeping each one's
+// severity; one gives the rest (code, message, path) of each.
+func FromSDK(ds sdk.Diagnostics, one func(sdk.Diagnostic) pools.Diagnostic) pools.Diagnostics {
 	if len(ds) == 0 {
 		return nil
 	}
 	out := make(pools.Diagnostics, len(ds))
 	for i, d := range ds {
-		sev := pools.Error
+		out[i] = one(d)
+		out[i].Severity = pools.Error
 		if d.Severity == sdk.Warning {
-			sev = pools.Warning
+			out[i].Severity = pools.Warning
 		}
+	}
+	return out
+}
+
+// StepDiagnostics turns a plugin's findings about a step into poolc's: the
+// message is the summary, followed by ": " and the detail when there is
+// one; the path, if any, is kept as it is.
+func StepDiagnostics(ds sdk.Diagnostics) pools.Diagnostics {
+	return FromSDK(ds, func(d sdk.Diagnostic) pools.Diagnostic {
 		msg := d.Summary
 		if d.Detail != "" {
 			msg += ": " + d.Detail
 		}
-		out[i] = pools.Diagnostic{Severity: sev, Message: msg, Path: pools.Path(d.Path)}
-	}
-	return out
+		return pools.Diagnostic{Message: msg, Path: pools.Path(d.Path)}
+	})
 }
 
 // SDKDiagnostics is the reverse of StepDiagnostics, for a built-in
