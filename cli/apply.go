@@ -206,11 +206,7 @@ func writeApplyOutcome(io Stdio, resp *orchestrate.ApplyResponse, asJSON bool) {
 			continue
 		}
 		for _, d := range s.Diagnostics {
-			msg := d.Summary
-			if d.Detail != "" {
-				msg += ": " + d.Detail
-			}
-			fmt.Fprintf(io.Err, "%s failed (%s): %s\n", s.ID, orDash(s.Plugin), msg)
+			fmt.Fprintf(io.Err, "%s failed (%s): %s\n", s.ID, orDash(s.Plugin), d.Message)
 		}
 	}
 	fmt.Fprintf(io.Err, "Apply failed: %s.\n", resp.Summary)

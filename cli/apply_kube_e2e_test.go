@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"poolc.dev/poolc/internal/testkube"
+	"poolc.dev/poolc/internal/testing/testkube"
 	"poolc.dev/poolc/plugins/kube"
 )
 

@@ -14,7 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"poolc.dev/poolc/internal/testkube"
+	"poolc.dev/poolc/internal/testing/testkube"
 	"poolc.dev/poolc/plugins/kube"
 )
 

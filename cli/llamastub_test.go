@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"poolc.dev/poolc/internal/llamastub"
+	"poolc.dev/poolc/internal/testing/llamastub"
 )
 
 // llamastubCmd is the script command llamastub BINDIR MODEL STATEDIR.

@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"testing"
 
-	"poolc.dev/poolc/internal/noexec"
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/noexec"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // noExecEnv, set to 1, makes this test binary run poolc (its arguments)
-// in a process that cannot start another (internal/noexec): starting one
+// in a process that cannot start another (internal/testing/noexec): starting one
 // kills it with SIGSYS.
 const noExecEnv = "POOLC_TEST_NO_PROCESS"
 

@@ -84,7 +84,7 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		err = orchestrate.RunPods(ctx, orchestrate.PodsRunRequest{
-			Config: cfg, Paths: a.Paths, Pool: a.Pool, File: a.File, Command: a.Command,
+			Config: cfg, Pool: a.Pool, File: a.File, Command: a.Command,
 			Count: a.Count, Timeout: a.Timeout, Kubeconfig: a.Kubeconfig,
 			Skipped: func(reasons []string) {
 				fmt.Fprintf(io.Err, "poolc pods run: %s\n", strings.Join(reasons, "\npoolc pods run: "))

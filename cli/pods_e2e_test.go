@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"poolc.dev/poolc/internal/testkube"
+	"poolc.dev/poolc/internal/testing/testkube"
 	"poolc.dev/poolc/plugins/kube"
 )
 

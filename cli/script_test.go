@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"poolc.dev/poolc/internal/gguftest"
+	"poolc.dev/poolc/internal/testing/gguftest"
 )
 
 var updateScripts = flag.Bool("update-scripts", false, "rewrite the expected output in testdata/script/*.txtar")

@@ -10,9 +10,9 @@ import (
 
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/compiler/scenario"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/sim"
+	"poolc.dev/poolc/sim/scenario"
 	"poolc.dev/poolc/sim/scenarios"
 )
 

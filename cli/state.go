@@ -7,9 +7,9 @@ import (
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
 
 // openState finds the state: the file --state names, else the backend
@@ -22,7 +22,7 @@ func openState(file string, paths []string) (store.Backend, error) {
 	if cfg == nil || cfg.Pool == nil {
 		return nil, fmt.Errorf("finding the state through the configuration:\n%v", diags.Err())
 	}
-	return backends.OpenConfig(cfg, "")
+	return orchestrate.OpenState(cfg, "")
 }
 
 const stateShowHelp = `Prints the state poolc keeps for the pool: lineage and serial, then one

@@ -5,8 +5,8 @@ import (
 
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/compiler"
+	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
 
 const statePushHelp = `Copies the state in FILE (with what its journal says finished after its
@@ -37,7 +37,7 @@ Exit codes: 0 success, 1 refused or an error.`
 
 func runStatePush(a *arguments.StatePush, io Stdio) int {
 	return copyState(io, "state push", a.Paths, a.Copy, func(cfg *compiler.Config) (from, to store.Backend, err error) {
-		to, err = backends.OpenConfig(cfg, "")
+		to, err = orchestrate.OpenState(cfg, "")
 		return store.Open(a.File), to, err
 	})
 }
@@ -45,7 +45,7 @@ func runStatePush(a *arguments.StatePush, io Stdio) int {
 func runStatePull(a *arguments.StatePull, io Stdio) int {
 	if a.Out != "" {
 		return copyState(io, "state pull", a.Paths.Paths, a.Copy, func(cfg *compiler.Config) (from, to store.Backend, err error) {
-			from, err = backends.OpenConfig(cfg, "")
+			from, err = orchestrate.OpenState(cfg, "")
 			return from, store.Open(a.Out), err
 		})
 	}

@@ -6,7 +6,7 @@ import (
 
 	"poolc.dev/poolc/compiler/cuefront"
 
-	"poolc.dev/poolc/internal/fuzzcheck"
+	"poolc.dev/poolc/internal/testing/fuzzcheck"
 	"poolc.dev/poolc/pools"
 )
 

@@ -17,6 +17,7 @@ import (
 
 	"poolc.dev/poolc/compiler/cuefront"
 	"poolc.dev/poolc/compiler/hclfront"
+	"poolc.dev/poolc/compiler/schemacheck"
 	"poolc.dev/poolc/compiler/tree"
 	"poolc.dev/poolc/compiler/validate"
 	"poolc.dev/poolc/pools"
@@ -267,13 +268,11 @@ func Format(f File) ([]byte, pools.Diagnostics) {
 	return hclfront.Format(f.Name, f.Src)
 }
 
-// Compile compiles pool files already read (all in one language) into a
-// validated pool. It is Load without the file system: it makes no memory
-// estimates, so every model must declare memory_gb.
-func Compile(files []File) (*Config, pools.Diagnostics) { return CompileWith(files, Options{}) }
-
-// CompileWith is Compile with the choice of how models' memory is decided;
-// with an Estimator it reads the models' GGUF headers.
+// CompileWith compiles pool files already read (all in one language) into
+// a validated pool: Load without the file system. opt chooses how models'
+// memory is decided: with an Estimator it reads the models' GGUF headers;
+// without one it makes no memory estimates, so every model must declare
+// memory_gb.
 func CompileWith(files []File, opt Options) (*Config, pools.Diagnostics) {
 	if len(files) == 0 {
 		return nil, pools.Diagnostics{{Code: "read", Message: "no pool files given"}}
@@ -292,7 +291,7 @@ func CompileWith(files []File, opt Options) (*Config, pools.Diagnostics) {
 		return cfg, diags
 	}
 	diags = append(diags, compactMembers(doc)...)
-	diags = append(diags, schema.Check(doc)...)
+	diags = append(diags, schemacheck.Check(doc)...)
 	if diags.HasErrors() {
 		return cfg, diags
 	}
@@ -455,7 +454,7 @@ func Document(f File, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
 	if doc.Pos.IsZero() {
 		doc.Pos = pools.Pos{File: f.Name, Line: 1, Col: 1}
 	}
-	diags = append(diags, schema.CheckAgainst(doc, root)...)
+	diags = append(diags, schemacheck.CheckAgainst(doc, root)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -20,7 +20,7 @@ import (
 // estimate is within that noise.
 const MemoryTolerance = 0.10
 
-// Options choose how Load and Compile decide a model's memory.
+// Options choose how Load and CompileWith decide a model's memory.
 type Options struct {
 	// Estimator reads GGUF headers. Without one no estimate is made, and a
 	// model that does not declare memory_gb is an error.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"poolc.dev/poolc/compiler/memest"
-	"poolc.dev/poolc/internal/gguftest"
+	"poolc.dev/poolc/internal/testing/gguftest"
 	"poolc.dev/poolc/pools"
 )
 

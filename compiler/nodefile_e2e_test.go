@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"poolc.dev/poolc/compiler/memest"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // TestE2EMemoryOfAModelOnlyItsNodeHoldsIsReadOverSSH: the node is a real

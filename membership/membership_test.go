@@ -9,7 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/internal/testing/etcdtest"
 	"poolc.dev/poolc/pools"
 )
 

@@ -23,7 +23,6 @@ import (
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
 	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
 
 // Common are the settings plan and apply share.
@@ -109,7 +108,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // interrupted and recover says so). On error everything it took is
 // released.
 func (c *Common) open(ctx context.Context, recover bool) (*session, pools.Diagnostics, error) {
-	b, err := backends.OpenConfig(c.Config, c.StatePath)
+	b, err := OpenState(c.Config, c.StatePath)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,16 +16,14 @@ import (
 	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/kube/launch"
-	"poolc.dev/poolc/plugins/kube/synced"
 	"poolc.dev/poolc/pools"
 )
 
 // PodsRunRequest asks to launch copies of one Job on a pod pool, each on
 // the first member in priority order with room for it.
 type PodsRunRequest struct {
-	// Config is the loaded configuration, from Paths.
+	// Config is the loaded configuration.
 	Config *compiler.Config
-	Paths  []string
 	// Pool names the pod pool; "" is the pool's only one.
 	Pool string
 	// File is a Job manifest; without it the Job is one container of the
@@ -78,7 +76,7 @@ func RunPods(ctx context.Context, req PodsRunRequest) error {
 	if err != nil {
 		return err
 	}
-	members, err := synced.Members(req.Paths, pp)
+	members, err := PodMembers(req.Config, pp)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
 
@@ -44,13 +43,13 @@ func TestACancelWritesASnapshotAtOnce(t *testing.T) {
 		<-sctx.Done()
 		select {
 		case <-snapped:
-			return Response{Diagnostics: sdk.Errorf(nil, "cancelled")}
+			return Response{Diagnostics: pools.StepFailure("cancelled")}
 		case <-time.After(10 * time.Second):
-			return Response{Diagnostics: sdk.Errorf(nil, "no snapshot while this step was in flight")}
+			return Response{Diagnostics: pools.StepFailure("no snapshot while this step was in flight")}
 		}
 	}}
 	res := Run(ctx, routes(2, map[int][]int{1: {0}}), emptyState(), f, rec, Options{SnapshotInterval: time.Hour})
-	if got := res.Steps[1].Diagnostics[0].Summary; got != "cancelled" {
+	if got := res.Steps[1].Diagnostics[0].Message; got != "cancelled" {
 		t.Fatalf("step 1: %s", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"poolc.dev/poolc/journal"
-	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/schedule"
 )
@@ -39,7 +38,7 @@ type Actuators interface {
 // plugin (which sees the SDK's types) to it. progress is nil when nothing
 // watches the run (Options.Events is nil).
 type Actuator interface {
-	Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response
+	Apply(ctx context.Context, s pools.Step, progress pools.ProgressFunc) Response
 }
 
 // Response is how an attempt of a step ended: success when Diagnostics
@@ -50,7 +49,7 @@ type Actuator interface {
 // and a step whose observation contradicts it fails, naming both.
 type Response struct {
 	Retryable   bool
-	Diagnostics sdk.Diagnostics
+	Diagnostics pools.Diagnostics
 	Observed    *pools.Fleet
 }
 
@@ -136,7 +135,7 @@ type StepResult struct {
 	Plugin      string
 	Attempts    int
 	Elapsed     time.Duration
-	Diagnostics sdk.Diagnostics
+	Diagnostics pools.Diagnostics
 }
 
 // Result is the outcome of a run: every step's result in plan order and
@@ -236,7 +235,7 @@ func (r *run) loop(ctx context.Context) {
 	if err != nil {
 		why := "the plan cannot be carried out: " + err.Error()
 		for i := range r.results {
-			r.results[i].Outcome, r.results[i].Diagnostics = Failed, sdk.Errorf(nil, why)
+			r.results[i].Outcome, r.results[i].Diagnostics = Failed, pools.StepFailure(why)
 			r.rec.Journal(journal.StepFailed, r.results[i].ID, why)
 			r.emit(Event{Kind: EventFailed, Step: r.results[i].ID, Message: why})
 		}
@@ -361,10 +360,10 @@ func (r *run) settled(m *schedule.Machine, i int) {
 
 // actuator finds the actuator that carries out a step; it is the one
 // place the runner chooses plugins.
-func (r *run) actuator(s pools.Step) (Actuator, string, sdk.Diagnostics) {
+func (r *run) actuator(s pools.Step) (Actuator, string, pools.Diagnostics) {
 	act, plugin, ok := r.acts.For(s)
 	if !ok {
-		return nil, plugin, sdk.Errorf(nil, fmt.Sprintf("no plugin serves the target of %s: its node or pod pool is no longer in the pool and the state has no record of the plugin that served it, or its plugin is not started", s.ID))
+		return nil, plugin, pools.StepFailure(fmt.Sprintf("no plugin serves the target of %s: its node or pod pool is no longer in the pool and the state has no record of the plugin that served it, or its plugin is not started", s.ID))
 	}
 	return act, plugin, nil
 }
@@ -390,9 +389,9 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	sctx, cancel := context.WithTimeout(ctx, r.opt.StepTimeout)
 	defer cancel()
 	deadline, _ := sctx.Deadline()
-	var progress sdk.ProgressFunc
+	var progress pools.ProgressFunc
 	if r.watched {
-		progress = func(p sdk.Progress) {
+		progress = func(p pools.Progress) {
 			r.emit(Event{Kind: EventProgress, Step: s.ID, Message: p.Message, Fraction: p.Fraction, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
 		}
 	}
@@ -402,7 +401,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 	if !e.resp.Diagnostics.HasErrors() && e.resp.Observed != nil {
 		effect, contradiction = observedEffect(s, e.resp.Observed)
 		if contradiction != nil {
-			e.resp.Diagnostics = sdk.Errorf(nil, fmt.Sprintf("plugin %s reports success, but %v", plugin, contradiction))
+			e.resp.Diagnostics = pools.StepFailure(fmt.Sprintf("plugin %s reports success, but %v", plugin, contradiction))
 		}
 	}
 	switch {
@@ -415,7 +414,7 @@ func (r *run) attempt(ctx context.Context, a schedule.Attempt) ended {
 		e.end = schedule.Cancel
 	case sctx.Err() != nil || !e.at.Before(deadline):
 		e.end = schedule.Timeout
-		e.resp.Diagnostics = append(sdk.Errorf(nil, fmt.Sprintf("timed out after %s", r.opt.StepTimeout)), e.resp.Diagnostics...)
+		e.resp.Diagnostics = append(pools.StepFailure(fmt.Sprintf("timed out after %s", r.opt.StepTimeout)), e.resp.Diagnostics...)
 	default:
 		e.end = schedule.Failure
 	}
@@ -429,13 +428,10 @@ func (r *run) apply(s pools.Step) {
 	}
 }
 
-func summary(ds sdk.Diagnostics) string {
+func summary(ds pools.Diagnostics) string {
 	for _, d := range ds {
-		if d.Severity == sdk.Error {
-			if d.Detail != "" {
-				return d.Summary + ": " + d.Detail
-			}
-			return d.Summary
+		if d.Severity == pools.Error {
+			return d.Message
 		}
 	}
 	return ""

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"poolc.dev/poolc/journal"
-	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
 
@@ -24,7 +23,7 @@ type fake struct {
 	behave    func(id string, call int, ctx context.Context) Response
 }
 
-func (f *fake) Apply(ctx context.Context, step pools.Step, progress sdk.ProgressFunc) Response {
+func (f *fake) Apply(ctx context.Context, step pools.Step, progress pools.ProgressFunc) Response {
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -41,7 +40,7 @@ func (f *fake) Apply(ctx context.Context, step pools.Step, progress sdk.Progress
 	call := f.calls[step.ID]
 	f.mu.Unlock()
 	if progress != nil {
-		progress(sdk.Progress{Message: "working", Fraction: 0.5})
+		progress(pools.Progress{Message: "working", Fraction: 0.5})
 	}
 	if f.behave != nil {
 		return f.behave(step.ID, call, ctx)
@@ -128,7 +127,7 @@ func TestAFailedStepSkipsItsDependentsOnly(t *testing.T) {
 	// 0 <- 1 <- 2, and 3 independent.
 	f := &fake{behave: func(id string, _ int, _ context.Context) Response {
 		if id == "route:a0" {
-			return Response{Diagnostics: sdk.Errorf(nil, "boom")}
+			return Response{Diagnostics: pools.StepFailure("boom")}
 		}
 		return Response{}
 	}}
@@ -151,9 +150,9 @@ func TestOnlyRetryableFailuresAreRetried(t *testing.T) {
 	f := &fake{behave: func(id string, call int, _ context.Context) Response {
 		switch {
 		case id == "route:a0" && call < 3:
-			return Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
+			return Response{Retryable: true, Diagnostics: pools.StepFailure("busy")}
 		case id == "route:a1":
-			return Response{Diagnostics: sdk.Errorf(nil, "wrong")}
+			return Response{Diagnostics: pools.StepFailure("wrong")}
 		}
 		return Response{}
 	}}
@@ -191,12 +190,12 @@ func TestATimedOutStepIsRetriedOnlyWhenMarkedSo(t *testing.T) {
 			f := &fake{behave: func(_ string, _ int, ctx context.Context) Response {
 				d, _ := ctx.Deadline()
 				time.Sleep(time.Until(d))
-				return Response{Retryable: c.retryable, Diagnostics: sdk.Errorf(nil, "no answer")}
+				return Response{Retryable: c.retryable, Diagnostics: pools.StepFailure("no answer")}
 			}}
 			res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{},
 				Options{StepTimeout: 5 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, RetryTimeouts: c.retryTimeouts})
 			s := res.Steps[0]
-			if s.Outcome != Failed || s.Attempts != c.attempts || s.Diagnostics[0].Summary != "timed out after 5ms" {
+			if s.Outcome != Failed || s.Attempts != c.attempts || s.Diagnostics[0].Message != "timed out after 5ms" {
 				t.Fatalf("%s: hung step %+v, want failed after %d attempts", c.name, s, c.attempts)
 			}
 		}
@@ -211,7 +210,7 @@ func TestRetriesWaitTheirBackoff(t *testing.T) {
 		mu.Lock()
 		at = append(at, time.Now())
 		mu.Unlock()
-		return Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "busy")}
+		return Response{Retryable: true, Diagnostics: pools.StepFailure("busy")}
 	}}
 	res := Run(context.Background(), routes(1, nil), emptyState(), f, &memRecorder{}, Options{Retries: 2, Backoff: 20 * time.Millisecond})
 	if s := res.Steps[0]; s.Outcome != Failed || s.Attempts != 3 || len(at) != 3 {
@@ -227,7 +226,7 @@ func TestRetriesWaitTheirBackoff(t *testing.T) {
 // A cycle in the plan fails every step instead of waiting for ever.
 func TestAPlanWithACycleFails(t *testing.T) {
 	res := Run(context.Background(), routes(2, map[int][]int{0: {1}, 1: {0}}), emptyState(), &fake{}, &memRecorder{}, Options{})
-	if res.Count(Failed) != 2 || !strings.Contains(res.Steps[0].Diagnostics[0].Summary, "cycle") {
+	if res.Count(Failed) != 2 || !strings.Contains(res.Steps[0].Diagnostics[0].Message, "cycle") {
 		t.Fatalf("steps: %+v", res.Steps)
 	}
 }
@@ -238,7 +237,7 @@ func TestCancellingStopsNewStepsAndCancelsThoseInFlight(t *testing.T) {
 	f := &fake{behave: func(_ string, _ int, sctx context.Context) Response {
 		started <- struct{}{}
 		<-sctx.Done()
-		return Response{Diagnostics: sdk.Errorf(nil, "cancelled")}
+		return Response{Diagnostics: pools.StepFailure("cancelled")}
 	}}
 	rec := &memRecorder{}
 	go func() {
@@ -260,7 +259,7 @@ func TestCancellingStopsNewStepsAndCancelsThoseInFlight(t *testing.T) {
 func TestProgressIsAskedForOnlyWhenWatched(t *testing.T) {
 	var asked atomic.Int32
 	f := &fake{}
-	acts := actuatorFunc(func(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response {
+	acts := actuatorFunc(func(ctx context.Context, s pools.Step, progress pools.ProgressFunc) Response {
 		if progress != nil {
 			asked.Add(1)
 		}
@@ -290,9 +289,9 @@ func TestProgressIsAskedForOnlyWhenWatched(t *testing.T) {
 }
 
 // actuatorFunc serves every step with one function.
-type actuatorFunc func(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response
+type actuatorFunc func(ctx context.Context, s pools.Step, progress pools.ProgressFunc) Response
 
 func (a actuatorFunc) For(pools.Step) (Actuator, string, bool) { return a, "fake", true }
-func (a actuatorFunc) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) Response {
+func (a actuatorFunc) Apply(ctx context.Context, s pools.Step, progress pools.ProgressFunc) Response {
 	return a(ctx, s, progress)
 }

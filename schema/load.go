@@ -69,20 +69,6 @@ var embedded struct {
 	err  error
 }
 
-// Read interprets the definition named top of a CUE schema source as a
-// Spec. It understands the subset of CUE the schema uses (definitions,
-// required and optional fields, pattern constraints, list and struct
-// literals, the basic types, bounds, regular expressions, enumerations and
-// defaults) and fails on anything else, so the schema cannot say more than
-// the checker enforces.
-func Read(filename string, src []byte, top string) (*Spec, error) {
-	r := &reader{defs: map[string]*ast.Field{}, specs: map[string]*Spec{}}
-	if err := r.parse(filename, src); err != nil {
-		return nil, err
-	}
-	return r.def(top)
-}
-
 // parse adds the definitions of one file.
 func (r *reader) parse(filename string, src []byte) error {
 	f, err := parser.ParseFile(filename, src, parser.ParseComments)
@@ -413,18 +399,11 @@ func admits(s *Spec, l Literal) error {
 		return fmt.Errorf("default %v is not of the field's kind", l)
 	}
 	if l.Kind == KindNumber {
-		if (s.Min != nil && !s.Min.allows(l.Num, 1)) || (s.Max != nil && !s.Max.allows(l.Num, -1)) {
+		if !s.InRange(l.Num) {
 			return fmt.Errorf("default %v is out of bounds", l)
 		}
 	}
 	return nil
-}
-
-func (b *Bound) allows(x, sign float64) bool {
-	if b.Inclusive {
-		return x*sign >= b.Value*sign
-	}
-	return x*sign > b.Value*sign
 }
 
 func parseLit(e *ast.BasicLit) (Literal, error) {

@@ -1,6 +1,10 @@
 package schema
 
-import "testing"
+import (
+	"testing"
+
+	"cuelang.org/go/cue/ast"
+)
 
 func TestRootReadsEverySchemaDefinition(t *testing.T) {
 	root := Root()
@@ -45,4 +49,18 @@ func TestReadRefusesWhatTheCheckerCannotEnforce(t *testing.T) {
 			t.Errorf("Read(%q) succeeded, want an error", src)
 		}
 	}
+}
+
+// Read interprets the definition named top of a CUE schema source as a
+// Spec. It understands the subset of CUE the schema uses (definitions,
+// required and optional fields, pattern constraints, list and struct
+// literals, the basic types, bounds, regular expressions, enumerations and
+// defaults) and fails on anything else, so the schema cannot say more than
+// the checker enforces.
+func Read(filename string, src []byte, top string) (*Spec, error) {
+	r := &reader{defs: map[string]*ast.Field{}, specs: map[string]*Spec{}}
+	if err := r.parse(filename, src); err != nil {
+		return nil, err
+	}
+	return r.def(top)
 }

@@ -109,3 +109,16 @@ func (s *Spec) MatchesPatterns(str string) bool {
 
 // Accepts reports whether the spec accepts values of kind k.
 func (s *Spec) Accepts(k Kinds) bool { return s.Kinds&k != 0 || s.Kinds&KindAny != 0 }
+
+// InRange reports whether x lies within the spec's Min and Max, where
+// they are set.
+func (s *Spec) InRange(x float64) bool {
+	return (s.Min == nil || s.Min.allows(x, 1)) && (s.Max == nil || s.Max.allows(x, -1))
+}
+
+func (b *Bound) allows(x, sign float64) bool {
+	if b.Inclusive {
+		return x*sign >= b.Value*sign
+	}
+	return x*sign > b.Value*sign
+}

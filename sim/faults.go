@@ -37,7 +37,7 @@ func (w *world) crash(ni int32) {
 	n.epoch++
 	n.faultGen[faultHang]++
 	w.empty(ni)
-	w.reachabilityChanged(n, was)
+	w.lease.reachabilityChanged(n, was, w.now)
 }
 
 // empty cuts off a node's requests and drops its lanes from memory; the
@@ -68,7 +68,7 @@ func (w *world) recover(ni int32) {
 	}
 	n.up, n.hung = true, false
 	n.faultGen[faultHang]++
-	w.reachabilityChanged(n, was)
+	w.lease.reachabilityChanged(n, was, w.now)
 	w.dropReplaced(ni)
 	w.restore(ni)
 }
@@ -122,7 +122,7 @@ func (w *world) unreachable(ni int32, was bool, f fault, d time.Duration) {
 	for _, i := range n.insts {
 		w.cutOff(i, false)
 	}
-	w.reachabilityChanged(n, was)
+	w.lease.reachabilityChanged(n, was, w.now)
 	w.scheduleEnd(ni, f, d)
 }
 
@@ -155,7 +155,7 @@ func (w *world) faultEnd(ni int32, b uint32) {
 		n.diskFull = false
 		w.note(w.now, "disk-ok", n.name+" has room for weights again")
 	}
-	w.reachabilityChanged(n, was)
+	w.lease.reachabilityChanged(n, was, w.now)
 }
 
 // diskFull makes a node refuse prefetches for d (0: for good).

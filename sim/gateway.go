@@ -153,7 +153,7 @@ func (w *world) laneTarget(lane string) int32 {
 // isBad reports whether the gateway avoids the node; a probe after the
 // node answers again clears the mark.
 func (w *world) isBad(n *node) bool {
-	if n.gwBad && n.reachable() && w.now >= w.nextBeat(n, n.reachableSince) {
+	if n.gwBad && n.reachable() && w.now >= w.lease.next(n, n.reachableSince) {
 		n.gwBad = false
 	}
 	return n.gwBad

@@ -21,35 +21,42 @@ func floorDiv(a, b time.Duration) time.Duration {
 	return q
 }
 
-// lastHeartbeat is the time of the node's last heartbeat that got through.
-func (w *world) lastHeartbeat(n *node) time.Duration {
+// leases is the lease model: the heartbeat interval and the lease's time
+// to live. A node keeps its own heartbeat state (its phase, whether it
+// beats and since when); leases computes from it.
+type leases struct {
+	heartbeat, ttl time.Duration
+}
+
+// last is the time of the node's last heartbeat that got through by now.
+func (l leases) last(n *node, now time.Duration) time.Duration {
 	if !n.beating {
 		return n.lastBeat
 	}
-	t := n.phase + floorDiv(w.now-n.phase, w.heartbeat)*w.heartbeat
+	t := n.phase + floorDiv(now-n.phase, l.heartbeat)*l.heartbeat
 	if t < n.beatingSince {
 		return n.lastBeat
 	}
 	return t
 }
 
-// nextBeat is the node's first heartbeat (or health probe) at or after t.
-func (w *world) nextBeat(n *node, t time.Duration) time.Duration {
-	return n.phase - floorDiv(n.phase-t, w.heartbeat)*w.heartbeat
+// next is the node's first heartbeat (or health probe) at or after t.
+func (l leases) next(n *node, t time.Duration) time.Duration {
+	return n.phase - floorDiv(n.phase-t, l.heartbeat)*l.heartbeat
 }
 
-// leaseDown reports whether the node's lease has lapsed.
-func (w *world) leaseDown(n *node) bool { return w.now-w.lastHeartbeat(n) > w.ttl }
+// down reports whether the node's lease has lapsed by now.
+func (l leases) down(n *node, now time.Duration) bool { return now-l.last(n, now) > l.ttl }
 
 // reachabilityChanged starts or stops a node's heartbeats after a fault
-// changed whether it is reachable.
-func (w *world) reachabilityChanged(n *node, was bool) {
-	switch now := n.reachable(); {
-	case was && !now:
-		n.lastBeat = w.lastHeartbeat(n)
+// at now changed whether it is reachable (was says whether it was).
+func (l leases) reachabilityChanged(n *node, was bool, now time.Duration) {
+	switch is := n.reachable(); {
+	case was && !is:
+		n.lastBeat = l.last(n, now)
 		n.beating = false
-	case !was && now:
-		n.beating, n.beatingSince, n.reachableSince = true, w.now, w.now
+	case !was && is:
+		n.beating, n.beatingSince, n.reachableSince = true, now, now
 	}
 }
 
@@ -61,12 +68,12 @@ func (w *world) downSet() (string, map[string]bool) {
 	down := map[string]bool{}
 	for i := range w.nodes {
 		n := &w.nodes[i]
-		d := w.leaseDown(n)
+		d := w.lease.down(n, w.now)
 		switch {
 		case d && !n.seenDown:
-			w.note(w.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, w.lastHeartbeat(n)))
+			w.note(w.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, w.lease.last(n, w.now)))
 		case !d && n.seenDown:
-			w.note(w.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, w.lastHeartbeat(n)))
+			w.note(w.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, w.lease.last(n, w.now)))
 		}
 		n.seenDown = d
 		if d {

@@ -7,10 +7,10 @@ import (
 
 	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/compiler/plan"
+	"poolc.dev/poolc/controller"
 	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/schedule"
-	"poolc.dev/poolc/sim/controller"
 )
 
 // loop is the controller running inside the simulation. Every tick it

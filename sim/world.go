@@ -17,7 +17,8 @@ type world struct {
 	opt Options
 	end time.Duration
 
-	heartbeat, ttl, waitLimit, timeout, slo time.Duration
+	lease                   leases
+	waitLimit, timeout, slo time.Duration
 	// slots is how many heartbeat phases the interval is divided into.
 	slots int
 
@@ -57,7 +58,7 @@ type world struct {
 func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
-		heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds),
+		lease:     leases{heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds)},
 		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
 		slo:     secs(sc.SLO.WaitSeconds),
 		cfg:     pool,
@@ -124,7 +125,7 @@ func (w *world) addNode(spec pools.Node, down bool) {
 		name: spec.Name, budget: spec.Budget(), up: !down,
 		beating: !down, beatingSince: -farPast, lastBeat: -farPast, seenDown: down,
 		// Heartbeats are spread over the interval, in node order.
-		phase: w.heartbeat * time.Duration(int(i)%w.slots) / time.Duration(w.slots),
+		phase: w.lease.heartbeat * time.Duration(int(i)%w.slots) / time.Duration(w.slots),
 	})
 }
 

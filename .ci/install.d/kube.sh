@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kubernetes components for the kube end-to-end tests (internal/testkube
+# Kubernetes components for the kube end-to-end tests (internal/testing/testkube
 # starts them on loopback): etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler and kwok, built from the tools module tools/kube into
 # .ci/bin. Prints each build's time; Go's build cache makes a rerun fast.

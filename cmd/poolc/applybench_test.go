@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/poolctest"
 	"poolc.dev/poolc/internal/poolgen"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // BenchmarkApplyGeneratedPool applies generated pools of 1,000 and 10,000

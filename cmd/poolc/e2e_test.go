@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // blindPool writes a pool whose node a runs its lanes through the blind

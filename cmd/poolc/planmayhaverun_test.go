@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // poolc plan reads the journal as apply does: after a kill that left a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // neverPrinted runs apply (text and --json), plan (text and --json),

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // A value of a plugin's config that the pool file itself marks sensitive

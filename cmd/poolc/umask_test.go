@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // An apply under umask 077 leaves every file it and the sim plugin write

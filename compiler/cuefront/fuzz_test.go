@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"poolc.dev/poolc/internal/fuzzcheck"
+	"poolc.dev/poolc/internal/testing/fuzzcheck"
 	"poolc.dev/poolc/pools"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	gguf "github.com/gpustack/gguf-parser-go"
-	"poolc.dev/poolc/internal/gguftest"
+	"poolc.dev/poolc/internal/testing/gguftest"
 )
 
 var models = map[string]gguftest.Model{

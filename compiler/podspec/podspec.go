@@ -28,9 +28,6 @@ type Error struct {
 	Msg    string
 }
 
-// Error returns the message.
-func (e Error) Error() string { return e.Msg }
-
 // Part is one part of an entry as written, with its byte offset in the
 // list. Set says whether the entry has the part at all (a@h has no
 // capacity; a@ has an empty host).

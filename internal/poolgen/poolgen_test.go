@@ -35,7 +35,7 @@ func TestGeneratedPoolsValidate(t *testing.T) {
 				if err := Write(&buf, lang, opts); err != nil {
 					t.Fatal(err)
 				}
-				cfg, diags := compiler.Compile([]compiler.File{{Name: "gen." + string(lang), Src: buf.Bytes()}})
+				cfg, diags := compiler.CompileWith([]compiler.File{{Name: "gen." + string(lang), Src: buf.Bytes()}}, compiler.Options{})
 				if len(diags) > 0 {
 					t.Fatalf("%d findings, first:\n%v", len(diags), diags[:min(len(diags), 10)])
 				}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 func pool(t *testing.T, cfg sshx.Config) *sshx.Pool {

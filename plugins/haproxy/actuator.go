@@ -12,8 +12,8 @@ import (
 
 	"poolc.dev/poolc/internal/configschema"
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
+	"poolc.dev/poolc/pools"
 )
 
 // Actuator is the built-in "haproxy" actuator: the sdk.Actuator carrying
@@ -47,7 +47,7 @@ type PluginConfig struct {
 	// RouterPort is where the llama plugin's node routers listen: an
 	// on-demand lane is reached there, not at its own port. It must match
 	// the llama block's router_port (both default to
-	// llama.DefaultRouterPort).
+	// pools.DefaultRouterPort).
 	RouterPort int `json:"router_port"`
 	// ConfigFile is HAProxy's configuration file, which poolc then keeps
 	// (see Options.ConfigFile); MasterSocket is HAProxy's master CLI
@@ -142,7 +142,7 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	a.gw, a.inv, a.routerPort = gw, req.Inventory, cfg.RouterPort
 	if a.routerPort == 0 {
-		a.routerPort = llama.DefaultRouterPort
+		a.routerPort = pools.DefaultRouterPort
 	}
 	return sdk.ConfigureResponse{}
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"poolc.dev/poolc/internal/deadaddr"
-	"poolc.dev/poolc/plugins/llama"
+	"poolc.dev/poolc/internal/testing/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
+	"poolc.dev/poolc/pools"
 )
 
 func TestActuatorConformance(t *testing.T) {
@@ -42,7 +42,7 @@ func TestARouteThroughTheRouterIsReachedAtTheRouterPort(t *testing.T) {
 		{Name: "chat", Port: 8081, Residency: sdk.KeepWarm},
 	}}
 	for cfg, want := range map[string]int{
-		`{"admin_socket":"/s","map_file":"/m","state_file":"/st"}`:                    llama.DefaultRouterPort,
+		`{"admin_socket":"/s","map_file":"/m","state_file":"/st"}`:                    pools.DefaultRouterPort,
 		`{"admin_socket":"/s","map_file":"/m","state_file":"/st","router_port":9100}`: 9100,
 	} {
 		a := NewActuator("test")

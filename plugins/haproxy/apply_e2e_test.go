@@ -23,10 +23,10 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"poolc.dev/poolc/internal/llamastub"
-	"poolc.dev/poolc/internal/loadgen"
-	"poolc.dev/poolc/internal/syncbuf"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/llamastub"
+	"poolc.dev/poolc/internal/testing/loadgen"
+	"poolc.dev/poolc/internal/testing/syncbuf"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // fleet is a real setup for poolc: three nodes (sshd on 127.0.0.2-4, one

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 )
 
 // fakeLane answers GET /health 200 and any POST with its name, on

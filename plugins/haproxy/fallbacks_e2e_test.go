@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 )
 
 // TestE2EFallbacksAddedToAnAliasAreTriedAfterOneApply: alias chat's

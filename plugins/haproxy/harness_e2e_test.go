@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 )
 
 // missing is the failure message when no haproxy binary is found.

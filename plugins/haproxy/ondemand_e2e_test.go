@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
 )

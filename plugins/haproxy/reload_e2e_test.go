@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 )
 
 // TestE2EAGatewayReloadedOrRestartedKeepsItsRoutes applies a fleet whose

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/loadgen"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // TestE2EARouteThroughAnSSHTunnel flips a route on a HAProxy whose admin

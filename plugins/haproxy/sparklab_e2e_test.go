@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/llama"
 )
 

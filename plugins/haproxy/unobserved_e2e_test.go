@@ -17,9 +17,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"poolc.dev/poolc/internal/etcdtest"
-	"poolc.dev/poolc/internal/loadgen"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/etcdtest"
+	"poolc.dev/poolc/internal/testing/loadgen"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // anyStep matches apply's report of a step that started, and plan's

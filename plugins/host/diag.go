@@ -3,6 +3,7 @@ package host
 import (
 	"strings"
 
+	"poolc.dev/poolc/plugins/convert"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -13,15 +14,7 @@ import (
 // caller can attach the file:line:col where that attribute was written.
 // The detail, when there is one, follows the summary on indented lines.
 func Diagnostics(plugin string, ds sdk.Diagnostics) pools.Diagnostics {
-	if len(ds) == 0 {
-		return nil
-	}
-	out := make(pools.Diagnostics, len(ds))
-	for i, d := range ds {
-		sev := pools.Error
-		if d.Severity == sdk.Warning {
-			sev = pools.Warning
-		}
+	return convert.FromSDK(ds, func(d sdk.Diagnostic) pools.Diagnostic {
 		msg := d.Summary
 		if detail := strings.TrimSpace(d.Detail); detail != "" {
 			msg += "\n  " + strings.ReplaceAll(detail, "\n", "\n  ")
@@ -30,7 +23,6 @@ func Diagnostics(plugin string, ds sdk.Diagnostics) pools.Diagnostics {
 		if d.Path != nil {
 			path = append(pools.Path{"plugin", plugin, "config"}, d.Path...)
 		}
-		out[i] = pools.Diagnostic{Severity: sev, Code: "plugin", Message: msg, Path: path}
-	}
-	return out
+		return pools.Diagnostic{Code: "plugin", Message: msg, Path: path}
+	})
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/proctree"
+	"poolc.dev/poolc/internal/testing/proctree"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"

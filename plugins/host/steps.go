@@ -45,10 +45,10 @@ type stepActuator struct {
 
 // Apply sends the step to the plugin, restarting its process first when
 // it has died.
-func (a stepActuator) Apply(ctx context.Context, s pools.Step, progress sdk.ProgressFunc) runner.Response {
+func (a stepActuator) Apply(ctx context.Context, s pools.Step, progress pools.ProgressFunc) runner.Response {
 	r := a.p.redact
-	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, redactProgress(r, progress))
-	out := runner.Response{Retryable: resp.Retryable, Diagnostics: redactResponse(r, resp.Diagnostics)}
+	resp := restartable{a.p}.Apply(ctx, sdk.ApplyRequest{Step: a.plan.Step(s)}, redactProgress(r, convert.Progress(progress)))
+	out := runner.Response{Retryable: resp.Retryable, Diagnostics: convert.StepDiagnostics(redactResponse(r, resp.Diagnostics))}
 	if resp.Observed != nil && a.p.info.Capabilities.ApplyObserves {
 		f := convert.Fleet(*resp.Observed)
 		out.Observed = &f

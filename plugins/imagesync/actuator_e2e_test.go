@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/testsshd"
 	"poolc.dev/poolc/plugins/sdk"
 )
 

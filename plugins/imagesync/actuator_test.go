@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"poolc.dev/poolc/internal/deadaddr"
+	"poolc.dev/poolc/internal/testing/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
 )

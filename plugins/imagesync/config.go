@@ -102,18 +102,6 @@ func ParseSSHHost(s string) (SSHHost, error) {
 	return h, nil
 }
 
-// String returns the host in the form ParseSSHHost reads.
-func (h SSHHost) String() string {
-	s := h.Host
-	if h.Port != 0 {
-		s = net.JoinHostPort(h.Host, strconv.Itoa(h.Port))
-	}
-	if h.User != "" {
-		s = h.User + "@" + s
-	}
-	return s
-}
-
 // Reacher turns members into destinations: through SSH tunnels from one
 // pool of connections, or directly.
 type Reacher struct {

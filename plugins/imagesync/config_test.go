@@ -2,6 +2,8 @@ package imagesync
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,4 +107,16 @@ func TestSourceFor(t *testing.T) {
 			t.Errorf("SourceFor(%q) = %+v, %v; want %+v", tc.image, got, err, tc.want)
 		}
 	}
+}
+
+// String returns the host in the form ParseSSHHost reads.
+func (h SSHHost) String() string {
+	s := h.Host
+	if h.Port != 0 {
+		s = net.JoinHostPort(h.Host, strconv.Itoa(h.Port))
+	}
+	if h.User != "" {
+		s = h.User + "@" + s
+	}
+	return s
 }

@@ -24,8 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/internal/syncbuf"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/syncbuf"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // missingRegistry says how to get the registry these tests run.

@@ -72,18 +72,6 @@ func (p Plan) Count(a BlobAction) int {
 	return n
 }
 
-// Inspect returns the plan of a sync of art to dest without writing
-// anything: which blobs and manifests the registry lacks and how many
-// bytes a sync would move.
-func Inspect(ctx context.Context, art *Artifact, dest Destination) (Plan, error) {
-	t, err := dest.connect(ctx, DefaultJobs)
-	if err != nil {
-		return Plan{}, fmt.Errorf("member %s: %w", dest.Member, err)
-	}
-	defer t.close()
-	return t.plan(ctx, art)
-}
-
 func (t *target) plan(ctx context.Context, art *Artifact) (Plan, error) {
 	p := Plan{Member: t.dest.Member}
 	held, err := t.hasManifest(ctx, art.Digest)

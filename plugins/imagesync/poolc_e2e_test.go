@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"poolc.dev/poolc/internal/testkube"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/testkube"
+	"poolc.dev/poolc/internal/testing/testsshd"
 	"poolc.dev/poolc/plugins/kube"
 )
 

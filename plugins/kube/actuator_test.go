@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"poolc.dev/poolc/internal/deadaddr"
+	"poolc.dev/poolc/internal/testing/deadaddr"
 	"poolc.dev/poolc/plugins/sdk"
 )
 

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"poolc.dev/poolc/internal/testkube"
+	"poolc.dev/poolc/internal/testing/testkube"
 )
 
 // TestE2EMemberLifecycle runs ensure, observe and remove against two real

@@ -58,7 +58,7 @@ type PluginConfig struct {
 	// output (0: sshx.DefaultMaxOutput).
 	MaxOutputBytes int64 `json:"max_output_bytes"`
 	// RouterPort is the port of each node's router, which serves the
-	// node's on-demand lanes (0: DefaultRouterPort).
+	// node's on-demand lanes (0: pools.DefaultRouterPort).
 	RouterPort int `json:"router_port"`
 	// ServiceManager is how a lane's own process runs: "none" (detached,
 	// the default), "systemd" (a user unit) or "launchd" (a LaunchAgent).

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/plugins/sdk/sdktest"
+	"poolc.dev/poolc/pools"
 )
 
 func TestActuatorConformance(t *testing.T) {
@@ -161,7 +162,7 @@ func TestActuatorReportsTheResidencyALaneStartedWith(t *testing.T) {
 }
 
 func TestActuatorRefusesALaneOnTheRouterPort(t *testing.T) {
-	inv := sdk.Inventory{Lanes: []sdk.LaneSpec{{Name: "chat", Port: DefaultRouterPort}}}
+	inv := sdk.Inventory{Lanes: []sdk.LaneSpec{{Name: "chat", Port: pools.DefaultRouterPort}}}
 	r := NewActuator("test").Configure(context.Background(), sdk.ConfigureRequest{ConfigJSON: []byte(`{"local":true}`), Inventory: inv})
 	if !r.Diagnostics.HasErrors() || r.Diagnostics[0].Path[0] != "router_port" || !strings.Contains(r.Diagnostics[0].Summary, "lane chat") {
 		t.Errorf("a lane on the router's port: %+v", r.Diagnostics)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // TestE2EAHashThatNeverEndsFailsWithinItsBound: a node whose sha256sum

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/loadgen"
 )
 
 // fakeLane is a lane's HTTP API whose /slots misbehaves (how) while a

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/llamastub"
+	"poolc.dev/poolc/internal/testing/llamastub"
 )
 
 var (

@@ -18,9 +18,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/internal/sshx"
-	"poolc.dev/poolc/internal/testsshd"
+	"poolc.dev/poolc/internal/testing/loadgen"
+	"poolc.dev/poolc/internal/testing/testsshd"
 )
 
 // sshNode starts an sshd on loopback and returns a node reached through it.

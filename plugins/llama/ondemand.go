@@ -10,18 +10,13 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// DefaultRouterPort is the port of every node's router when the plugin
-// config sets no router_port. The gateway sends an on-demand lane's
-// aliases there (the haproxy plugin's router_port has the same default).
-// The pool's validation and spare ports know it as pools.DefaultRouterPort.
-const DefaultRouterPort = pools.DefaultRouterPort
-
-// routerPort is the configured router port.
+// routerPort is the configured router port, else pools.DefaultRouterPort
+// (the haproxy plugin's router_port has the same default).
 func (c PluginConfig) routerPort() int {
 	if c.RouterPort > 0 {
 		return c.RouterPort
 	}
-	return DefaultRouterPort
+	return pools.DefaultRouterPort
 }
 
 // onDemand reports whether a step's lane is served by its node's router.

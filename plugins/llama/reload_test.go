@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/llamastub"
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/llamastub"
+	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/sdk"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/llamastub"
-	"poolc.dev/poolc/internal/loadgen"
+	"poolc.dev/poolc/internal/testing/llamastub"
+	"poolc.dev/poolc/internal/testing/loadgen"
 )
 
 func TestModelsMaxCountsTheLargestModels(t *testing.T) {

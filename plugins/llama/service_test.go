@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/llamastub"
-	"poolc.dev/poolc/internal/servicestub"
+	"poolc.dev/poolc/internal/testing/llamastub"
+	"poolc.dev/poolc/internal/testing/servicestub"
 	"poolc.dev/poolc/plugins/sdk"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/servicestub"
+	"poolc.dev/poolc/internal/testing/servicestub"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

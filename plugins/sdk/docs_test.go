@@ -254,7 +254,7 @@ func TestDocExamplePool(t *testing.T) {
 	if src == "" {
 		t.Fatal("docs/PLUGINS.md has no block marked <!-- example pool ... -->")
 	}
-	cfg, ds := compiler.Compile([]compiler.File{{Name: "PLUGINS.md.hcl", Src: []byte(src)}})
+	cfg, ds := compiler.CompileWith([]compiler.File{{Name: "PLUGINS.md.hcl", Src: []byte(src)}}, compiler.Options{})
 	if ds.HasErrors() || cfg == nil || cfg.Pool == nil {
 		t.Fatalf("the example pool does not load: %v", ds)
 	}

@@ -222,8 +222,8 @@ func matches(patterns []string, id string) bool {
 // Apply carries out one step in the simulated fleet and reports the
 // step's target as the fleet then has it.
 func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.ProgressFunc) sdk.ApplyResponse {
-	r := s.ApplyStep(ctx, convert.PoolsStep(req.Step), progress)
-	out := sdk.ApplyResponse{Retryable: r.Retryable, Diagnostics: r.Diagnostics}
+	r := s.ApplyStep(ctx, convert.PoolsStep(req.Step), convert.SDKProgress(progress))
+	out := sdk.ApplyResponse{Retryable: r.Retryable, Diagnostics: convert.SDKDiagnostics(r.Diagnostics)}
 	if r.Observed != nil {
 		f := convert.SDKFleet(*r.Observed, s.inv)
 		out.Observed = &f
@@ -233,7 +233,7 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 
 // ApplyStep is Apply in poolc's terms, for the simulator, which runs the
 // sim actuator in its own process.
-func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.ProgressFunc) runner.Response {
+func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress pools.ProgressFunc) runner.Response {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.record(change{Attempt: step.ID})
@@ -246,18 +246,18 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 	case matches(cfg.Hang, step.ID):
 		select {} // stop answering, as a wedged plugin does
 	case matches(cfg.Fail, step.ID):
-		return runner.Response{Diagnostics: sdk.Errorf(nil, "injected failure of "+step.ID)}
+		return runner.Response{Diagnostics: pools.StepFailure("injected failure of " + step.ID)}
 	case matches(cfg.Flaky, step.ID) && attempt == 1:
-		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "injected transient failure of "+step.ID)}
+		return runner.Response{Retryable: true, Diagnostics: pools.StepFailure("injected transient failure of " + step.ID)}
 	case step.Node != "" && slices.Contains(cfg.Unreachable, step.Node):
-		return runner.Response{Retryable: true, Diagnostics: sdk.Errorf(nil, "sim: node "+step.Node+" is unreachable, as configured")}
+		return runner.Response{Retryable: true, Diagnostics: pools.StepFailure("sim: node " + step.Node + " is unreachable, as configured")}
 	}
 	seconds := s.duration(step)
-	progress(sdk.Progress{Message: fmt.Sprintf("%s: %s simulated seconds", step.Kind, pools.Num(seconds)), Fraction: 0})
+	progress(pools.Progress{Message: fmt.Sprintf("%s: %s simulated seconds", step.Kind, pools.Num(seconds)), Fraction: 0})
 	if cfg.TimeScale > 0 {
 		select {
 		case <-ctx.Done():
-			return runner.Response{Diagnostics: sdk.Errorf(nil, step.ID+" cancelled: "+ctx.Err().Error())}
+			return runner.Response{Diagnostics: pools.StepFailure(step.ID + " cancelled: " + ctx.Err().Error())}
 		case <-time.After(time.Duration(seconds * cfg.TimeScale * float64(time.Second))):
 		}
 	}
@@ -265,13 +265,13 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 	diags := s.check(step)
 	if !diags.HasErrors() {
 		if err := s.record(change{Effect: &step, Seconds: seconds}); err != nil {
-			diags = sdk.Errorf(nil, err.Error())
+			diags = pools.StepFailure(err.Error())
 		}
 	}
 	seen := after(&s.world.Fleet, step)
 	s.mu.Unlock()
 	if err := s.commit(); err != nil {
-		return runner.Response{Retryable: true, Diagnostics: append(diags, sdk.Errorf(nil, "saving the sim world: "+err.Error())...)}
+		return runner.Response{Retryable: true, Diagnostics: append(diags, pools.StepFailure("saving the sim world: "+err.Error())...)}
 	}
 	if diags.HasErrors() {
 		return runner.Response{Diagnostics: diags}
@@ -286,11 +286,11 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress sdk.Progr
 // nodes: another plugin's lanes are not in its world). Stopping a lane an
 // alias still routes to is allowed (a plan may interrupt with
 // --allow-interruption) but recorded. The caller holds s.mu.
-func (s *Sim) check(step pools.Step) sdk.Diagnostics {
+func (s *Sim) check(step pools.Step) pools.Diagnostics {
 	f := &s.world.Fleet
-	violate := func(msg string) sdk.Diagnostics {
+	violate := func(msg string) pools.Diagnostics {
 		s.record(change{Violation: msg})
-		return sdk.Errorf(nil, msg)
+		return pools.StepFailure(msg)
 	}
 	switch step.Kind {
 	case pools.StepStart:

@@ -31,7 +31,7 @@ func start(l pools.LaneState) pools.Step {
 }
 
 func apply(s *Sim, step pools.Step) runner.Response {
-	return s.ApplyStep(context.Background(), step, func(sdk.Progress) {})
+	return s.ApplyStep(context.Background(), step, func(pools.Progress) {})
 }
 
 func TestTheWorldPersistsAcrossPluginProcesses(t *testing.T) {
@@ -59,7 +59,7 @@ func TestWhatHardwareWouldPunishIsRefusedAndRecorded(t *testing.T) {
 	s, _ := configured(t, map[string]any{"world": ":memory:"})
 	apply(s, start(lane))
 	resp := apply(s, start(lane))
-	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "already running on a") {
+	if !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Message, "already running on a") {
 		t.Fatalf("double start: %+v", resp)
 	}
 	resp = apply(s, pools.Step{ID: "route:x", Kind: pools.StepRoute, Route: &pools.Route{Alias: "x", Lane: "ghost", Node: "a"}})
@@ -91,7 +91,7 @@ func TestScaledTimeHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	resp := s.ApplyStep(ctx, start(lane), func(sdk.Progress) {})
+	resp := s.ApplyStep(ctx, start(lane), func(pools.Progress) {})
 	if !resp.Diagnostics.HasErrors() || time.Since(begin) > 5*time.Second {
 		t.Fatalf("cancelled step: %+v after %v", resp, time.Since(begin))
 	}
@@ -121,12 +121,12 @@ func TestAReplacementOnTheSameNodeRunsBesideTheOld(t *testing.T) {
 		t.Fatal(resp.Diagnostics)
 	}
 	over := pools.Step{ID: "prefetch:m@a", Kind: pools.StepPrefetch, Prefetch: &pools.Prefetch{Node: "a", Model: "m", Path: old.Path, SHA256: "2222", SizeGB: 1}}
-	if resp := apply(s, over); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "are mapped by lane chat on port 8080") {
+	if resp := apply(s, over); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Message, "are mapped by lane chat on port 8080") {
 		t.Fatalf("prefetch over a mapped file: %+v", resp)
 	}
 	clash := old
 	clash.Name = "other"
-	if resp := apply(s, start(clash)); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Summary, "lane chat listens there") {
+	if resp := apply(s, start(clash)); !resp.Diagnostics.HasErrors() || !strings.Contains(resp.Diagnostics[0].Message, "lane chat listens there") {
 		t.Fatalf("start on a taken port: %+v", resp)
 	}
 	staged := *over.Prefetch

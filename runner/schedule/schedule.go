@@ -105,7 +105,8 @@ const (
 
 var outcomeNames = [...]string{Pending: "pending", Done: "done", Failed: "failed", Skipped: "skipped", Cancelled: "cancelled"}
 
-// String names the outcome.
+// String names the outcome (test failures in runner, sim and schedule
+// print it).
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -275,9 +276,6 @@ func (m *Machine) Result(i int) Result {
 	s := &m.steps[i]
 	return Result{Outcome: s.outcome, Attempts: s.attempts, Cause: s.cause}
 }
-
-// InProgress is the number of steps running or waiting out a backoff.
-func (m *Machine) InProgress() int { return m.busy }
 
 // Tick starts what may start at now: retries whose time has come, then
 // ready steps while slots are free. The driver calls it first, to start

@@ -223,3 +223,6 @@ func reaches(deps [][]int, i, j int) bool {
 	}
 	return false
 }
+
+// InProgress is the number of steps running or waiting out a backoff.
+func (m *Machine) InProgress() int { return m.busy }

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"poolc.dev/poolc/internal/gguftest"
+	"poolc.dev/poolc/internal/testing/gguftest"
 )
 
 func main() {

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"poolc.dev/poolc/internal/syncbuf"
+	"poolc.dev/poolc/internal/testing/syncbuf"
 	"poolc.dev/poolc/plugins/kube"
 )
 

@@ -9,38 +9,9 @@ package synced
 import (
 	"fmt"
 
-	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/pools"
-	"poolc.dev/poolc/runner/store"
-	"poolc.dev/poolc/runner/store/backends"
 )
-
-// Members returns pod pool pp's members as kube.Members does, each with
-// the image copy its registry serves according to the state of the pool
-// that paths configure (read from the state backend the configuration
-// names). A pod pool without image, image-sync plugin or registries reads
-// no state.
-func Members(paths []string, pp pools.PodPool) ([]kube.Member, error) {
-	members := kube.Members(pp)
-	if pp.Image == "" || pp.ImageSync == "" || !hasRegistry(pp) {
-		return members, nil
-	}
-	cfg, diags := compiler.Load(paths)
-	if diags.HasErrors() {
-		return nil, diags.Err()
-	}
-	b, err := backends.OpenConfig(cfg, "")
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	st, err := store.ReadPool(b, cfg.Pool.Name)
-	if err != nil {
-		return nil, fmt.Errorf("reading the state for the members' image copies: %w", err)
-	}
-	return WithCopies(members, pp.Image, st.Fleet), nil
-}
 
 // WithCopies sets, on each of members that has a registry, the copy of
 // image that registry serves according to fleet
@@ -75,13 +46,4 @@ func WithCopies(members []kube.Member, image string, fleet pools.Fleet) []kube.M
 		out[i].Image = c
 	}
 	return out
-}
-
-func hasRegistry(pp pools.PodPool) bool {
-	for _, m := range pp.Members {
-		if !m.Registry.IsZero() {
-			return true
-		}
-	}
-	return false
 }

@@ -1,8 +1,6 @@
 package synced
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,63 +8,26 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-var digest = "sha256:" + strings.Repeat("d", 64)
-
-const poolHCL = `pool "lab" {
-  pod_pool "harness" {
-    image      = "elanous-harness:v1"
-    image_sync = "sim"
-    members = "pool-node-b@node-b:2#k3d-reg-b:5051,pool-node-c@node-c:2#k3d-reg-c:5052,pool-node-d:1"
-  }
-}
-`
-
-// The members the state records as synced get their registry's copy of
-// the pool's image; a member not synced yet gets none and the reason it
-// may not run the image; one without a registry gets neither.
-func TestMembersCarryTheCopyTheStateRecords(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(poolHCL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st := &pools.State{Pool: "lab", Lineage: "test", Serial: 1}
-	st.Fleet.Members = []pools.MemberState{
-		{PodPool: "harness", Context: "pool-node-b", SSHHost: "node-b", Capacity: 2, Registry: "k3d-reg-b:5051", Image: "elanous-harness:v1@" + digest},
-		{PodPool: "harness", Context: "pool-node-c", SSHHost: "node-c", Priority: 1, Capacity: 2, Registry: "k3d-reg-c:5052"},
-		{PodPool: "harness", Context: "pool-node-d", Priority: 2, Capacity: 1, Image: "elanous-harness:v1"},
-	}
-	data, err := st.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "poolc.state.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// A member the fleet records as synced gets its registry's copy of the
+// image; a member not synced yet gets none and the reason it may not run
+// the image; one without a registry gets neither.
+func TestWithCopiesGivesTheCopyTheFleetRecords(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("d", 64)
 	pp := pools.PodPool{Name: "harness", Image: "elanous-harness:v1", ImageSync: "sim", Members: []pools.Member{
 		{Context: "pool-node-b", Capacity: 2, Registry: pools.Registry{Name: "k3d-reg-b", Port: 5051}},
 		{Context: "pool-node-c", Capacity: 2, Registry: pools.Registry{Name: "k3d-reg-c", Port: 5052}},
 		{Context: "pool-node-d", Capacity: 1},
 	}}
-	members, err := Members([]string{dir}, pp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fleet := pools.Fleet{Members: []pools.MemberState{
+		{PodPool: "harness", Context: "pool-node-b", SSHHost: "node-b", Capacity: 2, Registry: "k3d-reg-b:5051", Image: "elanous-harness:v1@" + digest},
+		{PodPool: "harness", Context: "pool-node-c", SSHHost: "node-c", Priority: 1, Capacity: 2, Registry: "k3d-reg-c:5052"},
+		{PodPool: "harness", Context: "pool-node-d", Priority: 2, Capacity: 1, Image: "elanous-harness:v1"},
+	}}
 	want := []kube.ImageCopy{{From: "elanous-harness:v1", To: "k3d-reg-b:5051/elanous-harness@" + digest},
 		{From: "elanous-harness:v1", Unverified: "no image-sync has verified elanous-harness:v1 in registry k3d-reg-c:5052 (run poolc apply; the last sync there failed or never ran)"}, {}}
-	for i, m := range members {
+	for i, m := range WithCopies(kube.Members(pp), pp.Image, fleet) {
 		if m.Image != want[i] {
 			t.Errorf("member %s: copy %+v, want %+v", m.Context, m.Image, want[i])
 		}
-	}
-	// With no state yet, no member has a copy.
-	os.Remove(filepath.Join(dir, "poolc.state.json"))
-	if members, err = Members([]string{dir}, pp); err != nil || members[0].Image.To != "" || members[0].Image.Unverified == "" {
-		t.Errorf("without a state: %+v, %v", members, err)
-	}
-	// A pod pool that copies no image reads no state: its Jobs pull the
-	// image as given everywhere.
-	pp.ImageSync = ""
-	if members, err = Members([]string{dir}, pp); err != nil || members[0].Image != (kube.ImageCopy{}) {
-		t.Errorf("without image_sync: %+v, %v", members, err)
 	}
 }

@@ -5,7 +5,6 @@ package backends
 import (
 	"fmt"
 
-	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
 	"poolc.dev/poolc/runner/store/etcdstore"
@@ -22,14 +21,4 @@ func Open(pool *pools.Pool, dir, statePath string) (store.Backend, error) {
 		return etcdstore.Open(pool.State, pool.Name, dir)
 	}
 	return nil, fmt.Errorf("pool %s: unknown state backend %q", pool.Name, pool.State.Backend)
-}
-
-// OpenConfig returns the backend of a configuration: the state file
-// statePath when one is given (--state), else its state block's. The
-// caller closes it.
-func OpenConfig(cfg *compiler.Config, statePath string) (store.Backend, error) {
-	if statePath != "" {
-		return store.Open(statePath), nil
-	}
-	return Open(cfg.Pool, cfg.Dir(), cfg.StatePath())
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/internal/testing/etcdtest"
 	"poolc.dev/poolc/pools"
 )
 

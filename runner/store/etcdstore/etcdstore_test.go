@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"poolc.dev/poolc/internal/etcdtest"
+	"poolc.dev/poolc/internal/testing/etcdtest"
 	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"

@@ -18,8 +18,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"poolc.dev/poolc/internal/etcdtest"
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/etcdtest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/runner/store"
 	"poolc.dev/poolc/runner/store/etcdstore"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // freeAddr is a loopback address no one listens on now.
@@ -80,7 +80,7 @@ func TestEtcdServeKeepsAPoolsStateAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
 	// Addresses found free may be taken by another process before the
 	// member listens on them (test packages run in parallel): then the
-	// member starts again on new ones, as internal/etcdtest does.
+	// member starts again on new ones, as internal/testing/etcdtest does.
 	var etcd *exec.Cmd
 	var data, client, peer, refused string
 	for attempt := 0; etcd == nil; attempt++ {

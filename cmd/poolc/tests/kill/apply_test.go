@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/pools"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/runner/store"
 )
 

@@ -20,8 +20,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/compiler/planjson"
-	"poolc.dev/poolc/internal/etcdtest"
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/etcdtest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/membership"
 )
 

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"poolc.dev/poolc/internal/poolctest"
 	"poolc.dev/poolc/internal/poolgen"
-	"poolc.dev/poolc/internal/proctree"
+	"poolc.dev/poolc/internal/testing/poolctest"
+	"poolc.dev/poolc/internal/testing/proctree"
 	"poolc.dev/poolc/runner/store"
 )
 
