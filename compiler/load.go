@@ -409,6 +409,7 @@ func hash(files []File) string {
 // anything set in two files is reported.
 func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 	root := &tree.Value{Kind: tree.Object}
+	seen := entryIndex{}
 	for _, doc := range docs {
 		for _, f := range doc.Fields {
 			into := root.Get(f.Key)
@@ -418,7 +419,7 @@ func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 			case f.Key == "pool" && into.Kind == tree.Object && f.Value.Kind == tree.Object:
 				for _, p := range f.Value.Fields {
 					if have := into.Get(p.Key); have != nil && have.Kind == tree.Object && p.Value.Kind == tree.Object {
-						mergePoolBody(have, p.Value, diags)
+						mergePoolBody(have, p.Value, seen, diags)
 					} else {
 						into.Fields = append(into.Fields, p)
 					}
@@ -431,19 +432,39 @@ func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 	return root
 }
 
+// entryIndex indexes the entries of the named fields merged so far (a pool's
+// lane map, say) by key, so that merging n entries costs n lookups rather
+// than n scans of the entries before them.
+type entryIndex map[*tree.Value]map[string]pools.Pos
+
+// of is the index of the entries of obj, built on first use.
+func (es entryIndex) of(obj *tree.Value) map[string]pools.Pos {
+	idx, ok := es[obj]
+	if !ok {
+		idx = make(map[string]pools.Pos, len(obj.Fields))
+		for _, f := range obj.Fields {
+			idx[f.Key] = f.KeyPos
+		}
+		es[obj] = idx
+	}
+	return idx
+}
+
 // mergePoolBody adds the body of one file's pool block to another's.
-func mergePoolBody(into, from *tree.Value, diags *pools.Diagnostics) {
+func mergePoolBody(into, from *tree.Value, seen entryIndex, diags *pools.Diagnostics) {
 	for _, f := range from.Fields {
 		have := into.Get(f.Key)
 		switch {
 		case have == nil:
 			into.Fields = append(into.Fields, f)
 		case named(f.Key) && have.Kind == tree.Object && f.Value.Kind == tree.Object:
+			idx := seen.of(have)
 			for _, e := range f.Value.Fields {
-				if have.Get(e.Key) != nil {
-					diags.ErrorAt("duplicate", e.KeyPos, "%s %q is declared twice; first at %s", f.Key, e.Key, fieldPos(have, e.Key))
+				if first, dup := idx[e.Key]; dup {
+					diags.ErrorAt("duplicate", e.KeyPos, "%s %q is declared twice; first at %s", f.Key, e.Key, first)
 					continue
 				}
+				idx[e.Key] = e.KeyPos
 				have.Fields = append(have.Fields, e)
 			}
 		default:
