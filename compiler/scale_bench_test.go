@@ -17,14 +17,18 @@ import (
 )
 
 // scaleLanes are the pool sizes BenchmarkScale measures: its figures are
-// how the cost grows with the pool. 100,000 lanes in one generated HCL
-// file pass the most tokens poolc reads from one file (the hardened
-// inputs' bound), so the largest is 50,000.
-var scaleLanes = []int{1000, 10000, 50000}
+// how the cost grows with the pool.
+var scaleLanes = []int{1000, 10000, 50000, 100000}
+
+// lanesPerFile is how many lanes BenchmarkScale writes in one HCL file: a
+// file of about 80,000 generated lanes passes the most tokens poolc reads
+// from one HCL file (hclfront.MaxTokens), so a larger pool is written in
+// several files, as poolgen --files does.
+const lanesPerFile = 40000
 
 // BenchmarkScale measures, for generated HCL pools of each size in
 // scaleLanes, in one run:
-//   - parse: hclsyntax.ParseConfig of the pool's bytes, the floor any HCL
+//   - parse: hclsyntax.ParseConfig of the pool's files, the floor any HCL
 //     pool tool pays;
 //   - validate: compiler.Compile (parse, schema, decode, validate);
 //   - plan-empty: Compile, then the plan from an empty state, rendered as
@@ -39,17 +43,15 @@ var scaleLanes = []int{1000, 10000, 50000}
 func BenchmarkScale(b *testing.B) {
 	for _, lanes := range scaleLanes {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		var src bytes.Buffer
-		if err := poolgen.Write(&src, poolgen.HCL, opts); err != nil {
-			b.Fatal(err)
-		}
-		files := []compiler.File{{Name: "gen.hcl", Src: src.Bytes()}}
+		files := generate(b, opts, (lanes+lanesPerFile-1)/lanesPerFile)
 		var parse time.Duration
 		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
 			begin := time.Now()
 			for b.Loop() {
-				if _, diags := hclsyntax.ParseConfig(src.Bytes(), "gen.hcl", hcl.InitialPos); diags.HasErrors() {
-					b.Fatal(diags)
+				for _, f := range files {
+					if _, diags := hclsyntax.ParseConfig(f.Src, f.Name, hcl.InitialPos); diags.HasErrors() {
+						b.Fatal(diags)
+					}
 				}
 			}
 			parse = time.Since(begin) / time.Duration(b.N)
@@ -87,6 +89,23 @@ func BenchmarkScale(b *testing.B) {
 			}
 		})
 	}
+}
+
+// generate writes the pool opts describe as parts HCL files.
+func generate(b *testing.B, opts poolgen.Options, parts int) []compiler.File {
+	bufs := make([]bytes.Buffer, parts)
+	ws := make([]io.Writer, parts)
+	for i := range bufs {
+		ws[i] = &bufs[i]
+	}
+	if err := poolgen.WriteParts(ws, poolgen.HCL, opts); err != nil {
+		b.Fatal(err)
+	}
+	files := make([]compiler.File, parts)
+	for i := range bufs {
+		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.hcl", i+1), Src: bufs[i].Bytes()}
+	}
+	return files
 }
 
 // compile is compiler.Compile of files, failing on any finding.
