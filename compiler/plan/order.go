@@ -155,8 +155,8 @@ func (b *builder) finish() (*pools.Plan, error) {
 		}
 		sort.Strings(s.DependsOn)
 	}
-	waiting := map[string]int{}
-	dependents := map[string][]string{}
+	waiting := make(map[string]int, len(b.steps))
+	dependents := make(map[string][]string, len(b.steps))
 	for _, s := range b.steps {
 		waiting[s.ID] = len(s.DependsOn)
 		for _, dep := range s.DependsOn {
