@@ -1,7 +1,6 @@
 package compiler_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"syscall"
@@ -18,14 +17,9 @@ import (
 )
 
 // scaleLanes are the pool sizes BenchmarkScale measures: its figures are
-// how the cost grows with the pool.
+// how the cost grows with the pool. A pool is written in files of
+// poolgen.LanesPerFile lanes, as poolgen --files does.
 var scaleLanes = []int{1000, 10000, 50000, 100000}
-
-// lanesPerFile is how many lanes BenchmarkScale writes in one HCL file: a
-// file of about 80,000 generated lanes passes the most tokens poolc reads
-// from one HCL file (hclfront.MaxTokens), so a larger pool is written in
-// several files, as poolgen --files does.
-const lanesPerFile = 40000
 
 // BenchmarkScale measures, for generated HCL pools of each size in
 // scaleLanes, in one run:
@@ -45,7 +39,7 @@ const lanesPerFile = 40000
 func BenchmarkScale(b *testing.B) {
 	for _, lanes := range scaleLanes {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		files := generate(b, opts, (lanes+lanesPerFile-1)/lanesPerFile)
+		files := generate(b, opts)
 		var parse cost
 		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
 			m := startMeter()
@@ -126,19 +120,16 @@ func processCPU() time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-// generate writes the pool opts describe as parts HCL files.
-func generate(b *testing.B, opts poolgen.Options, parts int) []compiler.File {
-	bufs := make([]bytes.Buffer, parts)
-	ws := make([]io.Writer, parts)
-	for i := range bufs {
-		ws[i] = &bufs[i]
-	}
-	if err := poolgen.WriteParts(ws, poolgen.HCL, opts); err != nil {
+// generate writes the pool opts describe as HCL files of
+// poolgen.LanesPerFile lanes each.
+func generate(b *testing.B, opts poolgen.Options) []compiler.File {
+	srcs, err := poolgen.Files(poolgen.HCL, opts)
+	if err != nil {
 		b.Fatal(err)
 	}
-	files := make([]compiler.File, parts)
-	for i := range bufs {
-		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.hcl", i+1), Src: bufs[i].Bytes()}
+	files := make([]compiler.File, len(srcs))
+	for i, src := range srcs {
+		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.hcl", i+1), Src: src}
 	}
 	return files
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +19,6 @@ import (
 // scaleCLILanes are the pool sizes BenchmarkScaleCLI runs the binary on.
 var scaleCLILanes = []int{1000, 10000, 50000, 100000}
 
-// lanesPerFile is how many lanes BenchmarkScaleCLI writes in one HCL
-// file: a file of about 80,000 generated lanes passes the token bound of
-// one HCL file (hclfront.MaxTokens), so a larger pool is written in
-// several, as poolgen --files does.
-const lanesPerFile = 40000
-
 // BenchmarkScaleCLI runs the real poolc binary on generated pools of each
 // size in scaleCLILanes, in one directory per size, in the order a user
 // would: validate; plan from an empty state; apply from it through the
@@ -40,12 +33,8 @@ func BenchmarkScaleCLI(b *testing.B) {
 	bin := poolctest.Binary(b)
 	for _, lanes := range scaleCLILanes {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		parts := make([]bytes.Buffer, (lanes+lanesPerFile-1)/lanesPerFile)
-		ws := make([]io.Writer, len(parts))
-		for i := range parts {
-			ws[i] = &parts[i]
-		}
-		if err := poolgen.WriteParts(ws, poolgen.HCL, opts); err != nil {
+		parts, err := poolgen.Files(poolgen.HCL, opts)
+		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
@@ -55,7 +44,7 @@ func BenchmarkScaleCLI(b *testing.B) {
 				b.StopTimer()
 				dir := b.TempDir()
 				for i := range parts {
-					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("gen-%d.hcl", i+1)), parts[i].Bytes(), 0o644); err != nil {
+					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("gen-%d.hcl", i+1)), parts[i], 0o644); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -69,7 +58,7 @@ func BenchmarkScaleCLI(b *testing.B) {
 					{"plan-nochange-refresh", []string{"plan", "--detailed-exitcode", dir}},
 					{"plan-nochange", []string{"plan", "--detailed-exitcode", "--refresh=false", dir}},
 				} {
-					elapsed, rss := runTimed(b, bin, c.args)
+					elapsed, rss, _ := runTimed(b, bin, c.args)
 					times[c.name] += elapsed
 					peak = max(peak, rss)
 				}
@@ -82,9 +71,10 @@ func BenchmarkScaleCLI(b *testing.B) {
 	}
 }
 
-// runTimed runs poolc with args and returns how long it took and its peak
-// resident memory in bytes; any exit but 0 fails the benchmark.
-func runTimed(b *testing.B, bin string, args []string) (time.Duration, int64) {
+// runTimed runs poolc with args, timed alone, and returns how long it took,
+// its peak resident memory in bytes and its standard output; any exit but
+// 0 fails the benchmark.
+func runTimed(b *testing.B, bin string, args []string) (time.Duration, int64, []byte) {
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), compiler.MaxPoolSizeEnv+"=64")
@@ -104,5 +94,5 @@ func runTimed(b *testing.B, bin string, args []string) (time.Duration, int64) {
 			rss <<= 10 // kilobytes but on macOS
 		}
 	}
-	return elapsed, rss
+	return elapsed, rss, out.Bytes()
 }
