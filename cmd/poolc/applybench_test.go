@@ -62,6 +62,6 @@ func applyOnce(b *testing.B, bin, pool string) (time.Duration, int) {
 	if err := os.WriteFile(filepath.Join(dir, "gen.hcl"), []byte(pool), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	elapsed, _, out := runTimed(b, bin, []string{"apply", "--auto-approve", "--json", dir})
-	return elapsed, bytes.Count(out, []byte(`"event":"done"`))
+	r := runTimed(b, bin, []string{"apply", "--auto-approve", "--json", dir})
+	return r.wall, bytes.Count(r.out, []byte(`"event":"done"`))
 }

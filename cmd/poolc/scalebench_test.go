@@ -24,9 +24,10 @@ var scaleCLILanes = []int{1000, 10000, 50000, 100000}
 // would: validate; plan from an empty state; apply from it through the
 // out-of-process sim (its world in its world file); plan after that apply
 // with the refresh (every lane observed through the sim) and without it.
-// Each command is timed alone; it reports the seconds of each and the
-// peak resident memory of the apply and the no-change plan per lane
-// ("B/lane", the largest of the commands' maxrss). A pool past 16 MiB is
+// Each command is timed alone; it reports the seconds of each ("s/NAME"),
+// its CPU seconds, user and system ("cpu-s/NAME": on a loaded machine the
+// steadier figure), and the peak resident memory per lane ("B/lane", the
+// largest of the commands' maxrss). A pool past 16 MiB is
 // read with compiler.MaxPoolSizeEnv set. Run with -benchtime=1x: each
 // iteration starts from a fresh directory.
 func BenchmarkScaleCLI(b *testing.B) {
@@ -38,7 +39,7 @@ func BenchmarkScaleCLI(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
-			times := map[string]time.Duration{}
+			times, cpu := map[string]time.Duration{}, map[string]time.Duration{}
 			var peak int64
 			for range b.N {
 				b.StopTimer()
@@ -58,23 +59,31 @@ func BenchmarkScaleCLI(b *testing.B) {
 					{"plan-nochange-refresh", []string{"plan", "--detailed-exitcode", dir}},
 					{"plan-nochange", []string{"plan", "--detailed-exitcode", "--refresh=false", dir}},
 				} {
-					elapsed, rss, _ := runTimed(b, bin, c.args)
-					times[c.name] += elapsed
-					peak = max(peak, rss)
+					r := runTimed(b, bin, c.args)
+					times[c.name] += r.wall
+					cpu[c.name] += r.cpu
+					peak = max(peak, r.rss)
 				}
 			}
 			for name, d := range times {
 				b.ReportMetric(d.Seconds()/float64(b.N), "s/"+name)
+				b.ReportMetric(cpu[name].Seconds()/float64(b.N), "cpu-s/"+name)
 			}
 			b.ReportMetric(float64(peak)/float64(lanes), "B/lane")
 		})
 	}
 }
 
-// runTimed runs poolc with args, timed alone, and returns how long it took,
-// its peak resident memory in bytes and its standard output; any exit but
-// 0 fails the benchmark.
-func runTimed(b *testing.B, bin string, args []string) (time.Duration, int64, []byte) {
+// run is what runTimed saw of one poolc command.
+type run struct {
+	wall, cpu time.Duration // cpu: user and system
+	rss       int64         // peak resident bytes
+	out       []byte        // standard output
+}
+
+// runTimed runs poolc with args, timed alone, and returns what it saw;
+// any exit but 0 fails the benchmark.
+func runTimed(b *testing.B, bin string, args []string) run {
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), compiler.MaxPoolSizeEnv+"=64")
@@ -87,12 +96,12 @@ func runTimed(b *testing.B, bin string, args []string) (time.Duration, int64, []
 	if err != nil {
 		b.Fatalf("poolc %v: %v\n%s", args[0], err, errOut.String())
 	}
-	var rss int64
+	r := run{wall: elapsed, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), out: out.Bytes()}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = u.Maxrss
+		r.rss = u.Maxrss
 		if runtime.GOOS != "darwin" {
-			rss <<= 10 // kilobytes but on macOS
+			r.rss <<= 10 // kilobytes but on macOS
 		}
 	}
-	return elapsed, rss, out.Bytes()
+	return r
 }
