@@ -30,6 +30,10 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)
 	}
 	first := poolsObj.Fields[0]
+	// The map is made its final size at once: grown entry by entry, a
+	// 100,000-lane pool's 1.5 million positions spent more time moving
+	// between tables than being recorded.
+	d.sm = make(pools.SourceMap, 1+attributes(first.Value))
 	// A finding about something the files leave to a default (the
 	// guard's reserve) points at the pool.
 	d.sm.Set(pools.Path{}, first.KeyPos)
@@ -71,6 +75,19 @@ func (d *decoder) sensitiveOutsideConfig(pool *tree.Value) {
 			}
 		}
 	}
+}
+
+// attributes counts the fields and list items under v: the positions
+// record notes, at most.
+func attributes(v *tree.Value) int {
+	n := len(v.Fields) + len(v.Items)
+	for _, f := range v.Fields {
+		n += attributes(f.Value)
+	}
+	for _, item := range v.Items {
+		n += attributes(item)
+	}
+	return n
 }
 
 type decoder struct {

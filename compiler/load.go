@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 
 	"poolc.dev/poolc/compiler/cuefront"
@@ -37,6 +38,31 @@ const (
 // together. A generated pool of 1,000 nodes and 10,000 lanes takes about
 // 2 MB; a larger pool is almost certainly not a pool.
 const MaxPoolSize = 16 << 20
+
+// MaxPoolSizeEnv names the environment variable that raises MaxPoolSize
+// for one run, for a pool larger than any written by hand (a generated
+// pool of 100,000 lanes takes about 19 MiB): a whole number of MiB from
+// 16 to MaxPoolSizeCeiling. The bound on each HCL file's tokens stays, so
+// such a pool is written as several files (poolgen --files).
+const MaxPoolSizeEnv = "POOLC_MAX_POOL_MIB"
+
+// MaxPoolSizeCeiling is the most MaxPoolSizeEnv may allow.
+const MaxPoolSizeCeiling = 256 << 20
+
+// poolSizeLimit is the most bytes Read reads for one pool: MaxPoolSize,
+// or what MaxPoolSizeEnv says.
+func poolSizeLimit() (int64, *pools.Diagnostic) {
+	v := os.Getenv(MaxPoolSizeEnv)
+	if v == "" {
+		return MaxPoolSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < MaxPoolSize>>20 || n > MaxPoolSizeCeiling>>20 {
+		return 0, &pools.Diagnostic{Code: "read", Message: fmt.Sprintf("%s=%q: want a whole number of MiB from %d to %d",
+			MaxPoolSizeEnv, v, MaxPoolSize>>20, MaxPoolSizeCeiling>>20)}
+	}
+	return int64(n) << 20, nil
+}
 
 // Config is a loaded pool: the IR, where each attribute was written, the
 // files it came from and a hash of their contents.
@@ -90,10 +116,14 @@ func Read(paths []string) ([]File, pools.Diagnostics) {
 	if d := mixed(names); d != nil {
 		return nil, pools.Diagnostics{*d}
 	}
+	limit, d := poolSizeLimit()
+	if d != nil {
+		return nil, pools.Diagnostics{*d}
+	}
 	var files []File
-	left := int64(MaxPoolSize)
+	left := limit
 	for _, name := range names {
-		f, d := readFile(name, left)
+		f, d := readFile(name, left, limit)
 		if d != nil {
 			diags = append(diags, *d)
 			if d.Code == "too-large" {
@@ -191,15 +221,18 @@ func mixed(names []string) *pools.Diagnostic {
 // ReadFile reads one pool file, refusing what is not a regular file (a
 // directory, FIFO or device, which is never opened), a file larger than
 // MaxPoolSize and a file that is not text.
-func ReadFile(name string) (File, *pools.Diagnostic) { return readFile(name, MaxPoolSize) }
+func ReadFile(name string) (File, *pools.Diagnostic) {
+	return readFile(name, MaxPoolSize, MaxPoolSize)
+}
 
-// readFile is ReadFile with left bytes of the pool's size still allowed.
-func readFile(name string, left int64) (File, *pools.Diagnostic) {
+// readFile is ReadFile with left bytes of the pool's size still allowed,
+// of limit in all.
+func readFile(name string, left, limit int64) (File, *pools.Diagnostic) {
 	bad := func(code, format string, args ...any) (File, *pools.Diagnostic) {
 		return File{}, &pools.Diagnostic{Code: code, Pos: pools.Pos{File: name}, Message: fmt.Sprintf(format, args...)}
 	}
 	tooLarge := func() (File, *pools.Diagnostic) {
-		return bad("too-large", "with this file the pool passes %s; poolc reads at most that much for one pool, all its files together", mib(MaxPoolSize))
+		return bad("too-large", "with this file the pool passes %s; poolc reads at most that much for one pool, all its files together (%s raises it)", mib(limit), MaxPoolSizeEnv)
 	}
 	st, err := os.Stat(name)
 	if err != nil {
@@ -208,8 +241,8 @@ func readFile(name string, left int64) (File, *pools.Diagnostic) {
 	if !st.Mode().IsRegular() {
 		return bad("read", "not a regular file (%s): poolc reads pool files only from regular files", kindOf(st.Mode()))
 	}
-	if st.Size() > MaxPoolSize {
-		return bad("too-large", "file is %s; poolc reads pool files of at most %s", mib(st.Size()), mib(MaxPoolSize))
+	if st.Size() > limit {
+		return bad("too-large", "file is %s; poolc reads pool files of at most %s (%s raises it)", mib(st.Size()), mib(limit), MaxPoolSizeEnv)
 	}
 	if st.Size() > left {
 		return tooLarge()
@@ -375,6 +408,7 @@ func hash(files []File) string {
 // anything set in two files is reported.
 func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 	root := &tree.Value{Kind: tree.Object}
+	seen := entryIndex{}
 	for _, doc := range docs {
 		for _, f := range doc.Fields {
 			into := root.Get(f.Key)
@@ -384,7 +418,7 @@ func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 			case f.Key == "pool" && into.Kind == tree.Object && f.Value.Kind == tree.Object:
 				for _, p := range f.Value.Fields {
 					if have := into.Get(p.Key); have != nil && have.Kind == tree.Object && p.Value.Kind == tree.Object {
-						mergePoolBody(have, p.Value, diags)
+						mergePoolBody(have, p.Value, seen, diags)
 					} else {
 						into.Fields = append(into.Fields, p)
 					}
@@ -397,19 +431,39 @@ func mergeFiles(docs []*tree.Value, diags *pools.Diagnostics) *tree.Value {
 	return root
 }
 
+// entryIndex indexes the entries of the named fields merged so far (a pool's
+// lane map, say) by key, so that merging n entries costs n lookups rather
+// than n scans of the entries before them.
+type entryIndex map[*tree.Value]map[string]pools.Pos
+
+// of is the index of the entries of obj, built on first use.
+func (es entryIndex) of(obj *tree.Value) map[string]pools.Pos {
+	idx, ok := es[obj]
+	if !ok {
+		idx = make(map[string]pools.Pos, len(obj.Fields))
+		for _, f := range obj.Fields {
+			idx[f.Key] = f.KeyPos
+		}
+		es[obj] = idx
+	}
+	return idx
+}
+
 // mergePoolBody adds the body of one file's pool block to another's.
-func mergePoolBody(into, from *tree.Value, diags *pools.Diagnostics) {
+func mergePoolBody(into, from *tree.Value, seen entryIndex, diags *pools.Diagnostics) {
 	for _, f := range from.Fields {
 		have := into.Get(f.Key)
 		switch {
 		case have == nil:
 			into.Fields = append(into.Fields, f)
 		case named(f.Key) && have.Kind == tree.Object && f.Value.Kind == tree.Object:
+			idx := seen.of(have)
 			for _, e := range f.Value.Fields {
-				if have.Get(e.Key) != nil {
-					diags.ErrorAt("duplicate", e.KeyPos, "%s %q is declared twice; first at %s", f.Key, e.Key, fieldPos(have, e.Key))
+				if first, dup := idx[e.Key]; dup {
+					diags.ErrorAt("duplicate", e.KeyPos, "%s %q is declared twice; first at %s", f.Key, e.Key, first)
 					continue
 				}
+				idx[e.Key] = e.KeyPos
 				have.Fields = append(have.Fields, e)
 			}
 		default:

@@ -81,3 +81,31 @@ func TestPoolSizeLimitSpansFiles(t *testing.T) {
 		t.Fatalf("two thirds of the limit was refused: %v", diags)
 	}
 }
+
+// POOLC_MAX_POOL_MIB raises the pool's size limit for one run, within its
+// ceiling; a value outside it is refused, naming the variable.
+func TestPoolSizeLimitRaisedByEnv(t *testing.T) {
+	dir := t.TempDir()
+	chunk := "# " + strings.Repeat("x", MaxPoolSize/4) + "\n"
+	for _, n := range []string{"a.hcl", "b.hcl", "c.hcl", "d.hcl", "e.hcl"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(chunk), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(MaxPoolSizeEnv, "21")
+	for _, d := range loadSoon(t, dir) {
+		if d.Code == "too-large" {
+			t.Fatalf("%s=21 still refuses a pool of 20 MiB: %v", MaxPoolSizeEnv, d)
+		}
+	}
+	t.Setenv(MaxPoolSizeEnv, "20")
+	if diags := loadSoon(t, dir); len(diags) != 1 || diags[0].Code != "too-large" || !strings.Contains(diags[0].Message, "20 MiB") {
+		t.Fatalf("%s=20: got %v, want the pool of 20 MiB and more refused", MaxPoolSizeEnv, diags)
+	}
+	for _, bad := range []string{"15", "257", "lots", "16.5"} {
+		t.Setenv(MaxPoolSizeEnv, bad)
+		if diags := loadSoon(t, dir); len(diags) != 1 || !strings.Contains(diags[0].Message, MaxPoolSizeEnv) {
+			t.Errorf("%s=%s: got %v, want one error naming the variable", MaxPoolSizeEnv, bad, diags)
+		}
+	}
+}

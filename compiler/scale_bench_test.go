@@ -1,9 +1,9 @@
 package compiler_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,14 +17,13 @@ import (
 )
 
 // scaleLanes are the pool sizes BenchmarkScale measures: its figures are
-// how the cost grows with the pool. 100,000 lanes in one generated HCL
-// file pass the most tokens poolc reads from one file (the hardened
-// inputs' bound), so the largest is 50,000.
-var scaleLanes = []int{1000, 10000, 50000}
+// how the cost grows with the pool. A pool is written in files of
+// poolgen.LanesPerFile lanes, as poolgen --files does.
+var scaleLanes = []int{1000, 10000, 50000, 100000}
 
 // BenchmarkScale measures, for generated HCL pools of each size in
 // scaleLanes, in one run:
-//   - parse: hclsyntax.ParseConfig of the pool's bytes, the floor any HCL
+//   - parse: hclsyntax.ParseConfig of the pool's files, the floor any HCL
 //     pool tool pays;
 //   - validate: compiler.Compile (parse, schema, decode, validate);
 //   - plan-empty: Compile, then the plan from an empty state, rendered as
@@ -33,60 +32,106 @@ var scaleLanes = []int{1000, 10000, 50000}
 //     refresh: the plugins' part is measured through the binary by
 //     cmd/poolc's benchmarks).
 //
-// Each reports its seconds per operation ("s/op" of the sub-benchmark) and
-// plan-empty and validate their ratio to parse ("x-parse"). Pools are
-// compiled in memory.
+// Each reports its seconds per operation ("s/op" of the sub-benchmark),
+// its CPU seconds ("cpu-s/op") and, but parse, its ratio to parse in wall
+// and in CPU time ("x-parse", "x-parse-cpu"). Pools are compiled in
+// memory.
 func BenchmarkScale(b *testing.B) {
 	for _, lanes := range scaleLanes {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		var src bytes.Buffer
-		if err := poolgen.Write(&src, poolgen.HCL, opts); err != nil {
-			b.Fatal(err)
-		}
-		files := []compiler.File{{Name: "gen.hcl", Src: src.Bytes()}}
-		var parse time.Duration
+		files := generate(b, opts)
+		var parse cost
 		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
-			begin := time.Now()
+			m := startMeter()
 			for b.Loop() {
-				if _, diags := hclsyntax.ParseConfig(src.Bytes(), "gen.hcl", hcl.InitialPos); diags.HasErrors() {
-					b.Fatal(diags)
+				for _, f := range files {
+					if _, diags := hclsyntax.ParseConfig(f.Src, f.Name, hcl.InitialPos); diags.HasErrors() {
+						b.Fatal(diags)
+					}
 				}
 			}
-			parse = time.Since(begin) / time.Duration(b.N)
+			parse = m.report(b, cost{})
 		})
-		ratio := func(b *testing.B, begin time.Time) {
-			if parse > 0 {
-				b.ReportMetric(float64(time.Since(begin)/time.Duration(b.N))/float64(parse), "x-parse")
-			}
-		}
 		b.Run(fmt.Sprintf("lanes=%d/validate", lanes), func(b *testing.B) {
 			b.ReportAllocs()
-			begin := time.Now()
+			m := startMeter()
 			for b.Loop() {
 				compile(b, files)
 			}
-			ratio(b, begin)
+			m.report(b, parse)
 		})
 		empty := &pools.State{FormatVersion: pools.StateFormatVersion}
 		var after pools.Fleet
 		b.Run(fmt.Sprintf("lanes=%d/plan-empty", lanes), func(b *testing.B) {
 			b.ReportAllocs()
-			begin := time.Now()
+			m := startMeter()
 			for b.Loop() {
 				after = planOnce(b, compile(b, files), empty).After
 			}
-			ratio(b, begin)
+			m.report(b, parse)
 		})
 		current := &pools.State{FormatVersion: pools.StateFormatVersion, Fleet: after}
 		b.Run(fmt.Sprintf("lanes=%d/plan-nochange", lanes), func(b *testing.B) {
 			b.ReportAllocs()
+			m := startMeter()
 			for b.Loop() {
 				if p := planOnce(b, compile(b, files), current); len(p.Steps) > 0 {
 					b.Fatalf("%d steps after the plan's own fleet; want none", len(p.Steps))
 				}
 			}
+			m.report(b, parse)
 		})
 	}
+}
+
+// cost is the wall and CPU time of one operation.
+type cost struct{ wall, cpu time.Duration }
+
+// meter measures a benchmark's wall time and the CPU time of the whole
+// process (user and system, the garbage collector's included): on a
+// loaded machine the CPU time is the steadier of the two.
+type meter struct {
+	begin time.Time
+	cpu   time.Duration
+}
+
+func startMeter() meter { return meter{begin: time.Now(), cpu: processCPU()} }
+
+// report reports the CPU seconds per operation ("cpu-s/op") and, against
+// parse when it is known, the ratios of wall and CPU time ("x-parse",
+// "x-parse-cpu"); it returns the cost of one operation.
+func (m meter) report(b *testing.B, parse cost) cost {
+	n := time.Duration(b.N)
+	c := cost{wall: time.Since(m.begin) / n, cpu: (processCPU() - m.cpu) / n}
+	b.ReportMetric(c.cpu.Seconds(), "cpu-s/op")
+	if parse.wall > 0 && parse.cpu > 0 {
+		b.ReportMetric(float64(c.wall)/float64(parse.wall), "x-parse")
+		b.ReportMetric(float64(c.cpu)/float64(parse.cpu), "x-parse-cpu")
+	}
+	return c
+}
+
+// processCPU is the CPU time the process has used so far.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// generate writes the pool opts describe as HCL files of
+// poolgen.LanesPerFile lanes each.
+func generate(b *testing.B, opts poolgen.Options) []compiler.File {
+	srcs, err := poolgen.Files(poolgen.HCL, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := make([]compiler.File, len(srcs))
+	for i, src := range srcs {
+		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.hcl", i+1), Src: src}
+	}
+	return files
 }
 
 // compile is compiler.Compile of files, failing on any finding.

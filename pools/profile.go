@@ -85,6 +85,31 @@ func (p *Pool) Under(profile string) View {
 // placement list as written, or the nodes its selector matches in name
 // order. Names of undeclared nodes are left out.
 func (p *Pool) Candidates(l Lane) []string {
+	return p.candidates(l, func(name string) *Node { return p.Node(name) })
+}
+
+// NodeIndex finds a pool's nodes by name in constant time, for code that
+// looks nodes up once per lane or more (Pool.Node is a binary search).
+// It points into the pool's Nodes, so it holds while they are unchanged.
+type NodeIndex map[string]*Node
+
+// NodeIndex indexes p's nodes by name.
+func (p *Pool) NodeIndex() NodeIndex {
+	ix := make(NodeIndex, len(p.Nodes))
+	for i := range p.Nodes {
+		ix[p.Nodes[i].Name] = &p.Nodes[i]
+	}
+	return ix
+}
+
+// CandidatesIn is Candidates with the nodes looked up in ix, an index of
+// p's nodes.
+func (p *Pool) CandidatesIn(ix NodeIndex, l Lane) []string {
+	return p.candidates(l, func(name string) *Node { return ix[name] })
+}
+
+// candidates is Candidates with nodes looked up by node.
+func (p *Pool) candidates(l Lane, node func(string) *Node) []string {
 	var out []string
 	if l.Selector != nil {
 		for _, n := range p.Nodes {
@@ -95,7 +120,7 @@ func (p *Pool) Candidates(l Lane) []string {
 		return out
 	}
 	for _, name := range l.Placement {
-		if p.Node(name) != nil {
+		if node(name) != nil {
 			out = append(out, name)
 		}
 	}

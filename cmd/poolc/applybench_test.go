@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,16 +62,6 @@ func applyOnce(b *testing.B, bin, pool string) (time.Duration, int) {
 	if err := os.WriteFile(filepath.Join(dir, "gen.hcl"), []byte(pool), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	cmd := exec.Command(bin, "apply", "--auto-approve", "--json", dir)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	b.StartTimer()
-	begin := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(begin)
-	b.StopTimer()
-	if err != nil {
-		b.Fatalf("apply: %v\n%s", err, errOut.String())
-	}
-	return elapsed, bytes.Count(out.Bytes(), []byte(`"event":"done"`))
+	r := runTimed(b, bin, []string{"apply", "--auto-approve", "--json", dir})
+	return r.wall, bytes.Count(r.out, []byte(`"event":"done"`))
 }

@@ -32,9 +32,17 @@ Examples:
   poolgen --nodes 1000 --lanes 10000 --members 100 --out big.hcl
   poolgen --nodes 1000 --lanes 10000 --members 100 --out big.cue
   poolgen --lang cue --seed 7 | less
+  poolgen --nodes 10000 --lanes 100000 --members 1000 --files 4 --out big/
 
 The language follows --out's extension (.hcl or .cue) unless --lang says
 it; poolc reads a file by its extension, so the two must agree.
+
+--files N writes the pool as N files in the directory --out (created if
+missing), named NAME-1.hcl to NAME-N.hcl (or .cue; --lang says which,
+hcl by default), which poolc loads as one pool: poolc counts the tokens
+of each HCL file against a bound, and a pool past 80,000 lanes or so
+passes it in one file. A pool past 16 MiB in all (about 90,000 lanes)
+is read only with POOLC_MAX_POOL_MIB set above 16.
 
 Exit codes: 0 written, 1 bad usage or an error.
 
@@ -55,7 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	lang := fs.String("lang", "", "language: hcl or cue (default: from --out, else hcl)")
 	fs.Int64Var(&opts.Seed, "seed", 1, "seed; the same seed gives the same pool")
 	fs.StringVar(&opts.Name, "name", poolgen.DefaultName, "name of the pool")
-	out := fs.StringP("out", "o", "", "file to write (default: standard output)")
+	out := fs.StringP("out", "o", "", "file to write (default: standard output), or with --files the directory")
+	parts := fs.Int("files", 1, "number of files to write the pool in, into the directory --out")
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
@@ -65,6 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage(stderr, "%v", err)
 	case fs.NArg() > 0:
 		return usage(stderr, "unexpected argument %q", fs.Arg(0))
+	}
+	if *parts != 1 {
+		return writeParts(stderr, *parts, *lang, *out, opts)
 	}
 	l, err := language(*lang, *out)
 	if err != nil {
@@ -82,6 +94,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "poolgen: %v\n", err)
 		return 1
+	}
+	return 0
+}
+
+// writeParts writes the pool as parts files in the directory out.
+func writeParts(stderr io.Writer, parts int, lang, out string, opts poolgen.Options) int {
+	switch {
+	case parts < 1:
+		return usage(stderr, "--files is %d: want 1 or more", parts)
+	case out == "" || out == "-":
+		return usage(stderr, "--files %d: want --out DIR, the directory to write the files in", parts)
+	case lang == "":
+		lang = string(poolgen.HCL)
+	case lang != string(poolgen.HCL) && lang != string(poolgen.CUE):
+		return usage(stderr, "unknown --lang %q: want hcl or cue", lang)
+	}
+	name := opts.Name
+	if name == "" {
+		name = poolgen.DefaultName
+	}
+	bufs := make([]bytes.Buffer, parts)
+	ws := make([]io.Writer, parts)
+	for i := range bufs {
+		ws[i] = &bufs[i]
+	}
+	if err := poolgen.WriteParts(ws, poolgen.Language(lang), opts); err != nil {
+		return usage(stderr, "%v", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "poolgen: %v\n", err)
+		return 1
+	}
+	for i := range bufs {
+		file := filepath.Join(out, fmt.Sprintf("%s-%d.%s", name, i+1, lang))
+		if err := os.WriteFile(file, bufs[i].Bytes(), 0o644); err != nil {
+			fmt.Fprintf(stderr, "poolgen: %v\n", err)
+			return 1
+		}
 	}
 	return 0
 }

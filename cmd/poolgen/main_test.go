@@ -40,6 +40,27 @@ func TestWritesAValidFile(t *testing.T) {
 	}
 }
 
+// --files writes the pool as that many files in the directory --out,
+// which poolc loads as one pool.
+func TestWritesParts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pool")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--nodes", "20", "--lanes", "80", "--members", "5", "--files", "3", "--out", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 3 || ents[0].Name() != "gen-1.hcl" {
+		t.Fatalf("wrote %v (%v); want gen-1.hcl to gen-3.hcl", ents, err)
+	}
+	cfg, diags := compiler.Load([]string{dir})
+	if len(diags) > 0 {
+		t.Fatalf("%v", diags.Err())
+	}
+	if n := len(cfg.Pool.Lanes); n != 80 {
+		t.Errorf("the parts load %d lanes; want 80", n)
+	}
+}
+
 func TestStdout(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--lang", "cue", "--nodes", "3", "--lanes", "4"}, &out, &errOut); code != 0 {
@@ -62,6 +83,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"--nodes", "1"}, "want at least 2"},
 		{[]string{"--nodes", "many"}, "invalid argument"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--files", "3"}, "want --out DIR"},
+		{[]string{"--files", "0", "--out", filepath.Join(dir, "d")}, "want 1 or more"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(tc.args, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), tc.want) {

@@ -55,6 +55,7 @@ func Place(in Input) Result {
 		profile = p.ActiveProfile
 	}
 	view := p.Under(profile)
+	nodes := p.NodeIndex()
 	res := Result{Why: map[string][]pools.Exclusion{}}
 	for _, n := range p.Nodes {
 		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name], Cordon: in.Cordon[n.Name]})
@@ -65,8 +66,8 @@ func Place(in Input) Result {
 	kwHeld := map[string]float64{}
 	lanes := append([]pools.Lane(nil), view.Lanes...)
 	sort.SliceStable(lanes, func(i, j int) bool { return rank(lanes[i].Residency) < rank(lanes[j].Residency) })
-	placed := map[string]string{}
-	prefetched := map[pools.Prefetch]bool{}
+	placed := make(map[string]string, len(lanes))
+	prefetched := make(map[pools.Prefetch]bool, len(lanes))
 	for _, l := range lanes {
 		m := p.Model(l.Model)
 		if m == nil {
@@ -74,8 +75,8 @@ func Place(in Input) Result {
 		}
 		var excluded []pools.Exclusion
 		chosen := ""
-		for _, name := range p.Candidates(l) {
-			n := p.Node(name)
+		for _, name := range p.CandidatesIn(nodes, l) {
+			n := nodes[name]
 			why := ""
 			switch {
 			case view.Cordoned[name]:

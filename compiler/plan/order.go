@@ -155,8 +155,8 @@ func (b *builder) finish() (*pools.Plan, error) {
 		}
 		sort.Strings(s.DependsOn)
 	}
-	waiting := map[string]int{}
-	dependents := map[string][]string{}
+	waiting := make(map[string]int, len(b.steps))
+	dependents := make(map[string][]string, len(b.steps))
 	for _, s := range b.steps {
 		waiting[s.ID] = len(s.DependsOn)
 		for _, dep := range s.DependsOn {
@@ -218,24 +218,34 @@ func (b *builder) finish() (*pools.Plan, error) {
 }
 
 // readyQueue holds the steps whose dependencies are done, the next to
-// take first: by kind in summary order, then by ID.
+// take first: by kind in summary order, then by ID. Each step's rank is
+// looked up once, as it is pushed.
 type readyQueue struct {
 	rank  map[pools.StepKind]int
-	steps []*pools.Step
+	steps []rankedStep
+}
+
+// rankedStep is a step and the rank of its kind.
+type rankedStep struct {
+	rank int
+	step *pools.Step
 }
 
 func (q *readyQueue) Len() int { return len(q.steps) }
 func (q *readyQueue) Less(i, j int) bool {
 	a, c := q.steps[i], q.steps[j]
-	if q.rank[a.Kind] != q.rank[c.Kind] {
-		return q.rank[a.Kind] < q.rank[c.Kind]
+	if a.rank != c.rank {
+		return a.rank < c.rank
 	}
-	return a.ID < c.ID
+	return a.step.ID < c.step.ID
 }
 func (q *readyQueue) Swap(i, j int) { q.steps[i], q.steps[j] = q.steps[j], q.steps[i] }
-func (q *readyQueue) Push(x any)    { q.steps = append(q.steps, x.(*pools.Step)) }
+func (q *readyQueue) Push(x any) {
+	s := x.(*pools.Step)
+	q.steps = append(q.steps, rankedStep{rank: q.rank[s.Kind], step: s})
+}
 func (q *readyQueue) Pop() any {
 	last := q.steps[len(q.steps)-1]
 	q.steps = q.steps[:len(q.steps)-1]
-	return last
+	return last.step
 }

@@ -56,7 +56,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			continue // reported as a reference error
 		}
 		path := pools.Path{"lane", l.Name}
-		all := v.p.Candidates(l)
+		all := v.p.CandidatesIn(v.nodes, l)
 		var cands, cordoned []string
 		for _, n := range all {
 			if view.Cordoned[n] {
@@ -77,7 +77,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			continue
 		}
 		for _, n := range cands {
-			if m.MemoryGB <= v.p.Node(n).Budget()+epsilon {
+			if m.MemoryGB <= v.nodes[n].Budget()+epsilon {
 				fits[l.Name] = append(fits[l.Name], n)
 			}
 		}
@@ -110,7 +110,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 		var clauses []string
 		loadable := false
 		for _, name := range fits[l.Name] {
-			n := *v.p.Node(name)
+			n := *v.nodes[name]
 			held := v.sum(pinned[name])
 			if need <= n.Budget()-held+epsilon {
 				loadable = true

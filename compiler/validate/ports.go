@@ -46,7 +46,7 @@ func (v *validator) ports() {
 			continue // its lanes are the lanes as declared, counted under ""
 		}
 		for _, l := range v.view(profile).Lanes {
-			for _, n := range p.Candidates(l) {
+			for _, n := range p.CandidatesIn(v.nodes, l) {
 				if onNode[n] == nil {
 					onNode[n] = map[int][]string{}
 				}

@@ -18,7 +18,7 @@ import (
 
 // Pool runs every rule and returns all findings.
 func Pool(p *pools.Pool) pools.Diagnostics {
-	v := &validator{p: p, views: map[string]pools.View{}}
+	v := &validator{p: p, nodes: p.NodeIndex(), views: map[string]pools.View{}}
 	v.strings()
 	v.plugins()
 	v.references()
@@ -34,6 +34,7 @@ func Pool(p *pools.Pool) pools.Diagnostics {
 
 type validator struct {
 	p     *pools.Pool
+	nodes pools.NodeIndex // p's nodes by name
 	diags pools.Diagnostics
 	views map[string]pools.View // by profile, see view
 	// reservedOut are the nodes whose guard reserve takes all their

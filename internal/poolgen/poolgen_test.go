@@ -3,6 +3,7 @@ package poolgen
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -158,5 +159,38 @@ func TestQuoteReadsBack(t *testing.T) {
 		if got := key(k, CUE); got != want {
 			t.Errorf("key(%q) = %s, want %s", k, got, want)
 		}
+	}
+}
+
+// A pool written in parts loads, all its files together, to the IR the
+// generator built, in both languages; each part holds a share of it.
+func TestPartsLoadAsOnePool(t *testing.T) {
+	opts := Options{Nodes: 20, Lanes: 300, Members: 4, Seed: 4}
+	want, err := Generate(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range []Language{HCL, CUE} {
+		t.Run(string(lang), func(t *testing.T) {
+			bufs := make([]bytes.Buffer, 3)
+			ws := []io.Writer{&bufs[0], &bufs[1], &bufs[2]}
+			if err := WriteParts(ws, lang, opts); err != nil {
+				t.Fatal(err)
+			}
+			var files []compiler.File
+			for i := range bufs {
+				if !strings.Contains(bufs[i].String(), "lane") {
+					t.Errorf("part %d holds no lane:\n%s", i+1, bufs[i].String())
+				}
+				files = append(files, compiler.File{Name: fmt.Sprintf("gen-%d.%s", i+1, lang), Src: bufs[i].Bytes()})
+			}
+			cfg, diags := compiler.CompileWith(files, compiler.Options{})
+			if len(diags) > 0 {
+				t.Fatalf("%d findings, first:\n%v", len(diags), diags[:min(len(diags), 10)])
+			}
+			if !reflect.DeepEqual(cfg.Pool, want) {
+				t.Errorf("the parts load to another pool than the generated one")
+			}
+		})
 	}
 }

@@ -197,6 +197,42 @@ func layout(p *pools.Pool) *doc {
 // Render writes a pool (generated, then perhaps changed) in lang, with a
 // comment at the top.
 func Render(w io.Writer, lang Language, p *pools.Pool, comment string) error {
+	return printDoc(w, lang, layout(p), comment)
+}
+
+// RenderParts writes a pool in lang as parts files that poolc loads as
+// one pool, each in a writer of ws (len(ws) parts): every file holds a
+// block of the pool's name, the first with the pool's settings, and the
+// named entries (nodes, models, lanes, aliases, ...) are cut into
+// len(ws) runs of about equal length, in order, one run per file. A pool
+// too large for one file's bound (hclfront.MaxTokens) is read this way.
+func RenderParts(ws []io.Writer, lang Language, p *pools.Pool, comment string) error {
+	top := layout(p)
+	pool := top.items[0]
+	var settings, entries []item
+	for _, it := range pool.body.items {
+		if it.named {
+			entries = append(entries, it)
+		} else {
+			settings = append(settings, it)
+		}
+	}
+	for i, w := range ws {
+		part := entries[len(entries)*i/len(ws) : len(entries)*(i+1)/len(ws)]
+		body := &doc{items: slices.Clip(part)}
+		if i == 0 {
+			body.items = append(slices.Clip(settings), part...)
+		}
+		file := &doc{items: []item{{key: pool.key, label: pool.label, named: true, body: body}}}
+		if err := printDoc(w, lang, file, fmt.Sprintf("%s Part %d of %d.", comment, i+1, len(ws))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printDoc writes a laid-out document in lang, with a comment at the top.
+func printDoc(w io.Writer, lang Language, d *doc, comment string) error {
 	pr := &printer{w: bufio.NewWriter(w), lang: lang}
 	switch lang {
 	case HCL:
@@ -206,7 +242,7 @@ func Render(w io.Writer, lang Language, p *pools.Pool, comment string) error {
 	default:
 		return fmt.Errorf("unknown language %q: want hcl or cue", lang)
 	}
-	pr.body(layout(p), 0)
+	pr.body(d, 0)
 	return pr.w.Flush()
 }
 
