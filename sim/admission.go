@@ -271,7 +271,7 @@ func (w *world) guardAbort(i int32) {
 	w.stats.GuardAborts++
 	in.latched = true
 	w.version++
-	w.note(w.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
+	w.stats.note(w.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
 		in.spec.Name, n.name, pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(w.keepWarm(in.node, i))))
 	w.finishLoadSteps(i, false, "the memory guard aborted the load")
 	w.requeue(i, false)

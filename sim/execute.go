@@ -82,7 +82,7 @@ func (w *world) decided(x *execution, d schedule.Decision) {
 		w.begin(x, ref)
 	}
 	for _, r := range d.Retry {
-		w.note(w.now, "step-retry", fmt.Sprintf("%s: attempt %d failed; trying again at %s", x.plan.Steps[r.Step].ID, r.Attempt, r.At.Sub(epoch)))
+		w.stats.note(w.now, "step-retry", fmt.Sprintf("%s: attempt %d failed; trying again at %s", x.plan.Steps[r.Step].ID, r.Attempt, r.At.Sub(epoch)))
 	}
 	if !d.Wake.IsZero() && !d.Wake.Equal(x.wakeAt) {
 		x.wakeAt = d.Wake
@@ -151,10 +151,10 @@ func (w *world) report(x *execution, ref stepRef, r schedule.Report, why string)
 		if st.ChangesResidency() {
 			w.stats.residencyChanges++
 		}
-		w.note(w.now, "step", st.ID)
+		w.stats.note(w.now, "step", st.ID)
 	case schedule.Failed:
 		x.failed = append(x.failed, st.ID)
-		w.note(w.now, "step-failed", fmt.Sprintf("%s: %s", st.ID, why))
+		w.stats.note(w.now, "step-failed", fmt.Sprintf("%s: %s", st.ID, why))
 	}
 	w.decided(x, d)
 }

@@ -89,7 +89,7 @@ func (w *world) dropReplaced(ni int32) {
 			if j != i && other.registered && !other.stopping && w.nodes[other.node].reachable() {
 				in.registered, in.latched = false, false
 				w.version++
-				w.note(w.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, w.nodes[ni].name, w.nodes[other.node].name, w.nodes[ni].name))
+				w.stats.note(w.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, w.nodes[ni].name, w.nodes[other.node].name, w.nodes[ni].name))
 				break
 			}
 		}
@@ -147,13 +147,13 @@ func (w *world) faultEnd(ni int32, b uint32) {
 	switch f {
 	case faultPartition:
 		n.partitioned = false
-		w.note(w.now, "partition-end", n.name+" is reachable again")
+		w.stats.note(w.now, "partition-end", n.name+" is reachable again")
 	case faultHang:
 		n.hung = false
-		w.note(w.now, "hang-end", n.name+" answers again")
+		w.stats.note(w.now, "hang-end", n.name+" answers again")
 	case faultDisk:
 		n.diskFull = false
-		w.note(w.now, "disk-ok", n.name+" has room for weights again")
+		w.stats.note(w.now, "disk-ok", n.name+" has room for weights again")
 	}
 	w.reachabilityChanged(n, was)
 }

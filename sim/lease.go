@@ -64,9 +64,9 @@ func (w *world) downSet() (string, map[string]bool) {
 		d := w.leaseDown(n)
 		switch {
 		case d && !n.seenDown:
-			w.note(w.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, w.lastHeartbeat(n)))
+			w.stats.note(w.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, w.lastHeartbeat(n)))
 		case !d && n.seenDown:
-			w.note(w.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, w.lastHeartbeat(n)))
+			w.stats.note(w.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, w.lastHeartbeat(n)))
 		}
 		n.seenDown = d
 		if d {

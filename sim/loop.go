@@ -105,13 +105,13 @@ func (l *loop) tick() error {
 	case controller.Apply:
 		return l.apply(d)
 	case controller.Advise:
-		w.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
+		w.stats.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
 	default:
 		switch d.Code {
 		case controller.NoChanges, controller.InProgress, controller.Unstable, controller.Advised:
 		default:
 			if d.Code != code {
-				w.note(w.now, "hold", d.Reason)
+				w.stats.note(w.now, "hold", d.Reason)
 			}
 		}
 	}
@@ -166,11 +166,11 @@ func (l *loop) apply(d controller.Decision) error {
 	w := l.w
 	w.stats.Applies++
 	if d.Code == controller.Preempt {
-		w.note(w.now, "preempt", "the change in progress stops taking new steps")
+		w.stats.note(w.now, "preempt", "the change in progress stops taking new steps")
 		l.current.preempted = true
 		w.cancel(l.current)
 	}
-	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
+	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
 	w.setAliases(l.pool)
 	l.current = nil
 	x, err := w.execute(l.plan)
@@ -198,13 +198,13 @@ func (l *loop) finished(x *execution) {
 	}
 	switch {
 	case x.preempted:
-		w.note(w.now, "apply-done", fmt.Sprintf("%d of %s done before it was preempted", done, plural.Count(len(x.steps), "step")))
+		w.stats.note(w.now, "apply-done", fmt.Sprintf("%d of %s done before it was preempted", done, plural.Count(len(x.steps), "step")))
 		return
 	case len(x.failed) == 0:
 		l.mem = l.mem.Succeeded()
-		w.note(w.now, "apply-done", plural.Count(done, "step")+" done")
+		w.stats.note(w.now, "apply-done", plural.Count(done, "step")+" done")
 		return
 	}
 	l.mem = l.mem.Failed(x.failed, w.now, l.settings)
-	w.note(w.now, "backoff", fmt.Sprintf("%d of %s failed; no apply retries %s before %s", len(x.failed), plural.Count(len(x.steps), "step"), plural.Agree(len(x.failed), "it", "them"), l.mem.BackoffUntil))
+	w.stats.note(w.now, "backoff", fmt.Sprintf("%d of %s failed; no apply retries %s before %s", len(x.failed), plural.Count(len(x.steps), "step"), plural.Agree(len(x.failed), "it", "them"), l.mem.BackoffUntil))
 }

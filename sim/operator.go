@@ -19,7 +19,7 @@ func (w *world) scenarioEvent(i int32) error {
 		var ok bool
 		if n, ok = w.nodeIdx[e.Node]; !ok {
 			if w.opt.AllowAbsent {
-				w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, w.cfg.Name, e.Node))
+				w.stats.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, w.cfg.Name, e.Node))
 				return nil
 			}
 			return fmt.Errorf("%s event at %s: no node %q", e.Kind, e.At, e.Node)
@@ -27,22 +27,22 @@ func (w *world) scenarioEvent(i int32) error {
 	}
 	switch e.Kind {
 	case Crash:
-		w.note(w.now, "node-crash", e.Node)
+		w.stats.note(w.now, "node-crash", e.Node)
 		w.crash(n)
 	case Recover:
-		w.note(w.now, "node-recover", e.Node)
+		w.stats.note(w.now, "node-recover", e.Node)
 		w.recover(n)
 	case Hang:
-		w.note(w.now, "node-hang", faultDetail(e))
+		w.stats.note(w.now, "node-hang", faultDetail(e))
 		w.hang(n, e.Duration)
 	case Partition:
-		w.note(w.now, "node-partition", faultDetail(e))
+		w.stats.note(w.now, "node-partition", faultDetail(e))
 		w.partition(n, e.Duration)
 	case DiskFull:
-		w.note(w.now, "disk-full", faultDetail(e))
+		w.stats.note(w.now, "disk-full", faultDetail(e))
 		w.diskFull(n, e.Duration)
 	case Cordon, Uncordon:
-		w.note(w.now, string(e.Kind), e.Node)
+		w.stats.note(w.now, string(e.Kind), e.Node)
 		w.cordons = slices.DeleteFunc(w.cordons, func(c string) bool { return c == e.Node })
 		if e.Kind == Cordon {
 			w.cordons = append(w.cordons, e.Node)
@@ -52,12 +52,12 @@ func (w *world) scenarioEvent(i int32) error {
 	case SwitchProfile:
 		if w.cfg.Profile(e.Profile) == nil {
 			if w.opt.AllowAbsent {
-				w.note(w.now, "absent", fmt.Sprintf("profile event: pool %s has no profile %q", w.cfg.Name, e.Profile))
+				w.stats.note(w.now, "absent", fmt.Sprintf("profile event: pool %s has no profile %q", w.cfg.Name, e.Profile))
 				return nil
 			}
 			return fmt.Errorf("profile event at %s: pool %s has no profile %q", e.At, w.cfg.Name, e.Profile)
 		}
-		w.note(w.now, "profile", e.Profile)
+		w.stats.note(w.now, "profile", e.Profile)
 		w.profile = e.Profile
 		w.cfgVer++
 	case ChangeConfig:
@@ -75,7 +75,7 @@ func (w *world) changeConfig(e Event) error {
 	if err != nil {
 		return fmt.Errorf("config event at %s: %w", e.At, err)
 	}
-	w.note(w.now, "config", e.Config)
+	w.stats.note(w.now, "config", e.Config)
 	w.cfg = p
 	if w.profile != "" && p.Profile(w.profile) == nil {
 		w.profile = ""
@@ -96,7 +96,7 @@ func (w *world) changeConfig(e Event) error {
 // latch of the lane's processes (on Node, when given) and loads them.
 func (w *world) startLane(e Event) error {
 	if w.opt.AllowAbsent && w.cfg.Lane(e.Lane) == nil {
-		w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no lane %q", e.Kind, w.cfg.Name, e.Lane))
+		w.stats.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no lane %q", e.Kind, w.cfg.Name, e.Lane))
 		return nil
 	}
 	started := 0
@@ -117,7 +117,7 @@ func (w *world) startLane(e Event) error {
 	if started == 0 {
 		detail += ": no such lane process runs"
 	}
-	w.note(w.now, "start-lane", detail)
+	w.stats.note(w.now, "start-lane", detail)
 	return nil
 }
 

@@ -1,7 +1,5 @@
 package sim
 
-import "slices"
-
 // run processes events until none is left: arrivals, faults, operator
 // actions and ticks stop at the scenario's end; what is in flight then
 // (services, loads, steps) runs to its end.
@@ -62,6 +60,5 @@ func (w *world) handle(e event) error {
 
 // result is what the run measured, with the timeline in time order.
 func (w *world) result() *Result {
-	slices.SortStableFunc(w.timeline, func(a, b Action) int { return compareDurations(a.At, b.At) })
-	return &Result{Metrics: w.stats.metrics(w.end), Timeline: w.timeline, Events: w.events, Final: w.final()}
+	return w.stats.result(w.end, w.events, w.final())
 }

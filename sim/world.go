@@ -49,7 +49,6 @@ type world struct {
 	sources []source
 
 	stats    stats
-	timeline []Action
 	ctl      *loop
 	progress time.Duration // next progress report
 }
@@ -94,7 +93,7 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 		if _, ok := w.aliasIdx[d.Alias]; !ok {
 			w.aliasIdx[d.Alias] = int32(len(w.aliases))
 			w.aliases = append(w.aliases, alias{name: d.Alias, route: noRoute, absent: true})
-			w.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
+			w.stats.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
 		}
 	}
 	for i, d := range sc.Demand {
@@ -105,7 +104,7 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	for i, e := range sc.Events {
 		switch {
 		case e.At == 0 && e.Kind == Crash:
-			w.note(0, "node-crash", e.Node+" is down from the start")
+			w.stats.note(0, "node-crash", e.Node+" is down from the start")
 		case e.At <= w.end:
 			w.at(e.At, evScenario, int32(i), 0)
 		}
@@ -234,9 +233,4 @@ func (w *world) setRoute(r pools.Route) bool {
 	}
 	w.version++
 	return true
-}
-
-// note adds an entry to the timeline.
-func (w *world) note(at time.Duration, kind, detail string) {
-	w.timeline = append(w.timeline, Action{At: at, Kind: kind, Detail: detail})
 }
