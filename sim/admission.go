@@ -66,7 +66,7 @@ func (w *world) admit(i int32) {
 				break
 			}
 			w.evict(v)
-			if w.insts[v].waiting > 0 {
+			if w.gw.waiting(v) > 0 {
 				reload = append(reload, v)
 			}
 		}
@@ -88,7 +88,7 @@ func (w *world) yieldTo(ni, except int32, short float64) {
 	held := 0.0
 	for _, j := range w.nodes[ni].insts {
 		o := &w.insts[j]
-		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !o.swappable() {
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !w.swappable(j) {
 			busy = append(busy, j)
 			held += o.spec.MemoryGB
 		}
@@ -103,7 +103,7 @@ func (w *world) yieldTo(ni, except int32, short float64) {
 		}
 		o := &w.insts[j]
 		if !o.yielding {
-			o.yielding, o.yieldLeft = true, o.waiting
+			o.yielding, o.yieldLeft = true, w.gw.waiting(j)
 		}
 		short -= o.spec.MemoryGB
 	}
@@ -118,7 +118,7 @@ func (w *world) endYields(ni int32) {
 	for _, j := range w.nodes[ni].insts {
 		if o := &w.insts[j]; o.yielding {
 			o.yielding = false
-			w.serve(j)
+			w.gw.serve(j)
 		}
 	}
 }
@@ -142,7 +142,7 @@ func (w *world) evictable(ni, except int32) []int32 {
 	var out []int32
 	for _, j := range w.nodes[ni].insts {
 		o := &w.insts[j]
-		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && o.swappable() {
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && w.swappable(j) {
 			out = append(out, j)
 		}
 	}
@@ -178,14 +178,7 @@ func (w *world) evict(i int32) {
 	in.loaded, in.yielding = false, false
 	w.nodes[in.node].used -= in.spec.MemoryGB
 	w.stats.Evictions++
-	for _, e := range in.queue[in.head:] {
-		if q := &w.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
-			q.cold, q.queued = true, w.now
-			if w.aliases[q.alias].hasCloud {
-				w.at(w.now+w.waitLimit, evColdTimeout, e.req, q.gen)
-			}
-		}
-	}
+	w.gw.evicted(i)
 }
 
 // beginLoad starts loading a lane; its memory counts from now on.
@@ -212,8 +205,8 @@ func (w *world) loadDone(i int32, epoch uint32) {
 	in.loading, in.loaded = false, true
 	in.lastUsed = w.now
 	w.finishLoadSteps(i, true, "")
-	w.serve(i)
-	if in.swappable() || len(w.nodes[in.node].pending) > 0 {
+	w.gw.serve(i)
+	if w.swappable(i) || len(w.nodes[in.node].pending) > 0 {
 		w.becameIdle(i)
 	}
 }
@@ -274,7 +267,7 @@ func (w *world) guardAbort(i int32) {
 	w.stats.note(w.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
 		in.spec.Name, n.name, pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(w.keepWarm(in.node, i))))
 	w.finishLoadSteps(i, false, "the memory guard aborted the load")
-	w.requeue(i, false)
+	w.gw.requeue(i, false)
 }
 
 // restore loads what a node keeps resident when it has the room: its

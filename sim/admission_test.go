@@ -74,12 +74,12 @@ func TestAdmissionEvictsInOrder(t *testing.T) {
 	if got := loaded(); !equal(got, "base", "od-c") {
 		t.Fatalf("after od-c: %v", got)
 	}
-	lane(w, "od-c").serving = 0 // busy
+	w.gw.line(w.instIdx[instKey{"od-c", "n"}]).serving = 0 // busy
 	w.admit(w.instIdx[instKey{"od-d", "n"}])
 	if d := lane(w, "od-d"); !d.pending || d.loading {
 		t.Fatalf("od-d beside a busy od-c: pending %v, loading %v", d.pending, d.loading)
 	}
-	lane(w, "od-c").serving = -1
+	w.gw.line(w.instIdx[instKey{"od-c", "n"}]).serving = -1
 	w.becameIdle(w.instIdx[instKey{"od-c", "n"}])
 	if err := w.run(); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestGuardAbortLatchesUntilStartedByHand(t *testing.T) {
 	w := newWorld(p, sc, Options{Mode: ModeOff})
 	// An operator started the lane by hand, outside poolc.
 	i := w.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
-	w.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
+	w.gw.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

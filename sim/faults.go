@@ -44,7 +44,7 @@ func (w *world) crash(ni int32) {
 // processes are gone, so none is draining or stopping any more.
 func (w *world) empty(ni int32) {
 	for _, i := range w.nodes[ni].insts {
-		w.cutOff(i, false)
+		w.gw.cutOff(i, false)
 		w.unload(i)
 		in := &w.insts[i]
 		if in.draining || in.stopping {
@@ -120,7 +120,7 @@ func (w *world) partition(ni int32, d time.Duration) {
 func (w *world) unreachable(ni int32, was bool, f fault, d time.Duration) {
 	n := &w.nodes[ni]
 	for _, i := range n.insts {
-		w.cutOff(i, false)
+		w.gw.cutOff(i, false)
 	}
 	w.reachabilityChanged(n, was)
 	w.scheduleEnd(ni, f, d)

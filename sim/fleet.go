@@ -25,9 +25,8 @@ type node struct {
 	// fault that was overtaken does nothing.
 	faultGen [3]uint32
 
-	// gwBad is the gateway's belief that the node does not answer, from a
-	// failed request; a health probe clears it once the node answers.
-	gwBad          bool
+	// reachableSince is when it last became reachable, for the
+	// gateway's health probe.
 	reachableSince time.Duration
 
 	// Heartbeats go out at phase + k*heartbeat while the node is
@@ -61,17 +60,11 @@ type inst struct {
 	// draining and stopping lanes take no new requests.
 	draining, stopping bool
 
-	queue   []queued // requests waiting, oldest first, from head
-	head    int
-	waiting int // live requests in queue
-	serving int32
-	// epoch changes when the lane's work is cut off (a fault, a stop), so
-	// service completions scheduled before do nothing; loadEpoch changes
-	// when its load is cancelled, for load completions alike. A load goes
-	// on while the node hangs or is cut off: only a crash or a stop
-	// cancels it.
-	epoch, loadEpoch uint32
-	lastUsed         time.Duration
+	// loadEpoch changes when its load is cancelled, so load completions
+	// scheduled before do nothing. A load goes on while the node hangs or
+	// is cut off: only a crash or a stop cancels it.
+	loadEpoch uint32
+	lastUsed  time.Duration
 	// routed counts the aliases routed here: its priority for eviction.
 	routed int
 	// yielding marks a busy lane a load on its node waits for: it serves
@@ -87,22 +80,6 @@ type inst struct {
 	drainStep *stepRef
 	// forPlan marks a load a plan step asked for, for GBLoadedByPlans.
 	forPlan bool
-}
-
-// queued is a request in a lane's queue; gen tells a stale entry (the
-// request left, its slot was reused) from a live one.
-type queued struct {
-	req int32
-	gen uint32
-}
-
-// idle reports whether the lane serves and holds no request.
-func (in *inst) idle() bool { return in.serving < 0 && in.waiting == 0 }
-
-// swappable reports whether admission may evict the lane now: it is idle,
-// or it yields and has served what it had to.
-func (in *inst) swappable() bool {
-	return in.serving < 0 && (in.waiting == 0 || in.yielding && in.yieldLeft == 0)
 }
 
 // servable reports whether the gateway may send the lane a request.

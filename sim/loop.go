@@ -36,12 +36,11 @@ type loop struct {
 		version, cfg uint64
 		down, warm   string
 	}
-	// demand counts the requests per alias the gateway sees; rates are
-	// the lanes' request rates the last tick read from it, and held the
-	// lanes demand held warm then (controller.Warm).
-	demand *meter
-	rates  map[string]float64
-	held   map[string]bool
+	// rates are the lanes' request rates the last tick read from the
+	// gateway's demand meter, and held the lanes demand held warm then
+	// (controller.Warm).
+	rates map[string]float64
+	held  map[string]bool
 
 	execs    []*execution
 	current  *execution // the change being carried out, or nil
@@ -62,7 +61,6 @@ func newLoop(w *world) *loop {
 			Backoff:             secs(c.BackoffSeconds), MaxBackoff: maxBackoff,
 			PromotePerMinute: c.PromotePerMinute, DemotePerMinute: c.DemotePerMinute,
 		},
-		demand: newMeter(secs(c.DemandWindowSeconds)),
 	}
 	if l.interval <= w.end {
 		w.at(l.interval, evTick, 0, 0)
@@ -129,8 +127,8 @@ func (l *loop) warm() []string {
 	}
 	clear(l.rates)
 	for _, a := range pool.Aliases {
-		if i, ok := w.aliasIdx[a.Name]; ok {
-			l.rates[a.Lane] += l.demand.rate(i, w.now)
+		if i, ok := w.gw.aliasIdx[a.Name]; ok {
+			l.rates[a.Lane] += w.gw.demand.rate(i, w.now)
 		}
 	}
 	warm := controller.Warm(pool, l.rates, l.held, l.settings)
@@ -171,7 +169,7 @@ func (l *loop) apply(d controller.Decision) error {
 		w.cancel(l.current)
 	}
 	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
-	w.setAliases(l.pool)
+	w.gw.setAliases(l.pool)
 	l.current = nil
 	x, err := w.execute(l.plan)
 	if err != nil {

@@ -28,26 +28,11 @@ func (w *world) observe(pool *pools.Pool, down map[string]bool) pools.Fleet {
 		l.Loaded = l.Residency != pools.OnDemand
 		f.Lanes = append(f.Lanes, l)
 	}
-	f.Routes = w.routes()
+	f.Routes = w.gw.routes()
 	f.Prefetched = slices.Clone(w.prefetched)
 	f.Members = slices.Clone(w.members)
 	f.Normalize()
 	return f
-}
-
-// routes is the gateway's route table.
-func (w *world) routes() []pools.Route {
-	var out []pools.Route
-	for _, a := range w.aliases {
-		switch {
-		case a.route == toCloud:
-			out = append(out, pools.Route{Alias: a.name, Lane: pools.Cloud})
-		case a.route >= 0:
-			in := &w.insts[a.route]
-			out = append(out, pools.Route{Alias: a.name, Lane: in.spec.Name, Node: w.nodes[in.node].name, Router: in.spec.Residency == pools.OnDemand})
-		}
-	}
-	return out
 }
 
 // final is the fleet as the hardware has it: every registered lane
@@ -68,7 +53,7 @@ func (w *world) final() pools.Fleet {
 		l.Loaded = in.loaded
 		f.Lanes = append(f.Lanes, l)
 	}
-	f.Routes = w.routes()
+	f.Routes = w.gw.routes()
 	f.Prefetched = slices.Clone(w.prefetched)
 	f.Members = slices.Clone(w.members)
 	f.Normalize()

@@ -40,8 +40,8 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	a := w.instIdx[instKey{"od-a", "n"}]
 	w.insts[a].loaded = true
 	w.nodes[0].used += 30
-	w.reqs = append(w.reqs, request{state: reqServing, inst: a})
-	w.insts[a].serving = int32(len(w.reqs) - 1)
+	w.gw.reqs = append(w.gw.reqs, request{state: reqServing, inst: a})
+	w.gw.line(a).serving = int32(len(w.gw.reqs) - 1)
 	// A plan makes od-c preferred: the step waits for its load.
 	c := w.instIdx[instKey{"od-c", "n"}]
 	spec := w.insts[c].spec
@@ -84,12 +84,12 @@ func TestQueuedRequestsGoToTheFallbackOnAFault(t *testing.T) {
 func TestAColdWaitIsCountedOnce(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 20, "od-b": 20})
 	w := newWorld(p, Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "od-a"}}}.withDefaults(), Options{Mode: ModeOff})
-	r := w.newRequest(0, 0, 1) // its mean work: 2 s
+	r := w.gw.newRequest(0, 0, 1) // its mean work: 2 s
 	w.stats.Requests++
-	w.dispatch(r) // od-a loads for 10 s
+	w.gw.dispatch(r) // od-a loads for 10 s
 	w.now = 5 * time.Second
-	w.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
-	w.requeue(w.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
+	w.gw.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
+	w.gw.requeue(w.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,7 @@ func (w *world) run() error {
 			return err
 		}
 	}
-	for i := range w.reqs {
-		if w.reqs[i].state != reqFree {
-			w.fail(int32(i))
-		}
-	}
+	w.gw.finish()
 	if w.opt.Progress != nil {
 		w.opt.Progress(w.end, w.end)
 	}
@@ -33,15 +29,15 @@ func (w *world) run() error {
 func (w *world) handle(e event) error {
 	switch e.kind {
 	case evArrival:
-		w.arrive(e.a)
+		w.gw.arrive(e.a)
 	case evServiceDone:
-		w.serviceDone(e.a, e.b)
+		w.gw.serviceDone(e.a, e.b)
 	case evLoadDone:
 		w.loadDone(e.a, e.b)
 	case evConnectFailed:
-		w.connectFailed(e.a, e.b)
+		w.gw.connectFailed(e.a, e.b)
 	case evColdTimeout:
-		w.coldTimeout(e.a, e.b)
+		w.gw.coldTimeout(e.a, e.b)
 	case evScenario:
 		return w.scenarioEvent(e.a)
 	case evFaultEnd:

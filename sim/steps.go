@@ -84,9 +84,9 @@ func (w *world) begin(x *execution, ref stepRef) {
 		w.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
-		w.requeue(i, true)
+		w.gw.requeue(i, true)
 		after(secs(plan.DrainSeconds))
-		if in.idle() {
+		if w.idle(i) {
 			after(0)
 		} else {
 			in.drainStep = &ref
@@ -220,7 +220,7 @@ func (w *world) effect(st pools.Step, s *xstep) string {
 			w.version++
 		}
 	case pools.StepRoute:
-		if !w.setRoute(*st.Route) {
+		if !w.gw.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:
@@ -246,7 +246,7 @@ func (w *world) effect(st pools.Step, s *xstep) string {
 // freed, and what waits for room on its node goes on.
 func (w *world) stop(i int32) {
 	in := &w.insts[i]
-	w.cutOff(i, true)
+	w.gw.cutOff(i, true)
 	w.unload(i)
 	// The process is gone, and with it the guard's latch.
 	in.registered, in.stopping, in.latched, in.draining = false, false, false, false

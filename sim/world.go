@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -17,7 +16,7 @@ type world struct {
 	opt Options
 	end time.Duration
 
-	heartbeat, ttl, waitLimit, timeout, slo time.Duration
+	heartbeat, ttl time.Duration
 	// slots is how many heartbeat phases the interval is divided into.
 	slots int
 
@@ -28,13 +27,11 @@ type world struct {
 	cordons []string
 	cfgVer  uint64
 
-	nodes    []node
-	nodeIdx  map[string]int32
-	insts    []inst
-	instIdx  map[instKey]int32
-	byLane   map[string][]int32
-	aliases  []alias
-	aliasIdx map[string]int32
+	nodes   []node
+	nodeIdx map[string]int32
+	insts   []inst
+	instIdx map[instKey]int32
+	byLane  map[string][]int32
 	// prefetched are the weights on each node, sorted; members the pod
 	// pool members as set up.
 	prefetched []pools.Prefetch
@@ -44,10 +41,7 @@ type world struct {
 	// version changes whenever what the controller observes changes.
 	version uint64
 
-	reqs    []request
-	free    []int32
-	sources []source
-
+	gw       *gateway
 	stats    stats
 	ctl      *loop
 	progress time.Duration // next progress report
@@ -57,11 +51,13 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
 		heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds),
-		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
-		slo:     secs(sc.SLO.WaitSeconds),
 		cfg:     pool,
 		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
-		aliasIdx: map[string]int32{}, sizes: map[string]float64{}, slots: max(1, len(pool.Nodes)),
+		sizes: map[string]float64{}, slots: max(1, len(pool.Nodes)),
+	}
+	w.gw = newGateway(&w.clock, &w.stats, w, sc)
+	if opt.Mode != ModeOff {
+		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
 	w.learnSizes(pool)
 	down := map[string]bool{}
@@ -73,7 +69,7 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	for _, n := range pool.Nodes {
 		w.addNode(n, down[n.Name])
 	}
-	w.setAliases(pool)
+	w.gw.setAliases(pool)
 	desired := place.Place(place.Input{Pool: pool, Down: down}).Desired
 	for _, l := range desired.Lanes {
 		i := w.register(l)
@@ -84,23 +80,11 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 		}
 	}
 	for _, r := range desired.Routes {
-		w.setRoute(r)
+		w.gw.setRoute(r)
 	}
 	w.prefetched = slices.Clone(desired.Prefetched)
 	w.members = slices.Clone(desired.Members)
-	nth := map[string]int{}
-	for _, d := range sc.Demand {
-		if _, ok := w.aliasIdx[d.Alias]; !ok {
-			w.aliasIdx[d.Alias] = int32(len(w.aliases))
-			w.aliases = append(w.aliases, alias{name: d.Alias, route: noRoute, absent: true})
-			w.stats.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
-		}
-	}
-	for i, d := range sc.Demand {
-		w.sources = append(w.sources, newSource(d, w.aliasIdx[d.Alias], sc.Seed, nth[d.Alias]))
-		nth[d.Alias]++
-		w.nextArrival(int32(i), 0)
-	}
+	w.gw.addDemand(pool, sc)
 	for i, e := range sc.Events {
 		switch {
 		case e.At == 0 && e.Kind == Crash:
@@ -143,7 +127,7 @@ func (w *world) register(l pools.LaneState) int32 {
 	i, ok := w.instIdx[k]
 	if !ok {
 		i = int32(len(w.insts))
-		w.insts = append(w.insts, inst{spec: l, node: w.nodeIdx[l.Node], serving: -1})
+		w.insts = append(w.insts, inst{spec: l, node: w.nodeIdx[l.Node]})
 		w.instIdx[k] = i
 		w.byLane[l.Name] = insertByNode(w, w.byLane[l.Name], i)
 		n := &w.nodes[w.nodeIdx[l.Node]]
@@ -181,56 +165,4 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// setAliases takes the aliases and their fallbacks from a configuration,
-// keeping the routes of aliases it still declares.
-func (w *world) setAliases(p *pools.Pool) {
-	for _, a := range p.Aliases {
-		i, ok := w.aliasIdx[a.Name]
-		if !ok {
-			i = int32(len(w.aliases))
-			w.aliasIdx[a.Name] = i
-			w.aliases = append(w.aliases, alias{name: a.Name, route: noRoute})
-		}
-		al := &w.aliases[i]
-		al.fallbacks = slices.Clone(a.Fallbacks)
-		al.absent = false
-		al.hasCloud = slices.Contains(a.Fallbacks, pools.Cloud)
-	}
-}
-
-// setRoute points an alias at a lane process, the cloud, or nowhere
-// (r.Lane ""). It reports false when the lane process is not registered.
-func (w *world) setRoute(r pools.Route) bool {
-	i, ok := w.aliasIdx[r.Alias]
-	if !ok {
-		i = int32(len(w.aliases))
-		w.aliasIdx[r.Alias] = i
-		w.aliases = append(w.aliases, alias{name: r.Alias, route: noRoute})
-	}
-	target := noRoute
-	switch r.Lane {
-	case "":
-	case pools.Cloud:
-		target = toCloud
-	default:
-		t, ok := w.instIdx[instKey{r.Lane, r.Node}]
-		if !ok || !w.insts[t].registered {
-			return false
-		}
-		target = t
-	}
-	a := &w.aliases[i]
-	if a.route >= 0 {
-		w.insts[a.route].routed--
-	}
-	a.route = target
-	if target >= 0 {
-		// An alias routed to a draining lane puts it back in service.
-		w.insts[target].routed++
-		w.insts[target].draining = false
-	}
-	w.version++
-	return true
 }
