@@ -28,7 +28,7 @@ const (
 
 // crash stops a node.
 func (w *world) crash(ni int32) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	if !n.up {
 		return
 	}
@@ -36,41 +36,41 @@ func (w *world) crash(ni int32) {
 	n.up, n.hung = false, false
 	n.epoch++
 	n.faultGen[faultHang]++
-	w.empty(ni)
+	w.fleet.empty(ni)
 	w.reachabilityChanged(n, was)
 }
 
 // empty cuts off a node's requests and drops its lanes from memory; the
 // processes are gone, so none is draining or stopping any more.
-func (w *world) empty(ni int32) {
-	for _, i := range w.nodes[ni].insts {
-		w.gw.cutOff(i, false)
-		w.unload(i)
-		in := &w.insts[i]
+func (f *fleet) empty(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		f.gw.cutOff(i, false)
+		f.unload(i)
+		in := &f.insts[i]
 		if in.draining || in.stopping {
 			in.draining, in.stopping = false, false
-			w.version++
+			f.version++
 		}
 	}
-	w.nodes[ni].pending = nil
+	f.nodes[ni].pending = nil
 }
 
 // recover brings a crashed or hung node back, empty, and restores it.
 func (w *world) recover(ni int32) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	if n.up && !n.hung {
 		return
 	}
 	was := n.reachable()
 	if n.up {
 		n.epoch++
-		w.empty(ni)
+		w.fleet.empty(ni)
 	}
 	n.up, n.hung = true, false
 	n.faultGen[faultHang]++
 	w.reachabilityChanged(n, was)
-	w.dropReplaced(ni)
-	w.restore(ni)
+	w.fleet.dropReplaced(ni)
+	w.fleet.restore(ni)
 }
 
 // dropReplaced removes from a node back from a crash the lane processes
@@ -78,18 +78,18 @@ func (w *world) recover(ni int32) {
 // controller replaced them while the node was away. (A node whose hang
 // or partition ends was never emptied: it keeps its processes, and the
 // controller's next plan stops the copies it no longer wants.)
-func (w *world) dropReplaced(ni int32) {
-	for _, i := range w.nodes[ni].insts {
-		in := &w.insts[i]
+func (f *fleet) dropReplaced(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		in := &f.insts[i]
 		if !in.registered || in.routed > 0 {
 			continue
 		}
-		for _, j := range w.byLane[in.spec.Name] {
-			other := &w.insts[j]
-			if j != i && other.registered && !other.stopping && w.nodes[other.node].reachable() {
+		for _, j := range f.byLane[in.spec.Name] {
+			other := &f.insts[j]
+			if j != i && other.registered && !other.stopping && f.nodes[other.node].reachable() {
 				in.registered, in.latched = false, false
-				w.version++
-				w.stats.note(w.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, w.nodes[ni].name, w.nodes[other.node].name, w.nodes[ni].name))
+				f.version++
+				f.stats.note(f.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, f.nodes[ni].name, f.nodes[other.node].name, f.nodes[ni].name))
 				break
 			}
 		}
@@ -98,7 +98,7 @@ func (w *world) dropReplaced(ni int32) {
 
 // hang makes a node stop answering for d (0: until Recover).
 func (w *world) hang(ni int32, d time.Duration) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	if !n.up {
 		return
 	}
@@ -109,7 +109,7 @@ func (w *world) hang(ni int32, d time.Duration) {
 
 // partition cuts a node off the network for d (0: for good).
 func (w *world) partition(ni int32, d time.Duration) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	was := n.reachable()
 	n.partitioned = true
 	w.unreachable(ni, was, faultPartition, d)
@@ -118,7 +118,7 @@ func (w *world) partition(ni int32, d time.Duration) {
 // unreachable cuts off the requests at a node that stopped answering and
 // schedules the fault's end.
 func (w *world) unreachable(ni int32, was bool, f fault, d time.Duration) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	for _, i := range n.insts {
 		w.gw.cutOff(i, false)
 	}
@@ -129,7 +129,7 @@ func (w *world) unreachable(ni int32, was bool, f fault, d time.Duration) {
 // scheduleEnd makes a fault of kind f end after d (0: never), replacing
 // the end of the node's previous fault of that kind.
 func (w *world) scheduleEnd(ni int32, f fault, d time.Duration) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	n.faultGen[f]++
 	if d > 0 {
 		w.at(w.now+d, evFaultEnd, ni, n.faultGen[f]<<2|uint32(f))
@@ -138,7 +138,7 @@ func (w *world) scheduleEnd(ni int32, f fault, d time.Duration) {
 
 // faultEnd ends a fault, unless another of its kind overtook it.
 func (w *world) faultEnd(ni int32, b uint32) {
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	f := fault(b & 3)
 	if n.faultGen[f] != b>>2 {
 		return
@@ -160,7 +160,7 @@ func (w *world) faultEnd(ni int32, b uint32) {
 
 // diskFull makes a node refuse prefetches for d (0: for good).
 func (w *world) diskFull(ni int32, d time.Duration) {
-	w.nodes[ni].diskFull = true
+	w.fleet.nodes[ni].diskFull = true
 	w.scheduleEnd(ni, faultDisk, d)
 }
 

@@ -1,10 +1,64 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"poolc.dev/poolc/pools"
 )
+
+// fleet is the machines and the lane processes on them: what each node
+// holds in memory and admits (admission.go), which processes are
+// registered, loaded, latched by the guard, draining or stopping, and
+// the weights and pod-pool members set up. It asks the gateway to serve,
+// requeue or cut off a lane's requests (queues), and tells the plan steps
+// waiting for a load how it ended (loads).
+type fleet struct {
+	*clock
+	stats *stats
+	gw    queues
+	steps loads
+
+	nodes   []node
+	nodeIdx map[string]int32
+	insts   []inst
+	instIdx map[instKey]int32
+	byLane  map[string][]int32
+	// prefetched are the weights on each node, sorted; members the pod
+	// pool members as set up.
+	prefetched []pools.Prefetch
+	members    []pools.MemberState
+	// sizes are the weights' sizes of every model any configuration
+	// named; serviceSeconds the scenario's mean service time per model.
+	sizes          map[string]float64
+	serviceSeconds map[string]float64
+	// version changes whenever what the controller observes changes.
+	version uint64
+}
+
+// queues is what the fleet asks of the gateway about lane process i's
+// requests.
+type queues interface {
+	busy(i int32) bool
+	waiting(i int32) int
+	serve(i int32)
+	requeue(i int32, toRoute bool)
+	cutOff(i int32, stopped bool)
+	evicted(i int32)
+}
+
+// loads hears how a load a plan step waits for ended.
+type loads interface {
+	loadEnded(ref stepRef, ok bool, why string)
+}
+
+func newFleet(clk *clock, st *stats, steps loads, serviceSeconds map[string]float64) *fleet {
+	return &fleet{
+		clock: clk, stats: st, steps: steps, serviceSeconds: serviceSeconds,
+		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
+		sizes: map[string]float64{},
+	}
+}
 
 // node is one machine as the model has it: memory in use, the lane
 // processes registered on it, its faults, its heartbeats and what the
@@ -90,21 +144,59 @@ func (in *inst) servable() bool {
 // instKey names a lane process: lane and node.
 type instKey struct{ lane, node string }
 
-// alias is the gateway's entry for a public name: where it routes and the
-// fallbacks tried when that cannot serve.
-type alias struct {
-	name string
-	// route is the lane process requests go to, or toCloud, or noRoute.
-	route     int32
-	fallbacks []string
-	hasCloud  bool
-	// absent marks an alias the scenario demands that no configuration
-	// in force has declared: its requests fail.
-	absent bool
+// farPast is a time before any simulation starts.
+const farPast = 1 << 60
+
+// addNode adds a machine to the fleet, up or down, and returns its index.
+func (f *fleet) addNode(spec pools.Node, down bool) int32 {
+	i := int32(len(f.nodes))
+	f.nodeIdx[spec.Name] = i
+	f.nodes = append(f.nodes, node{
+		name: spec.Name, budget: spec.Budget(), up: !down,
+		beating: !down, beatingSince: -farPast, lastBeat: -farPast, seenDown: down,
+	})
+	return i
 }
 
-// Route targets that are not lane processes.
-const (
-	noRoute int32 = -1
-	toCloud int32 = -2
-)
+func (f *fleet) learnSizes(p *pools.Pool) {
+	for _, m := range p.Models {
+		f.sizes[m.Name] = m.SizeGB
+	}
+}
+
+// register records a lane process on its node, or updates the one there.
+func (f *fleet) register(l pools.LaneState) int32 {
+	k := instKey{l.Name, l.Node}
+	l.Args = slices.Clone(l.Args)
+	i, ok := f.instIdx[k]
+	if !ok {
+		i = int32(len(f.insts))
+		f.insts = append(f.insts, inst{spec: l, node: f.nodeIdx[l.Node]})
+		f.instIdx[k] = i
+		f.byLane[l.Name] = insertByNode(f, f.byLane[l.Name], i)
+		n := &f.nodes[f.nodeIdx[l.Node]]
+		n.insts = insertByName(f, n.insts, i)
+	}
+	in := &f.insts[i]
+	in.spec = l
+	in.sizeGB = f.sizes[l.Model]
+	in.serviceSeconds = f.serviceSeconds[l.Model]
+	in.registered, in.latched, in.draining, in.stopping = true, false, false, false
+	f.version++
+	return i
+}
+
+func insertByNode(f *fleet, list []int32, i int32) []int32 {
+	name := f.nodes[f.insts[i].node].name
+	at, _ := slices.BinarySearchFunc(list, name, func(j int32, n string) int {
+		return compareStrings(f.nodes[f.insts[j].node].name, n)
+	})
+	return slices.Insert(list, at, i)
+}
+
+func insertByName(f *fleet, list []int32, i int32) []int32 {
+	at, _ := slices.BinarySearchFunc(list, f.insts[i].spec.Name, func(j int32, n string) int {
+		return compareStrings(f.insts[j].spec.Name, n)
+	})
+	return slices.Insert(list, at, i)
+}

@@ -63,6 +63,7 @@ type gateway struct {
 	clk   *clock
 	st    *stats
 	fleet lanes
+	nodes health
 	end   time.Duration
 	// waitLimit, timeout and slo are the scenario's Gateway and SLO.
 	waitLimit, timeout, slo time.Duration
@@ -80,7 +81,7 @@ type gateway struct {
 }
 
 // lanes is what the gateway asks of the fleet about lane processes (i)
-// and nodes (ni).
+// and their nodes (ni).
 type lanes interface {
 	// processes lists a lane's processes, in node order; lookup finds a
 	// registered one; spec is one's lane as started.
@@ -91,12 +92,6 @@ type lanes interface {
 	// servable: the gateway may send it requests; loaded: it is in memory.
 	servable(i int32) bool
 	loaded(i int32) bool
-	// reachable: requests get through; silent: the node takes the
-	// connection and answers nothing (hung); probed: a health probe has
-	// found it answering again.
-	reachable(ni int32) bool
-	silent(ni int32) bool
-	probed(ni int32) bool
 	// admit asks for the lane's load; ready says whether it may take its
 	// next request, take that it does (returning its model's mean service
 	// seconds, 0 when unset), used that it finished one.
@@ -130,9 +125,9 @@ type queued struct {
 	gen uint32
 }
 
-func newGateway(clk *clock, st *stats, fleet lanes, sc Scenario) *gateway {
+func newGateway(clk *clock, st *stats, fleet lanes, nodes health, sc Scenario) *gateway {
 	return &gateway{
-		clk: clk, st: st, fleet: fleet, end: sc.Duration,
+		clk: clk, st: st, fleet: fleet, nodes: nodes, end: sc.Duration,
 		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
 		slo: secs(sc.SLO.WaitSeconds), aliasIdx: map[string]int32{},
 	}
@@ -155,7 +150,7 @@ func (g *gateway) waiting(i int32) int { return g.line(i).waiting }
 // node answers again clears the mark.
 func (g *gateway) isBad(ni int32) bool {
 	bad := g.badNode(ni)
-	if *bad && g.fleet.probed(ni) {
+	if *bad && g.nodes.probed(ni) {
 		*bad = false
 	}
 	return *bad
@@ -331,9 +326,9 @@ func (g *gateway) dispatch(r int32) {
 		if g.isBad(ni) {
 			continue
 		}
-		if !g.fleet.reachable(ni) {
+		if !g.nodes.reachable(ni) {
 			timeout := connectTimeout
-			if g.fleet.silent(ni) {
+			if g.nodes.silent(ni) {
 				timeout = g.waitLimit
 			}
 			q.state, q.inst = reqConnecting, target
@@ -575,3 +570,22 @@ func (g *gateway) requeue(i int32, toRoute bool) {
 		g.dispatch(e.req)
 	}
 }
+
+// alias is the gateway's entry for a public name: where it routes and the
+// fallbacks tried when that cannot serve.
+type alias struct {
+	name string
+	// route is the lane process requests go to, or toCloud, or noRoute.
+	route     int32
+	fallbacks []string
+	hasCloud  bool
+	// absent marks an alias the scenario demands that no configuration
+	// in force has declared: its requests fail.
+	absent bool
+}
+
+// Route targets that are not lane processes.
+const (
+	noRoute int32 = -1
+	toCloud int32 = -2
+)

@@ -59,8 +59,8 @@ func (w *world) reachabilityChanged(n *node, was bool) {
 func (w *world) downSet() (string, map[string]bool) {
 	var names []string
 	down := map[string]bool{}
-	for i := range w.nodes {
-		n := &w.nodes[i]
+	for i := range w.fleet.nodes {
+		n := &w.fleet.nodes[i]
 		d := w.leaseDown(n)
 		switch {
 		case d && !n.seenDown:
@@ -75,4 +75,28 @@ func (w *world) downSet() (string, map[string]bool) {
 		}
 	}
 	return strings.Join(names, ","), down
+}
+
+// health is what the gateway asks about a node's answers.
+type health interface {
+	// reachable: requests get through; silent: the node takes the
+	// connection and answers nothing (hung); probed: a health probe has
+	// found it answering again.
+	reachable(ni int32) bool
+	silent(ni int32) bool
+	probed(ni int32) bool
+}
+
+var _ health = (*world)(nil)
+
+func (w *world) reachable(ni int32) bool { return w.fleet.nodes[ni].reachable() }
+
+func (w *world) silent(ni int32) bool {
+	n := &w.fleet.nodes[ni]
+	return n.up && n.hung && !n.partitioned
+}
+
+func (w *world) probed(ni int32) bool {
+	n := &w.fleet.nodes[ni]
+	return n.reachable() && w.now >= w.nextBeat(n, n.reachableSince)
 }

@@ -80,16 +80,16 @@ func (l *loop) tick() error {
 	downKey, down := w.downSet()
 	warm := l.warm()
 	warmKey := strings.Join(warm, ",")
-	if !l.made.ok || l.made.version != w.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
+	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
 		pool := w.inForce(warm)
-		current := w.observe(pool, down)
+		current := w.fleet.observe(pool, down, w.gw.routes())
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
 		if err != nil {
 			return fmt.Errorf("planning at %s: %w", w.now, err)
 		}
 		l.plan, l.pool = p, pool
-		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.version, w.cfgVer, downKey, warmKey
+		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.fleet.version, w.cfgVer, downKey, warmKey
 	}
 	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
 	if l.current != nil {

@@ -17,7 +17,7 @@ func (w *world) scenarioEvent(i int32) error {
 	n := int32(-1)
 	if e.Kind != ChangeConfig && e.Kind != SwitchProfile && e.Kind != StartLane {
 		var ok bool
-		if n, ok = w.nodeIdx[e.Node]; !ok {
+		if n, ok = w.fleet.nodeIdx[e.Node]; !ok {
 			if w.opt.AllowAbsent {
 				w.stats.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, w.cfg.Name, e.Node))
 				return nil
@@ -80,10 +80,10 @@ func (w *world) changeConfig(e Event) error {
 	if w.profile != "" && p.Profile(w.profile) == nil {
 		w.profile = ""
 	}
-	w.learnSizes(p)
+	w.fleet.learnSizes(p)
 	for _, n := range p.Nodes {
-		if i, ok := w.nodeIdx[n.Name]; ok {
-			w.nodes[i].budget = n.Budget()
+		if i, ok := w.fleet.nodeIdx[n.Name]; ok {
+			w.fleet.nodes[i].budget = n.Budget()
 		} else {
 			w.addNode(n, false)
 		}
@@ -100,15 +100,15 @@ func (w *world) startLane(e Event) error {
 		return nil
 	}
 	started := 0
-	for _, i := range w.byLane[e.Lane] {
-		in := &w.insts[i]
-		if !in.registered || (e.Node != "" && w.nodes[in.node].name != e.Node) {
+	for _, i := range w.fleet.byLane[e.Lane] {
+		in := &w.fleet.insts[i]
+		if !in.registered || (e.Node != "" && w.fleet.nodes[in.node].name != e.Node) {
 			continue
 		}
 		started++
 		in.latched = false
-		w.version++
-		w.admit(i)
+		w.fleet.version++
+		w.fleet.admit(i)
 	}
 	detail := e.Lane
 	if e.Node != "" {

@@ -26,8 +26,8 @@ func (w *world) begin(x *execution, ref stepRef) {
 		s.fail, s.retryable = why, retryable
 		after(0)
 	}
-	if ni, ok := w.nodeIdx[st.Node]; ok {
-		s.epoch = w.nodes[ni].epoch
+	if ni, ok := w.fleet.nodeIdx[st.Node]; ok {
+		s.epoch = w.fleet.nodes[ni].epoch
 	}
 	switch st.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
@@ -44,57 +44,57 @@ func (w *world) begin(x *execution, ref stepRef) {
 	case pools.StepPrefetch:
 		after(secs(st.Prefetch.SizeGB / w.link(st.Node)))
 	case pools.StepStart:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && w.insts[i].registered {
+		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && w.fleet.insts[i].registered {
 			// Across on-demand the lane starts as it will be beside
 			// itself as it was: the model's one instance takes the new
 			// residency, and the drain and stop of the old are no-ops.
-			if !w.changeResidency(i, *st.Lane, ref) {
+			if !w.fleet.changeResidency(i, *st.Lane, ref) {
 				after(secs(st.Estimate.Seconds))
 			}
 			return
 		}
-		i := w.register(*st.Lane)
+		i := w.fleet.register(*st.Lane)
 		if st.Lane.Residency == pools.OnDemand {
 			// Its first load, when a request comes, is the plan's doing.
-			in := &w.insts[i]
+			in := &w.fleet.insts[i]
 			in.forPlan = !in.loaded && !in.loading
 			after(secs(st.Estimate.Seconds))
 			return
 		}
-		w.waitForLoad(i, ref)
+		w.fleet.waitForLoad(i, ref)
 	case pools.StepResidency:
-		i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.insts[i].registered {
+		i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+		if !ok || !w.fleet.insts[i].registered {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		if !w.changeResidency(i, *st.Lane, ref) {
+		if !w.fleet.changeResidency(i, *st.Lane, ref) {
 			after(secs(st.Estimate.Seconds))
 		}
 	case pools.StepRoute:
 		after(secs(plan.RouteSeconds))
 	case pools.StepDrain:
-		i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.insts[i].registered {
+		i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+		if !ok || !w.fleet.insts[i].registered {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		in := &w.insts[i]
+		in := &w.fleet.insts[i]
 		in.draining = true
-		w.dropPending(i, "the lane was drained while it waited for room to load")
+		w.fleet.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
 		w.gw.requeue(i, true)
 		after(secs(plan.DrainSeconds))
-		if w.idle(i) {
+		if w.fleet.idle(i) {
 			after(0)
 		} else {
 			in.drainStep = &ref
 		}
 	case pools.StepStop:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.insts[i].stopping = true
-			w.version++
+		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			w.fleet.insts[i].stopping = true
+			w.fleet.version++
 		}
 		after(secs(plan.StopSeconds))
 	default:
@@ -105,16 +105,16 @@ func (w *world) begin(x *execution, ref stepRef) {
 // changeResidency gives instance i lane l's residency and reports
 // whether the step waits for its load (the lane now stays loaded); the
 // caller ends the step otherwise.
-func (w *world) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
-	in := &w.insts[i]
+func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
+	in := &f.insts[i]
 	in.spec.Residency = l.Residency
-	w.version++
+	f.version++
 	if l.Residency != pools.OnDemand && !in.loaded {
-		w.waitForLoad(i, ref)
+		f.waitForLoad(i, ref)
 		return true
 	}
-	if len(w.nodes[in.node].pending) > 0 {
-		w.retryPending(in.node) // a downgraded lane may make room
+	if len(f.nodes[in.node].pending) > 0 {
+		f.retryPending(in.node) // a downgraded lane may make room
 	}
 	return false
 }
@@ -124,11 +124,11 @@ func (w *world) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
 // router serving it) while the model's instance already runs it as it
 // will be: the step then changes nothing modelled.
 func (w *world) superseded(st pools.Step) bool {
-	i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-	if !ok || !w.insts[i].registered {
+	i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+	if !ok || !w.fleet.insts[i].registered {
 		return false
 	}
-	return (w.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
+	return (w.fleet.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
 }
 
 // refuses says why the hardware cannot carry out a step now, or "", and
@@ -141,18 +141,18 @@ func (w *world) refuses(s pools.Step) (why string, retryable bool) {
 	default:
 		return "", false
 	}
-	ni, ok := w.nodeIdx[s.Node]
+	ni, ok := w.fleet.nodeIdx[s.Node]
 	if !ok {
 		return fmt.Sprintf("node %s is not in the fleet", s.Node), false
 	}
-	n := &w.nodes[ni]
+	n := &w.fleet.nodes[ni]
 	switch {
 	case !n.reachable():
 		return fmt.Sprintf("node %s does not answer", n.name), true
 	case s.Kind == pools.StepPrefetch && n.diskFull:
 		return fmt.Sprintf("node %s has no room for %s: its disk is full", n.name, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
-		if i, ok := w.instIdx[instKey{s.Lane.Name, s.Node}]; ok && w.insts[i].latched {
+		if i, ok := w.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && w.fleet.insts[i].latched {
 			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, n.name), false
 		}
 	}
@@ -160,34 +160,39 @@ func (w *world) refuses(s pools.Step) (why string, retryable bool) {
 }
 
 // waitForLoad makes a step wait for a lane's load, asking for it.
-func (w *world) waitForLoad(i int32, ref stepRef) {
-	in := &w.insts[i]
+func (f *fleet) waitForLoad(i int32, ref stepRef) {
+	in := &f.insts[i]
 	if in.loaded {
-		w.atStep(w.now, evStepDone, ref)
+		f.atStep(f.now, evStepDone, ref)
 		return
 	}
 	in.onLoad = append(in.onLoad, ref)
 	in.forPlan = !in.loading
-	w.admit(i)
+	f.admit(i)
 	if !in.loaded && !in.loading && !in.pending {
 		// Admission turned it away: the node is down, or the lane is
 		// latched, draining or stopping.
-		w.finishLoadSteps(i, false, "the lane cannot load now")
+		f.finishLoadSteps(i, false, "the lane cannot load now")
 	}
 }
 
 // finishLoadSteps ends the steps waiting for a lane's load.
-func (w *world) finishLoadSteps(i int32, ok bool, why string) {
-	in := &w.insts[i]
+func (f *fleet) finishLoadSteps(i int32, ok bool, why string) {
+	in := &f.insts[i]
 	refs := in.onLoad
 	in.onLoad = nil
 	in.forPlan = false
 	for _, ref := range refs {
-		if s := w.ctl.attempt(ref); !ok && s != nil {
-			s.fail = why
-		}
-		w.atStep(w.now, evStepDone, ref)
+		f.steps.loadEnded(ref, ok, why)
 	}
+}
+
+// loadEnded ends a step that waited for a load: failed (why) unless ok.
+func (w *world) loadEnded(ref stepRef, ok bool, why string) {
+	if s := w.ctl.attempt(ref); !ok && s != nil {
+		s.fail = why
+	}
+	w.atStep(w.now, evStepDone, ref)
 }
 
 // link is the prefetch bandwidth of a node, in GB/s.
@@ -201,8 +206,8 @@ func (w *world) link(node string) float64 {
 // effect makes a step's change in the model when its attempt's time has
 // come, or says why it cannot.
 func (w *world) effect(st pools.Step, s *xstep) string {
-	if ni, ok := w.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
-		if n := &w.nodes[ni]; n.epoch != s.epoch || !n.up {
+	if ni, ok := w.fleet.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
+		if n := &w.fleet.nodes[ni]; n.epoch != s.epoch || !n.up {
 			return fmt.Sprintf("node %s went down during the step", n.name)
 		}
 	}
@@ -211,48 +216,48 @@ func (w *world) effect(st pools.Step, s *xstep) string {
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		if w.nodes[w.nodeIdx[st.Node]].diskFull {
+		if w.fleet.nodes[w.fleet.nodeIdx[st.Node]].diskFull {
 			return fmt.Sprintf("node %s ran out of disk", st.Node)
 		}
-		i, found := slices.BinarySearchFunc(w.prefetched, *st.Prefetch, pools.ComparePrefetch)
+		i, found := slices.BinarySearchFunc(w.fleet.prefetched, *st.Prefetch, pools.ComparePrefetch)
 		if !found {
-			w.prefetched = slices.Insert(w.prefetched, i, *st.Prefetch)
-			w.version++
+			w.fleet.prefetched = slices.Insert(w.fleet.prefetched, i, *st.Prefetch)
+			w.fleet.version++
 		}
 	case pools.StepRoute:
 		if !w.gw.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok && w.insts[i].drainStep != nil {
-			w.insts[i].drainStep = nil
+		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && w.fleet.insts[i].drainStep != nil {
+			w.fleet.insts[i].drainStep = nil
 		}
 	case pools.StepStop:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.stop(i)
+		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			w.fleet.stop(i)
 		}
 	case pools.StepMemberEnsure, pools.StepImageSync, pools.StepMemberRemove:
-		f := pools.Fleet{Members: w.members}
+		f := pools.Fleet{Members: w.fleet.members}
 		if err := f.Apply(st); err != nil {
 			return err.Error()
 		}
-		w.members = f.Members
-		w.version++
+		w.fleet.members = f.Members
+		w.fleet.version++
 	}
 	return ""
 }
 
 // stop ends a lane process: what it still holds is cut off, its memory
 // freed, and what waits for room on its node goes on.
-func (w *world) stop(i int32) {
-	in := &w.insts[i]
-	w.gw.cutOff(i, true)
-	w.unload(i)
+func (f *fleet) stop(i int32) {
+	in := &f.insts[i]
+	f.gw.cutOff(i, true)
+	f.unload(i)
 	// The process is gone, and with it the guard's latch.
 	in.registered, in.stopping, in.latched, in.draining = false, false, false, false
-	w.version++
-	if len(w.nodes[in.node].pending) > 0 {
-		w.retryPending(in.node)
+	f.version++
+	if len(f.nodes[in.node].pending) > 0 {
+		f.retryPending(in.node)
 	}
-	w.restorePreferred(in.node)
+	f.restorePreferred(in.node)
 }
