@@ -39,10 +39,10 @@ func (f *fleet) admit(i int32) {
 	if in.loaded || in.loading || in.pending || in.latched || in.draining || in.stopping || !in.registered {
 		return
 	}
-	n := &f.nodes[in.node]
-	if !n.up {
+	if !f.health.up(in.node) {
 		return
 	}
+	n := &f.nodes[in.node]
 	mem := in.spec.MemoryGB
 	if n.budget-f.keepWarm(in.node, i) < mem-epsilon {
 		f.guardAbort(i)
@@ -291,7 +291,7 @@ func (f *fleet) restorePreferred(ni int32) {
 		if in.spec.Residency != pools.Preferred || in.loaded || in.loading || in.pending || in.latched || in.stopping || !in.registered {
 			continue
 		}
-		if n.up && n.used+in.spec.MemoryGB <= n.budget+epsilon {
+		if f.health.up(ni) && n.used+in.spec.MemoryGB <= n.budget+epsilon {
 			f.beginLoad(i)
 		}
 	}

@@ -83,7 +83,7 @@ func TestTheSimulatorSkipsTheDependentsOfAFailedStep(t *testing.T) {
 		{ID: "route:big", Kind: pools.StepRoute, Route: &pools.Route{Alias: "big", Lane: "big", Node: "n"}, DependsOn: []string{"start:big@n"}},
 		prefetch("far", "other", 5),
 	}
-	x, r := executed(t, steps, func(w *world) { w.diskFull(w.fleet.nodeIdx["n"], 0) })
+	x, r := executed(t, steps, func(w *world) { w.faults.fillDisk(w.fleet.nodeIdx["n"], 0) })
 	want := []schedule.Outcome{schedule.Failed, schedule.Skipped, schedule.Skipped, schedule.Done}
 	for i, o := range want {
 		if res := x.m.Result(i); res.Outcome != o || (o == schedule.Skipped && res.Attempts != 0) {
@@ -118,7 +118,7 @@ func TestTheSimulatorRetriesAsTheRunnerDoes(t *testing.T) {
 		{partition: time.Hour, attempts: 1 + runner.DefaultRetries, outcome: schedule.Failed},
 		{partition: 2 * time.Second, attempts: 3, outcome: schedule.Done}, // retries at 1 s and 3 s
 	} {
-		x, r := executed(t, []pools.Step{prefetch("far", "m", 4)}, func(w *world) { w.partition(w.fleet.nodeIdx["far"], c.partition) })
+		x, r := executed(t, []pools.Step{prefetch("far", "m", 4)}, func(w *world) { w.faults.partition(w.fleet.nodeIdx["far"], c.partition) })
 		res := x.m.Result(0)
 		if res.Attempts != c.attempts || res.Outcome != c.outcome {
 			t.Errorf("partitioned for %s: %s after %d attempts; want %s after %d", c.partition, res.Outcome, res.Attempts, c.outcome, c.attempts)
@@ -172,7 +172,7 @@ func TestTheSimulatorCancelsAsTheRunnerDoes(t *testing.T) {
 	p := onePool(nil)
 	p.Nodes = append(p.Nodes, pools.Node{Name: "far", MemoryGB: 64, Guard: p.Guard})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
-	w.partition(w.fleet.nodeIdx["far"], time.Hour)
+	w.faults.partition(w.fleet.nodeIdx["far"], time.Hour)
 	steps := []pools.Step{
 		prefetch("n", "a", 10),
 		prefetch("n", "b", 10, "prefetch:a@n"),

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -15,9 +16,10 @@ import (
 // waiting for a load how it ended (loads).
 type fleet struct {
 	*clock
-	stats *stats
-	gw    queues
-	steps loads
+	stats  *stats
+	gw     queues
+	steps  loads
+	health nodeHealth
 
 	nodes   []node
 	nodeIdx map[string]int32
@@ -47,6 +49,14 @@ type queues interface {
 	evicted(i int32)
 }
 
+// nodeHealth is what the fleet asks of the faults about node ni: whether
+// it runs (up), answers (reachable), or crashed or hangs (down).
+type nodeHealth interface {
+	up(ni int32) bool
+	reachable(ni int32) bool
+	down(ni int32) bool
+}
+
 // loads hears how a load a plan step waits for ended.
 type loads interface {
 	loadEnded(ref stepRef, ok bool, why string)
@@ -60,9 +70,9 @@ func newFleet(clk *clock, st *stats, steps loads, serviceSeconds map[string]floa
 	}
 }
 
-// node is one machine as the model has it: memory in use, the lane
-// processes registered on it, its faults, its heartbeats and what the
-// gateway thinks of it.
+// node is one machine as the fleet has it: memory in use and the lane
+// processes registered on it (its health is the faults', its heartbeats
+// the leases').
 type node struct {
 	name   string
 	budget float64 // what admission may place: pools.Node.Budget
@@ -70,31 +80,7 @@ type node struct {
 	insts  []int32 // lane processes registered here, in (lane) name order
 	// pending are lanes waiting for room to load, first come first served.
 	pending []int32
-
-	up, hung, partitioned, diskFull bool
-	// epoch changes when the node crashes or comes back empty; work begun
-	// under another epoch is lost.
-	epoch uint32
-	// faultGen changes with every fault of each kind, so the end of a
-	// fault that was overtaken does nothing.
-	faultGen [3]uint32
-
-	// reachableSince is when it last became reachable, for the
-	// gateway's health probe.
-	reachableSince time.Duration
-
-	// Heartbeats go out at phase + k*heartbeat while the node is
-	// reachable, from beatingSince on; lastBeat is the last one that got
-	// through before it stopped. seenDown is the controller's last view.
-	phase        time.Duration
-	beating      bool
-	beatingSince time.Duration
-	lastBeat     time.Duration
-	seenDown     bool
 }
-
-// reachable reports whether requests and heartbeats get through.
-func (n *node) reachable() bool { return n.up && !n.hung && !n.partitioned }
 
 // inst is one lane process on one node: registered by a start step (or
 // the initial fleet) until a stop step removes it. A crash unloads it but
@@ -144,17 +130,11 @@ func (in *inst) servable() bool {
 // instKey names a lane process: lane and node.
 type instKey struct{ lane, node string }
 
-// farPast is a time before any simulation starts.
-const farPast = 1 << 60
-
-// addNode adds a machine to the fleet, up or down, and returns its index.
-func (f *fleet) addNode(spec pools.Node, down bool) int32 {
+// addNode adds a machine to the fleet and returns its index.
+func (f *fleet) addNode(spec pools.Node) int32 {
 	i := int32(len(f.nodes))
 	f.nodeIdx[spec.Name] = i
-	f.nodes = append(f.nodes, node{
-		name: spec.Name, budget: spec.Budget(), up: !down,
-		beating: !down, beatingSince: -farPast, lastBeat: -farPast, seenDown: down,
-	})
+	f.nodes = append(f.nodes, node{name: spec.Name, budget: spec.Budget()})
 	return i
 }
 
@@ -200,3 +180,52 @@ func insertByName(f *fleet, list []int32, i int32) []int32 {
 	})
 	return slices.Insert(list, at, i)
 }
+
+// empty cuts off a node's requests and drops its lanes from memory; the
+// processes are gone, so none is draining or stopping any more.
+func (f *fleet) empty(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		f.gw.cutOff(i, false)
+		f.unload(i)
+		in := &f.insts[i]
+		if in.draining || in.stopping {
+			in.draining, in.stopping = false, false
+			f.version++
+		}
+	}
+	f.nodes[ni].pending = nil
+}
+
+// dropReplaced removes from a node back from a crash the lane processes
+// no alias routes to whose lane runs on another node that answers: the
+// controller replaced them while the node was away. (A node whose hang
+// or partition ends was never emptied: it keeps its processes, and the
+// controller's next plan stops the copies it no longer wants.)
+func (f *fleet) dropReplaced(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		in := &f.insts[i]
+		if !in.registered || in.routed > 0 {
+			continue
+		}
+		for _, j := range f.byLane[in.spec.Name] {
+			other := &f.insts[j]
+			if j != i && other.registered && !other.stopping && f.health.reachable(other.node) {
+				in.registered, in.latched = false, false
+				f.version++
+				f.stats.note(f.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, f.nodes[ni].name, f.nodes[other.node].name, f.nodes[ni].name))
+				break
+			}
+		}
+	}
+}
+
+// cutOff ends the requests at node ni's lane processes: it stopped
+// answering.
+func (f *fleet) cutOff(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		f.gw.cutOff(i, false)
+	}
+}
+
+// name is node ni's name.
+func (f *fleet) name(ni int32) string { return f.nodes[ni].name }

@@ -107,6 +107,16 @@ type lanes interface {
 	routedTo(from, to int32)
 }
 
+// health is what the gateway asks about node ni's answers: whether
+// requests get through (reachable), whether it takes the connection and
+// answers nothing (silent: it hangs), whether a health probe has found it
+// answering again (probed).
+type health interface {
+	reachable(ni int32) bool
+	silent(ni int32) bool
+	probed(ni int32) bool
+}
+
 // line is a lane process's queue at the gateway.
 type line struct {
 	queue   []queued // requests waiting, oldest first, from head

@@ -20,7 +20,7 @@ func (f *fleet) loaded(i int32) bool           { return f.insts[i].loaded }
 
 func (f *fleet) ready(i int32) bool {
 	in := &f.insts[i]
-	return in.loaded && f.nodes[in.node].reachable() && !(in.yielding && in.yieldLeft == 0)
+	return in.loaded && f.health.reachable(in.node) && !(in.yielding && in.yieldLeft == 0)
 }
 
 func (f *fleet) take(i int32) float64 {

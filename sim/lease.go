@@ -12,6 +12,51 @@ import (
 // heartbeat that got through. The heartbeats are computed, not simulated
 // one by one.
 
+// leases is every node's membership lease, as the controller sees it.
+type leases struct {
+	*clock
+	stats          *stats
+	heartbeat, ttl time.Duration
+	// slots is how many heartbeat phases the interval is divided into.
+	slots int
+	nodes []beats
+}
+
+// beats is one node's heartbeats. They go out at phase + k*heartbeat
+// while the node is reachable, from beatingSince on; lastBeat is the last
+// one that got through before it stopped. seenDown is the controller's
+// last view; reachableSince is when it last became reachable, for the
+// gateway's health probe.
+type beats struct {
+	name           string
+	phase          time.Duration
+	beating        bool
+	beatingSince   time.Duration
+	lastBeat       time.Duration
+	seenDown       bool
+	reachableSince time.Duration
+}
+
+// farPast is a time before any simulation starts.
+const farPast = 1 << 60
+
+func newLeases(clk *clock, st *stats, sc Scenario, nodes int) *leases {
+	return &leases{
+		clock: clk, stats: st, slots: max(1, nodes),
+		heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds),
+	}
+}
+
+// add starts the lease of the next node, heartbeating unless it is down;
+// heartbeats are spread over the interval, in node order.
+func (l *leases) add(name string, down bool) {
+	i := len(l.nodes)
+	l.nodes = append(l.nodes, beats{
+		name: name, beating: !down, beatingSince: -farPast, lastBeat: -farPast, seenDown: down,
+		phase: l.heartbeat * time.Duration(i%l.slots) / time.Duration(l.slots),
+	})
+}
+
 // floorDiv divides rounding towards minus infinity.
 func floorDiv(a, b time.Duration) time.Duration {
 	q := a / b
@@ -21,52 +66,62 @@ func floorDiv(a, b time.Duration) time.Duration {
 	return q
 }
 
-// lastHeartbeat is the time of the node's last heartbeat that got through.
-func (w *world) lastHeartbeat(n *node) time.Duration {
+// last is the time of node ni's last heartbeat that got through.
+func (l *leases) last(ni int32) time.Duration {
+	n := &l.nodes[ni]
 	if !n.beating {
 		return n.lastBeat
 	}
-	t := n.phase + floorDiv(w.now-n.phase, w.heartbeat)*w.heartbeat
+	t := n.phase + floorDiv(l.now-n.phase, l.heartbeat)*l.heartbeat
 	if t < n.beatingSince {
 		return n.lastBeat
 	}
 	return t
 }
 
-// nextBeat is the node's first heartbeat (or health probe) at or after t.
-func (w *world) nextBeat(n *node, t time.Duration) time.Duration {
-	return n.phase - floorDiv(n.phase-t, w.heartbeat)*w.heartbeat
+// nextBeat is node ni's first heartbeat (or health probe) at or after t.
+func (l *leases) nextBeat(ni int32, t time.Duration) time.Duration {
+	n := &l.nodes[ni]
+	return n.phase - floorDiv(n.phase-t, l.heartbeat)*l.heartbeat
 }
 
-// leaseDown reports whether the node's lease has lapsed.
-func (w *world) leaseDown(n *node) bool { return w.now-w.lastHeartbeat(n) > w.ttl }
+// probed reports whether a health probe has reached node ni since it
+// last became reachable.
+func (l *leases) probed(ni int32) bool {
+	return l.now >= l.nextBeat(ni, l.nodes[ni].reachableSince)
+}
 
-// reachabilityChanged starts or stops a node's heartbeats after a fault
-// changed whether it is reachable.
-func (w *world) reachabilityChanged(n *node, was bool) {
-	switch now := n.reachable(); {
+// lapsed reports whether node ni's lease has lapsed.
+func (l *leases) lapsed(ni int32) bool { return l.now-l.last(ni) > l.ttl }
+
+// changed starts or stops node ni's heartbeats after a fault changed
+// whether it is reachable.
+func (l *leases) changed(ni int32, was, now bool) {
+	n := &l.nodes[ni]
+	switch {
 	case was && !now:
-		n.lastBeat = w.lastHeartbeat(n)
+		n.lastBeat = l.last(ni)
 		n.beating = false
 	case !was && now:
-		n.beating, n.beatingSince, n.reachableSince = true, w.now, w.now
+		n.beating, n.beatingSince, n.reachableSince = true, l.now, l.now
 	}
 }
 
 // downSet returns the nodes whose lease has lapsed, as a key naming them
 // and a set, and notes in the timeline the leases that lapsed or came
 // back since the controller last looked.
-func (w *world) downSet() (string, map[string]bool) {
+func (l *leases) downSet() (string, map[string]bool) {
 	var names []string
 	down := map[string]bool{}
-	for i := range w.fleet.nodes {
-		n := &w.fleet.nodes[i]
-		d := w.leaseDown(n)
+	for i := range l.nodes {
+		ni := int32(i)
+		n := &l.nodes[i]
+		d := l.lapsed(ni)
 		switch {
 		case d && !n.seenDown:
-			w.stats.note(w.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, w.lastHeartbeat(n)))
+			l.stats.note(l.now, "lease-expired", fmt.Sprintf("%s: no heartbeat since %s", n.name, l.last(ni)))
 		case !d && n.seenDown:
-			w.stats.note(w.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, w.lastHeartbeat(n)))
+			l.stats.note(l.now, "lease-renewed", fmt.Sprintf("%s: heartbeat at %s", n.name, l.last(ni)))
 		}
 		n.seenDown = d
 		if d {
@@ -75,28 +130,4 @@ func (w *world) downSet() (string, map[string]bool) {
 		}
 	}
 	return strings.Join(names, ","), down
-}
-
-// health is what the gateway asks about a node's answers.
-type health interface {
-	// reachable: requests get through; silent: the node takes the
-	// connection and answers nothing (hung); probed: a health probe has
-	// found it answering again.
-	reachable(ni int32) bool
-	silent(ni int32) bool
-	probed(ni int32) bool
-}
-
-var _ health = (*world)(nil)
-
-func (w *world) reachable(ni int32) bool { return w.fleet.nodes[ni].reachable() }
-
-func (w *world) silent(ni int32) bool {
-	n := &w.fleet.nodes[ni]
-	return n.up && n.hung && !n.partitioned
-}
-
-func (w *world) probed(ni int32) bool {
-	n := &w.fleet.nodes[ni]
-	return n.reachable() && w.now >= w.nextBeat(n, n.reachableSince)
 }

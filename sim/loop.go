@@ -77,7 +77,7 @@ func (l *loop) tick() error {
 	if next := w.now + l.interval; next <= w.end {
 		w.at(next, evTick, 0, 0)
 	}
-	downKey, down := w.downSet()
+	downKey, down := w.leases.downSet()
 	warm := l.warm()
 	warmKey := strings.Join(warm, ",")
 	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {

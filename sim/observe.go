@@ -42,8 +42,7 @@ func (f *fleet) observe(pool *pools.Pool, down map[string]bool, routes []pools.R
 func (f *fleet) final(routes []pools.Route) pools.Fleet {
 	var out pools.Fleet
 	for i := range f.nodes {
-		n := &f.nodes[i]
-		out.Nodes = append(out.Nodes, pools.NodeState{Name: n.name, Down: !n.up || n.hung})
+		out.Nodes = append(out.Nodes, pools.NodeState{Name: f.nodes[i].name, Down: f.health.down(int32(i))})
 	}
 	for i := range f.insts {
 		in := &f.insts[i]

@@ -28,19 +28,19 @@ func (w *world) scenarioEvent(i int32) error {
 	switch e.Kind {
 	case Crash:
 		w.stats.note(w.now, "node-crash", e.Node)
-		w.crash(n)
+		w.faults.crash(n)
 	case Recover:
 		w.stats.note(w.now, "node-recover", e.Node)
-		w.recover(n)
+		w.faults.recover(n)
 	case Hang:
 		w.stats.note(w.now, "node-hang", faultDetail(e))
-		w.hang(n, e.Duration)
+		w.faults.hang(n, e.Duration)
 	case Partition:
 		w.stats.note(w.now, "node-partition", faultDetail(e))
-		w.partition(n, e.Duration)
+		w.faults.partition(n, e.Duration)
 	case DiskFull:
 		w.stats.note(w.now, "disk-full", faultDetail(e))
-		w.diskFull(n, e.Duration)
+		w.faults.fillDisk(n, e.Duration)
 	case Cordon, Uncordon:
 		w.stats.note(w.now, string(e.Kind), e.Node)
 		w.cordons = slices.DeleteFunc(w.cordons, func(c string) bool { return c == e.Node })

@@ -53,7 +53,7 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	if !w.fleet.insts[c].pending {
 		t.Fatal("od-c does not wait for room")
 	}
-	w.crash(0)
+	w.faults.crash(0)
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

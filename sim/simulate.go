@@ -41,7 +41,7 @@ func (w *world) handle(e event) error {
 	case evScenario:
 		return w.scenarioEvent(e.a)
 	case evFaultEnd:
-		w.faultEnd(e.a, e.b)
+		w.faults.end(e.a, e.b)
 	case evTick:
 		return w.ctl.tick()
 	case evStepDone:

@@ -27,7 +27,7 @@ func (w *world) begin(x *execution, ref stepRef) {
 		after(0)
 	}
 	if ni, ok := w.fleet.nodeIdx[st.Node]; ok {
-		s.epoch = w.fleet.nodes[ni].epoch
+		s.epoch = w.faults.epoch(ni)
 	}
 	switch st.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
@@ -145,15 +145,14 @@ func (w *world) refuses(s pools.Step) (why string, retryable bool) {
 	if !ok {
 		return fmt.Sprintf("node %s is not in the fleet", s.Node), false
 	}
-	n := &w.fleet.nodes[ni]
 	switch {
-	case !n.reachable():
-		return fmt.Sprintf("node %s does not answer", n.name), true
-	case s.Kind == pools.StepPrefetch && n.diskFull:
-		return fmt.Sprintf("node %s has no room for %s: its disk is full", n.name, s.Prefetch.Model), false
+	case !w.faults.reachable(ni):
+		return fmt.Sprintf("node %s does not answer", s.Node), true
+	case s.Kind == pools.StepPrefetch && w.faults.full(ni):
+		return fmt.Sprintf("node %s has no room for %s: its disk is full", s.Node, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
 		if i, ok := w.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && w.fleet.insts[i].latched {
-			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, n.name), false
+			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, s.Node), false
 		}
 	}
 	return "", false
@@ -207,8 +206,8 @@ func (w *world) link(node string) float64 {
 // come, or says why it cannot.
 func (w *world) effect(st pools.Step, s *xstep) string {
 	if ni, ok := w.fleet.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
-		if n := &w.fleet.nodes[ni]; n.epoch != s.epoch || !n.up {
-			return fmt.Sprintf("node %s went down during the step", n.name)
+		if w.faults.epoch(ni) != s.epoch || !w.faults.up(ni) {
+			return fmt.Sprintf("node %s went down during the step", st.Node)
 		}
 	}
 	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
@@ -216,7 +215,7 @@ func (w *world) effect(st pools.Step, s *xstep) string {
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		if w.fleet.nodes[w.fleet.nodeIdx[st.Node]].diskFull {
+		if w.faults.full(w.fleet.nodeIdx[st.Node]) {
 			return fmt.Sprintf("node %s ran out of disk", st.Node)
 		}
 		i, found := slices.BinarySearchFunc(w.fleet.prefetched, *st.Prefetch, pools.ComparePrefetch)

@@ -18,10 +18,6 @@ type world struct {
 	opt Options
 	end time.Duration
 
-	heartbeat, ttl time.Duration
-	// slots is how many heartbeat phases the interval is divided into.
-	slots int
-
 	// cfg is the configuration in force; profile (when set) and cordons
 	// are the operator's changes to it; cfgVer counts changes of the three.
 	cfg     *pools.Pool
@@ -31,6 +27,8 @@ type world struct {
 
 	fleet    *fleet
 	gw       *gateway
+	faults   *faults
+	leases   *leases
 	stats    stats
 	ctl      *loop
 	progress time.Duration // next progress report
@@ -39,12 +37,13 @@ type world struct {
 func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
-		heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds),
-		cfg: pool, slots: max(1, len(pool.Nodes)),
+		cfg: pool,
 	}
 	w.fleet = newFleet(&w.clock, &w.stats, w, sc.ModelServiceSeconds)
-	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w, sc)
-	w.fleet.gw = w.gw
+	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
+	w.faults = newFaults(&w.clock, &w.stats, w.fleet, w.leases)
+	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w.faults, sc)
+	w.fleet.gw, w.fleet.health = w.gw, w.faults
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
@@ -89,11 +88,12 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	return w
 }
 
-// addNode adds a machine to the fleet, up (heartbeating) or down; its
-// heartbeats are spread over the interval, in node order.
+// addNode adds a machine to the fleet, the faults and the leases, up
+// (heartbeating) or down.
 func (w *world) addNode(spec pools.Node, down bool) {
-	i := w.fleet.addNode(spec, down)
-	w.fleet.nodes[i].phase = w.heartbeat * time.Duration(int(i)%w.slots) / time.Duration(w.slots)
+	w.fleet.addNode(spec)
+	w.faults.add(down)
+	w.leases.add(spec.Name, down)
 }
 
 func compareStrings(a, b string) int {
