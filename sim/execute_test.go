@@ -27,7 +27,7 @@ func executed(t *testing.T, steps []pools.Step, prepare func(w *world)) (*execut
 			steps[i].DependsOn = []string{}
 		}
 	}
-	x, err := w.execute(&pools.Plan{Pool: p.Name, Steps: steps})
+	x, err := w.exec.execute(&pools.Plan{Pool: p.Name, Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestTheSimulatorCancelsAsTheRunnerDoes(t *testing.T) {
 		prefetch("n", "b", 10, "prefetch:a@n"),
 		prefetch("far", "c", 10), // fails, retryably, and waits to be tried again
 	}
-	x, err := w.execute(&pools.Plan{Pool: p.Name, Steps: steps})
+	x, err := w.exec.execute(&pools.Plan{Pool: p.Name, Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestTheSimulatorCancelsAsTheRunnerDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.cancel(x)
+	w.exec.cancel(x)
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

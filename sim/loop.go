@@ -42,7 +42,6 @@ type loop struct {
 	rates map[string]float64
 	held  map[string]bool
 
-	execs    []*execution
 	current  *execution // the change being carried out, or nil
 	lastCode controller.Code
 }
@@ -166,12 +165,12 @@ func (l *loop) apply(d controller.Decision) error {
 	if d.Code == controller.Preempt {
 		w.stats.note(w.now, "preempt", "the change in progress stops taking new steps")
 		l.current.preempted = true
-		w.cancel(l.current)
+		w.exec.cancel(l.current)
 	}
 	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
 	w.gw.setAliases(l.pool)
 	l.current = nil
-	x, err := w.execute(l.plan)
+	x, err := w.exec.execute(l.plan)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	c := w.fleet.instIdx[instKey{"od-c", "n"}]
 	spec := w.fleet.insts[c].spec
 	spec.Residency = pools.Preferred
-	x, err := w.execute(&pools.Plan{Steps: []pools.Step{{ID: "residency:od-c@n", Kind: pools.StepResidency, Node: "n", Lane: &spec, DependsOn: []string{}}}})
+	x, err := w.exec.execute(&pools.Plan{Steps: []pools.Step{{ID: "residency:od-c@n", Kind: pools.StepResidency, Node: "n", Lane: &spec, DependsOn: []string{}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestTheLatchGoesWithTheProcess(t *testing.T) {
 	}
 	w.fleet.stop(i)
 	st := pools.Step{Kind: pools.StepStart, Node: "n", Lane: &pools.LaneState{Name: "od-e", Node: "n"}}
-	if why, _ := w.refuses(st); why != "" {
+	if why, _ := w.exec.act.refuses(st); why != "" {
 		t.Errorf("a start after the latched process stopped is refused: %s", why)
 	}
 }

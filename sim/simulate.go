@@ -45,11 +45,11 @@ func (w *world) handle(e event) error {
 	case evTick:
 		return w.ctl.tick()
 	case evStepDone:
-		w.attemptEnded(stepRef{e.a, e.b, e.c})
+		w.exec.attemptEnded(stepRef{e.a, e.b, e.c})
 	case evStepTimeout:
-		w.attemptTimedOut(stepRef{e.a, e.b, e.c})
+		w.exec.attemptTimedOut(stepRef{e.a, e.b, e.c})
 	case evStepWake:
-		w.wake(e.a)
+		w.exec.wake(e.a)
 	}
 	return nil
 }

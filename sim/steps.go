@@ -16,85 +16,96 @@ import (
 // the way (its node crashed, the guard aborted the load) ends failed; the
 // runner's schedule (execute.go) decides what follows.
 
+// actuator is what plan steps do to the modelled hardware: the fleet's
+// lane processes and weights, the gateway's routes, as the nodes' health
+// allows.
+type actuator struct {
+	*clock
+	links  Links
+	fleet  *fleet
+	gw     *gateway
+	faults *faults
+}
+
 // begin starts the work of an attempt of a step; w.attemptEnded ends it
 // when its time comes.
-func (w *world) begin(x *execution, ref stepRef) {
+func (a *actuator) begin(x *execution, ref stepRef) {
 	s := &x.steps[ref.step]
 	st := x.plan.Steps[ref.step]
-	after := func(d time.Duration) { w.atStep(w.now+d, evStepDone, ref) }
+	after := func(d time.Duration) { a.atStep(a.now+d, evStepDone, ref) }
 	failNow := func(why string, retryable bool) {
 		s.fail, s.retryable = why, retryable
 		after(0)
 	}
-	if ni, ok := w.fleet.nodeIdx[st.Node]; ok {
-		s.epoch = w.faults.epoch(ni)
+	if ni, ok := a.fleet.nodeIdx[st.Node]; ok {
+		s.epoch = a.faults.epoch(ni)
 	}
 	switch st.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
-		if why, retryable := w.refuses(st); why != "" {
+		if why, retryable := a.refuses(st); why != "" {
 			failNow(why, retryable)
 			return
 		}
 	}
-	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && a.superseded(st) {
 		after(0)
 		return
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		after(secs(st.Prefetch.SizeGB / w.link(st.Node)))
+		after(secs(st.Prefetch.SizeGB / a.link(st.Node)))
 	case pools.StepStart:
-		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && w.fleet.insts[i].registered {
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && a.fleet.insts[i].registered {
 			// Across on-demand the lane starts as it will be beside
 			// itself as it was: the model's one instance takes the new
 			// residency, and the drain and stop of the old are no-ops.
-			if !w.fleet.changeResidency(i, *st.Lane, ref) {
+			if !a.fleet.changeResidency(i, *st.Lane, ref) {
 				after(secs(st.Estimate.Seconds))
 			}
 			return
 		}
-		i := w.fleet.register(*st.Lane)
+		i := a.fleet.register(*st.Lane)
 		if st.Lane.Residency == pools.OnDemand {
 			// Its first load, when a request comes, is the plan's doing.
-			in := &w.fleet.insts[i]
+			in := &a.fleet.insts[i]
 			in.forPlan = !in.loaded && !in.loading
 			after(secs(st.Estimate.Seconds))
 			return
 		}
-		w.fleet.waitForLoad(i, ref)
+		a.fleet.waitForLoad(i, ref)
 	case pools.StepResidency:
-		i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.fleet.insts[i].registered {
+		i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+		if !ok || !a.fleet.insts[i].registered {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		if !w.fleet.changeResidency(i, *st.Lane, ref) {
+		if !a.fleet.changeResidency(i, *st.Lane, ref) {
 			after(secs(st.Estimate.Seconds))
 		}
 	case pools.StepRoute:
 		after(secs(plan.RouteSeconds))
 	case pools.StepDrain:
-		i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.fleet.insts[i].registered {
+		i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+		if !ok || !a.fleet.insts[i].registered {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		in := &w.fleet.insts[i]
+		in := &a.fleet.insts[i]
 		in.draining = true
-		w.fleet.dropPending(i, "the lane was drained while it waited for room to load")
+		a.fleet.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
-		w.gw.requeue(i, true)
+		a.gw.requeue(i, true)
 		after(secs(plan.DrainSeconds))
-		if w.fleet.idle(i) {
+		if a.fleet.idle(i) {
 			after(0)
 		} else {
 			in.drainStep = &ref
 		}
 	case pools.StepStop:
-		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.fleet.insts[i].stopping = true
-			w.fleet.version++
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			a.fleet.insts[i].stopping = true
+			a.fleet.version++
 		}
 		after(secs(plan.StopSeconds))
 	default:
@@ -123,35 +134,35 @@ func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
 // before its residency crossed on-demand (its own process, or its node's
 // router serving it) while the model's instance already runs it as it
 // will be: the step then changes nothing modelled.
-func (w *world) superseded(st pools.Step) bool {
-	i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-	if !ok || !w.fleet.insts[i].registered {
+func (a *actuator) superseded(st pools.Step) bool {
+	i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
+	if !ok || !a.fleet.insts[i].registered {
 		return false
 	}
-	return (w.fleet.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
+	return (a.fleet.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
 }
 
 // refuses says why the hardware cannot carry out a step now, or "", and
 // whether trying again may succeed: a node that does not answer may
 // answer later, as an actuator's connection that times out is worth
 // retrying.
-func (w *world) refuses(s pools.Step) (why string, retryable bool) {
+func (a *actuator) refuses(s pools.Step) (why string, retryable bool) {
 	switch s.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
 	default:
 		return "", false
 	}
-	ni, ok := w.fleet.nodeIdx[s.Node]
+	ni, ok := a.fleet.nodeIdx[s.Node]
 	if !ok {
 		return fmt.Sprintf("node %s is not in the fleet", s.Node), false
 	}
 	switch {
-	case !w.faults.reachable(ni):
+	case !a.faults.reachable(ni):
 		return fmt.Sprintf("node %s does not answer", s.Node), true
-	case s.Kind == pools.StepPrefetch && w.faults.full(ni):
+	case s.Kind == pools.StepPrefetch && a.faults.full(ni):
 		return fmt.Sprintf("node %s has no room for %s: its disk is full", s.Node, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
-		if i, ok := w.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && w.fleet.insts[i].latched {
+		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.fleet.insts[i].latched {
 			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, s.Node), false
 		}
 	}
@@ -186,62 +197,54 @@ func (f *fleet) finishLoadSteps(i int32, ok bool, why string) {
 	}
 }
 
-// loadEnded ends a step that waited for a load: failed (why) unless ok.
-func (w *world) loadEnded(ref stepRef, ok bool, why string) {
-	if s := w.ctl.attempt(ref); !ok && s != nil {
-		s.fail = why
-	}
-	w.atStep(w.now, evStepDone, ref)
-}
-
 // link is the prefetch bandwidth of a node, in GB/s.
-func (w *world) link(node string) float64 {
-	if gbps, ok := w.sc.Links.PerNode[node]; ok {
+func (a *actuator) link(node string) float64 {
+	if gbps, ok := a.links.PerNode[node]; ok {
 		return gbps
 	}
-	return w.sc.Links.DefaultGBps
+	return a.links.DefaultGBps
 }
 
 // effect makes a step's change in the model when its attempt's time has
 // come, or says why it cannot.
-func (w *world) effect(st pools.Step, s *xstep) string {
-	if ni, ok := w.fleet.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
-		if w.faults.epoch(ni) != s.epoch || !w.faults.up(ni) {
+func (a *actuator) effect(st pools.Step, s *xstep) string {
+	if ni, ok := a.fleet.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
+		if a.faults.epoch(ni) != s.epoch || !a.faults.up(ni) {
 			return fmt.Sprintf("node %s went down during the step", st.Node)
 		}
 	}
-	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && a.superseded(st) {
 		return ""
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		if w.faults.full(w.fleet.nodeIdx[st.Node]) {
+		if a.faults.full(a.fleet.nodeIdx[st.Node]) {
 			return fmt.Sprintf("node %s ran out of disk", st.Node)
 		}
-		i, found := slices.BinarySearchFunc(w.fleet.prefetched, *st.Prefetch, pools.ComparePrefetch)
+		i, found := slices.BinarySearchFunc(a.fleet.prefetched, *st.Prefetch, pools.ComparePrefetch)
 		if !found {
-			w.fleet.prefetched = slices.Insert(w.fleet.prefetched, i, *st.Prefetch)
-			w.fleet.version++
+			a.fleet.prefetched = slices.Insert(a.fleet.prefetched, i, *st.Prefetch)
+			a.fleet.version++
 		}
 	case pools.StepRoute:
-		if !w.gw.setRoute(*st.Route) {
+		if !a.gw.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:
-		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && w.fleet.insts[i].drainStep != nil {
-			w.fleet.insts[i].drainStep = nil
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && a.fleet.insts[i].drainStep != nil {
+			a.fleet.insts[i].drainStep = nil
 		}
 	case pools.StepStop:
-		if i, ok := w.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.fleet.stop(i)
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			a.fleet.stop(i)
 		}
 	case pools.StepMemberEnsure, pools.StepImageSync, pools.StepMemberRemove:
-		f := pools.Fleet{Members: w.fleet.members}
+		f := pools.Fleet{Members: a.fleet.members}
 		if err := f.Apply(st); err != nil {
 			return err.Error()
 		}
-		w.fleet.members = f.Members
-		w.fleet.version++
+		a.fleet.members = f.Members
+		a.fleet.version++
 	}
 	return ""
 }

@@ -29,6 +29,7 @@ type world struct {
 	gw       *gateway
 	faults   *faults
 	leases   *leases
+	exec     *executor
 	stats    stats
 	ctl      *loop
 	progress time.Duration // next progress report
@@ -39,11 +40,13 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 		sc: sc, opt: opt, end: sc.Duration,
 		cfg: pool,
 	}
-	w.fleet = newFleet(&w.clock, &w.stats, w, sc.ModelServiceSeconds)
+	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
+	w.fleet = newFleet(&w.clock, &w.stats, w.exec, sc.ModelServiceSeconds)
 	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
 	w.faults = newFaults(&w.clock, &w.stats, w.fleet, w.leases)
 	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w.faults, sc)
 	w.fleet.gw, w.fleet.health = w.gw, w.faults
+	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, gw: w.gw, faults: w.faults}
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
@@ -84,6 +87,7 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	}
 	if opt.Mode != ModeOff {
 		w.ctl = newLoop(w)
+		w.exec.finished = w.ctl.finished
 	}
 	return w
 }
