@@ -144,6 +144,21 @@ func (f *fleet) learnSizes(p *pools.Pool) {
 	}
 }
 
+// boot sets the fleet up as placed: its lanes registered, the keep-warm
+// and preferred ones loaded, its weights and pod-pool members.
+func (f *fleet) boot(desired pools.Fleet) {
+	for _, l := range desired.Lanes {
+		i := f.register(l)
+		if l.Residency != pools.OnDemand {
+			in := &f.insts[i]
+			in.loaded = true
+			f.nodes[in.node].used += l.MemoryGB
+		}
+	}
+	f.prefetched = slices.Clone(desired.Prefetched)
+	f.members = slices.Clone(desired.Members)
+}
+
 // register records a lane process on its node, or updates the one there.
 func (f *fleet) register(l pools.LaneState) int32 {
 	k := instKey{l.Name, l.Node}

@@ -79,8 +79,8 @@ func (l *loop) tick() error {
 	downKey, down := w.leases.downSet()
 	warm := l.warm()
 	warmKey := strings.Join(warm, ",")
-	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
-		pool := w.inForce(warm)
+	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.op.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
+		pool := w.op.inForce(warm)
 		current := w.fleet.observe(pool, down, w.gw.routes())
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
@@ -88,7 +88,7 @@ func (l *loop) tick() error {
 			return fmt.Errorf("planning at %s: %w", w.now, err)
 		}
 		l.plan, l.pool = p, pool
-		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.fleet.version, w.cfgVer, downKey, warmKey
+		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.fleet.version, w.op.cfgVer, downKey, warmKey
 	}
 	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
 	if l.current != nil {
@@ -120,7 +120,7 @@ func (l *loop) tick() error {
 // answer for the next tick.
 func (l *loop) warm() []string {
 	w := l.w
-	pool := w.inForce(nil)
+	pool := w.op.inForce(nil)
 	if l.rates == nil {
 		l.rates, l.held = map[string]float64{}, map[string]bool{}
 	}

@@ -39,7 +39,7 @@ func (w *world) handle(e event) error {
 	case evColdTimeout:
 		w.gw.coldTimeout(e.a, e.b)
 	case evScenario:
-		return w.scenarioEvent(e.a)
+		return w.op.event(w.sc.Events[e.a])
 	case evFaultEnd:
 		w.faults.end(e.a, e.b)
 	case evTick:

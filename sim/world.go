@@ -1,35 +1,30 @@
 package sim
 
 import (
-	"slices"
 	"time"
 
 	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/pools"
 )
 
-// world is one simulation: the event loop over the clock, the
-// components that own the model's state — the fleet (nodes, lane
-// processes, admission), the gateway (aliases, requests), the faults and
-// leases, the stats — the configuration in force and the controller loop.
+// world is one simulation: the event loop (simulate.go) over the clock,
+// handing each event to the component that owns what it changes — the
+// fleet (nodes, lane processes, admission), the gateway (aliases,
+// requests, queues), the faults and the leases, the operator (the
+// configuration in force), the executor and its actuator (plans carried
+// out), the controller loop — and the stats they all report to.
 type world struct {
 	clock
 	sc  Scenario
 	opt Options
 	end time.Duration
 
-	// cfg is the configuration in force; profile (when set) and cordons
-	// are the operator's changes to it; cfgVer counts changes of the three.
-	cfg     *pools.Pool
-	profile string
-	cordons []string
-	cfgVer  uint64
-
 	fleet    *fleet
 	gw       *gateway
 	faults   *faults
 	leases   *leases
 	exec     *executor
+	op       *operator
 	stats    stats
 	ctl      *loop
 	progress time.Duration // next progress report
@@ -38,7 +33,6 @@ type world struct {
 func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
-		cfg: pool,
 	}
 	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
 	w.fleet = newFleet(&w.clock, &w.stats, w.exec, sc.ModelServiceSeconds)
@@ -46,12 +40,15 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w.faults = newFaults(&w.clock, &w.stats, w.fleet, w.leases)
 	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w.faults, sc)
 	w.fleet.gw, w.fleet.health = w.gw, w.faults
+	w.op = &operator{
+		clock: &w.clock, stats: &w.stats, fleet: w.fleet, faults: w.faults, join: w.addNode,
+		cfg: pool, allowAbsent: opt.AllowAbsent, loadConfig: opt.LoadConfig,
+	}
 	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, gw: w.gw, faults: w.faults}
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
-	f := w.fleet
-	f.learnSizes(pool)
+	w.fleet.learnSizes(pool)
 	down := map[string]bool{}
 	for _, e := range sc.Events {
 		if e.At == 0 && e.Kind == Crash {
@@ -63,19 +60,10 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	}
 	w.gw.setAliases(pool)
 	desired := place.Place(place.Input{Pool: pool, Down: down}).Desired
-	for _, l := range desired.Lanes {
-		i := f.register(l)
-		if l.Residency != pools.OnDemand {
-			in := &f.insts[i]
-			in.loaded = true
-			f.nodes[in.node].used += l.MemoryGB
-		}
-	}
+	w.fleet.boot(desired)
 	for _, r := range desired.Routes {
 		w.gw.setRoute(r)
 	}
-	f.prefetched = slices.Clone(desired.Prefetched)
-	f.members = slices.Clone(desired.Members)
 	w.gw.addDemand(pool, sc)
 	for i, e := range sc.Events {
 		switch {
