@@ -27,7 +27,7 @@ type actuator struct {
 	faults *faults
 }
 
-// begin starts the work of an attempt of a step; w.attemptEnded ends it
+// begin starts the work of an attempt of a step; the executor ends it
 // when its time comes.
 func (a *actuator) begin(x *execution, ref stepRef) {
 	s := &x.steps[ref.step]
@@ -55,7 +55,7 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 	case pools.StepPrefetch:
 		after(secs(st.Prefetch.SizeGB / a.link(st.Node)))
 	case pools.StepStart:
-		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && a.fleet.insts[i].registered {
+		if i, ok := a.fleet.lookup(st.Lane.Name, st.Node); ok && st.From != "" {
 			// Across on-demand the lane starts as it will be beside
 			// itself as it was: the model's one instance takes the new
 			// residency, and the drain and stop of the old are no-ops.
@@ -74,8 +74,8 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 		}
 		a.fleet.waitForLoad(i, ref)
 	case pools.StepResidency:
-		i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !a.fleet.insts[i].registered {
+		i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+		if !ok {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
@@ -85,8 +85,8 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 	case pools.StepRoute:
 		after(secs(plan.RouteSeconds))
 	case pools.StepDrain:
-		i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !a.fleet.insts[i].registered {
+		i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+		if !ok {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
@@ -135,8 +135,8 @@ func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
 // router serving it) while the model's instance already runs it as it
 // will be: the step then changes nothing modelled.
 func (a *actuator) superseded(st pools.Step) bool {
-	i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]
-	if !ok || !a.fleet.insts[i].registered {
+	i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+	if !ok {
 		return false
 	}
 	return (a.fleet.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
