@@ -7,8 +7,7 @@ import (
 )
 
 // observe is the fleet as the controller sees it, with the gateway's
-// routes, the current fleet it
-// plans from: the nodes of the configuration (down when their lease
+// routes: the current fleet it plans from: the nodes of the configuration (down when their lease
 // lapsed), the lane processes on nodes that are not down — except those
 // stopping and those the guard latched, which are not running — the
 // gateway's routes, the weights on each node and the pod-pool members.
@@ -29,16 +28,12 @@ func (f *fleet) observe(pool *pools.Pool, down map[string]bool, routes []pools.R
 		l.Loaded = l.Residency != pools.OnDemand
 		out.Lanes = append(out.Lanes, l)
 	}
-	out.Routes = routes
-	out.Prefetched = slices.Clone(f.prefetched)
-	out.Members = slices.Clone(f.members)
-	out.Normalize()
-	return out
+	return f.complete(out, routes)
 }
 
-// final is the fleet as the hardware has it, with the gateway's routes: every registered lane
-// process with whether it is in memory, the routes, the weights, and the
-// nodes that are down (crashed or hung).
+// final is the fleet as the hardware has it, with the gateway's routes:
+// every registered lane process with whether it is in memory, the
+// routes, the weights, and the nodes that are down (crashed or hung).
 func (f *fleet) final(routes []pools.Route) pools.Fleet {
 	var out pools.Fleet
 	for i := range f.nodes {
@@ -53,6 +48,12 @@ func (f *fleet) final(routes []pools.Route) pools.Fleet {
 		l.Loaded = in.loaded
 		out.Lanes = append(out.Lanes, l)
 	}
+	return f.complete(out, routes)
+}
+
+// complete adds the routes, the weights on each node and the pod-pool
+// members to a fleet, and normalizes it.
+func (f *fleet) complete(out pools.Fleet, routes []pools.Route) pools.Fleet {
 	out.Routes = routes
 	out.Prefetched = slices.Clone(f.prefetched)
 	out.Members = slices.Clone(f.members)
