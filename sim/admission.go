@@ -296,3 +296,48 @@ func (f *fleet) restorePreferred(ni int32) {
 		}
 	}
 }
+
+// changeResidency gives instance i lane l's residency and reports
+// whether the step waits for its load (the lane now stays loaded); the
+// caller ends the step otherwise.
+func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
+	in := &f.insts[i]
+	in.spec.Residency = l.Residency
+	f.version++
+	if l.Residency != pools.OnDemand && !in.loaded {
+		f.waitForLoad(i, ref)
+		return true
+	}
+	if len(f.nodes[in.node].pending) > 0 {
+		f.retryPending(in.node) // a downgraded lane may make room
+	}
+	return false
+}
+
+// waitForLoad makes a step wait for a lane's load, asking for it.
+func (f *fleet) waitForLoad(i int32, ref stepRef) {
+	in := &f.insts[i]
+	if in.loaded {
+		f.atStep(f.now, evStepDone, ref)
+		return
+	}
+	in.onLoad = append(in.onLoad, ref)
+	in.forPlan = !in.loading
+	f.admit(i)
+	if !in.loaded && !in.loading && !in.pending {
+		// Admission turned it away: the node is down, or the lane is
+		// latched, draining or stopping.
+		f.finishLoadSteps(i, false, "the lane cannot load now")
+	}
+}
+
+// finishLoadSteps ends the steps waiting for a lane's load.
+func (f *fleet) finishLoadSteps(i int32, ok bool, why string) {
+	in := &f.insts[i]
+	refs := in.onLoad
+	in.onLoad = nil
+	in.forPlan = false
+	for _, ref := range refs {
+		f.steps.loadEnded(ref, ok, why)
+	}
+}

@@ -244,3 +244,18 @@ func (f *fleet) cutOff(ni int32) {
 
 // name is node ni's name.
 func (f *fleet) name(ni int32) string { return f.nodes[ni].name }
+
+// stop ends a lane process: what it still holds is cut off, its memory
+// freed, and what waits for room on its node goes on.
+func (f *fleet) stop(i int32) {
+	in := &f.insts[i]
+	f.gw.cutOff(i, true)
+	f.unload(i)
+	// The process is gone, and with it the guard's latch.
+	in.registered, in.stopping, in.latched, in.draining = false, false, false, false
+	f.version++
+	if len(f.nodes[in.node].pending) > 0 {
+		f.retryPending(in.node)
+	}
+	f.restorePreferred(in.node)
+}

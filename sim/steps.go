@@ -113,23 +113,6 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 	}
 }
 
-// changeResidency gives instance i lane l's residency and reports
-// whether the step waits for its load (the lane now stays loaded); the
-// caller ends the step otherwise.
-func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
-	in := &f.insts[i]
-	in.spec.Residency = l.Residency
-	f.version++
-	if l.Residency != pools.OnDemand && !in.loaded {
-		f.waitForLoad(i, ref)
-		return true
-	}
-	if len(f.nodes[in.node].pending) > 0 {
-		f.retryPending(in.node) // a downgraded lane may make room
-	}
-	return false
-}
-
 // superseded reports whether a drain or stop is about a lane as it was
 // before its residency crossed on-demand (its own process, or its node's
 // router serving it) while the model's instance already runs it as it
@@ -167,34 +150,6 @@ func (a *actuator) refuses(s pools.Step) (why string, retryable bool) {
 		}
 	}
 	return "", false
-}
-
-// waitForLoad makes a step wait for a lane's load, asking for it.
-func (f *fleet) waitForLoad(i int32, ref stepRef) {
-	in := &f.insts[i]
-	if in.loaded {
-		f.atStep(f.now, evStepDone, ref)
-		return
-	}
-	in.onLoad = append(in.onLoad, ref)
-	in.forPlan = !in.loading
-	f.admit(i)
-	if !in.loaded && !in.loading && !in.pending {
-		// Admission turned it away: the node is down, or the lane is
-		// latched, draining or stopping.
-		f.finishLoadSteps(i, false, "the lane cannot load now")
-	}
-}
-
-// finishLoadSteps ends the steps waiting for a lane's load.
-func (f *fleet) finishLoadSteps(i int32, ok bool, why string) {
-	in := &f.insts[i]
-	refs := in.onLoad
-	in.onLoad = nil
-	in.forPlan = false
-	for _, ref := range refs {
-		f.steps.loadEnded(ref, ok, why)
-	}
 }
 
 // link is the prefetch bandwidth of a node, in GB/s.
@@ -247,19 +202,4 @@ func (a *actuator) effect(st pools.Step, s *xstep) string {
 		a.fleet.version++
 	}
 	return ""
-}
-
-// stop ends a lane process: what it still holds is cut off, its memory
-// freed, and what waits for room on its node goes on.
-func (f *fleet) stop(i int32) {
-	in := &f.insts[i]
-	f.gw.cutOff(i, true)
-	f.unload(i)
-	// The process is gone, and with it the guard's latch.
-	in.registered, in.stopping, in.latched, in.draining = false, false, false, false
-	f.version++
-	if len(f.nodes[in.node].pending) > 0 {
-		f.retryPending(in.node)
-	}
-	f.restorePreferred(in.node)
 }
