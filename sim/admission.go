@@ -34,30 +34,30 @@ func loadTime(sizeGB float64) time.Duration {
 
 // admit loads lane process i, now or when room frees, unless the guard
 // aborts it.
-func (w *world) admit(i int32) {
-	in := &w.insts[i]
+func (f *fleet) admit(i int32) {
+	in := &f.insts[i]
 	if in.loaded || in.loading || in.pending || in.latched || in.draining || in.stopping || !in.registered {
 		return
 	}
-	n := &w.nodes[in.node]
-	if !n.up {
+	if !f.health.up(in.node) {
 		return
 	}
+	n := &f.nodes[in.node]
 	mem := in.spec.MemoryGB
-	if n.budget-w.keepWarm(in.node, i) < mem-epsilon {
-		w.guardAbort(i)
+	if n.budget-f.keepWarm(in.node, i) < mem-epsilon {
+		f.guardAbort(i)
 		return
 	}
 	if n.used+mem > n.budget+epsilon {
-		victims := w.evictable(in.node, i)
+		victims := f.evictable(in.node, i)
 		room := n.budget - n.used
 		for _, v := range victims {
-			room += w.insts[v].spec.MemoryGB
+			room += f.insts[v].spec.MemoryGB
 		}
 		if room < mem-epsilon {
 			in.pending = true
 			n.pending = append(n.pending, i)
-			w.yieldTo(in.node, i, mem-room)
+			f.yieldTo(in.node, i, mem-room)
 			return
 		}
 		var reload []int32
@@ -65,30 +65,30 @@ func (w *world) admit(i int32) {
 			if n.used+mem <= n.budget+epsilon {
 				break
 			}
-			w.evict(v)
-			if w.insts[v].waiting > 0 {
+			f.evict(v)
+			if f.gw.waiting(v) > 0 {
 				reload = append(reload, v)
 			}
 		}
-		w.beginLoad(i)
+		f.beginLoad(i)
 		for _, v := range reload {
-			w.admit(v) // its waiting requests want it back
+			f.admit(v) // its waiting requests want it back
 		}
-		w.restorePreferred(in.node) // the evictions may have left room
+		f.restorePreferred(in.node) // the evictions may have left room
 		return
 	}
-	w.beginLoad(i)
+	f.beginLoad(i)
 }
 
 // yieldTo makes busy lanes of a node yield to lane except's load, in the
 // order admission evicts, until they hold short GB; none does if all of
 // them together would not.
-func (w *world) yieldTo(ni, except int32, short float64) {
+func (f *fleet) yieldTo(ni, except int32, short float64) {
 	var busy []int32
 	held := 0.0
-	for _, j := range w.nodes[ni].insts {
-		o := &w.insts[j]
-		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !o.swappable() {
+	for _, j := range f.nodes[ni].insts {
+		o := &f.insts[j]
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !f.swappable(j) {
 			busy = append(busy, j)
 			held += o.spec.MemoryGB
 		}
@@ -96,14 +96,14 @@ func (w *world) yieldTo(ni, except int32, short float64) {
 	if held < short-epsilon {
 		return
 	}
-	w.sortForEviction(busy)
+	f.sortForEviction(busy)
 	for _, j := range busy {
 		if short <= epsilon {
 			break
 		}
-		o := &w.insts[j]
+		o := &f.insts[j]
 		if !o.yielding {
-			o.yielding, o.yieldLeft = true, o.waiting
+			o.yielding, o.yieldLeft = true, f.gw.waiting(j)
 		}
 		short -= o.spec.MemoryGB
 	}
@@ -111,24 +111,24 @@ func (w *world) yieldTo(ni, except int32, short float64) {
 
 // endYields lets the lanes of a node that yielded serve again once no
 // load waits there.
-func (w *world) endYields(ni int32) {
-	if len(w.nodes[ni].pending) > 0 {
+func (f *fleet) endYields(ni int32) {
+	if len(f.nodes[ni].pending) > 0 {
 		return
 	}
-	for _, j := range w.nodes[ni].insts {
-		if o := &w.insts[j]; o.yielding {
+	for _, j := range f.nodes[ni].insts {
+		if o := &f.insts[j]; o.yielding {
 			o.yielding = false
-			w.serve(j)
+			f.gw.serve(j)
 		}
 	}
 }
 
 // keepWarm is the memory of the keep-warm lanes loaded or loading on a
 // node, lane except: what no eviction can free.
-func (w *world) keepWarm(ni, except int32) float64 {
+func (f *fleet) keepWarm(ni, except int32) float64 {
 	held := 0.0
-	for _, j := range w.nodes[ni].insts {
-		o := &w.insts[j]
+	for _, j := range f.nodes[ni].insts {
+		o := &f.insts[j]
 		if j != except && o.spec.Residency == pools.KeepWarm && (o.loaded || o.loading) {
 			held += o.spec.MemoryGB
 		}
@@ -138,22 +138,22 @@ func (w *world) keepWarm(ni, except int32) float64 {
 
 // evictable lists the idle lanes of a node that admission may evict for
 // lane except, in the order it evicts them.
-func (w *world) evictable(ni, except int32) []int32 {
+func (f *fleet) evictable(ni, except int32) []int32 {
 	var out []int32
-	for _, j := range w.nodes[ni].insts {
-		o := &w.insts[j]
-		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && o.swappable() {
+	for _, j := range f.nodes[ni].insts {
+		o := &f.insts[j]
+		if j != except && o.loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && f.swappable(j) {
 			out = append(out, j)
 		}
 	}
-	w.sortForEviction(out)
+	f.sortForEviction(out)
 	return out
 }
 
 // sortForEviction orders lanes as admission evicts them.
-func (w *world) sortForEviction(out []int32) {
+func (f *fleet) sortForEviction(out []int32) {
 	slices.SortFunc(out, func(a, b int32) int {
-		x, y := &w.insts[a], &w.insts[b]
+		x, y := &f.insts[a], &f.insts[b]
 		return cmp.Or(
 			cmp.Compare(evictRank(x.spec.Residency), evictRank(y.spec.Residency)),
 			cmp.Compare(x.lastUsed, y.lastUsed),
@@ -173,133 +173,171 @@ func evictRank(r pools.Residency) int {
 
 // evict unloads an idle lane, or one that yielded, to make room; the
 // requests still waiting for it now wait for it to load again.
-func (w *world) evict(i int32) {
-	in := &w.insts[i]
+func (f *fleet) evict(i int32) {
+	in := &f.insts[i]
 	in.loaded, in.yielding = false, false
-	w.nodes[in.node].used -= in.spec.MemoryGB
-	w.stats.Evictions++
-	for _, e := range in.queue[in.head:] {
-		if q := &w.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
-			q.cold, q.queued = true, w.now
-			if w.aliases[q.alias].hasCloud {
-				w.at(w.now+w.waitLimit, evColdTimeout, e.req, q.gen)
-			}
-		}
-	}
+	f.nodes[in.node].used -= in.spec.MemoryGB
+	f.stats.Evictions++
+	f.gw.evicted(i)
 }
 
 // beginLoad starts loading a lane; its memory counts from now on.
-func (w *world) beginLoad(i int32) {
-	in := &w.insts[i]
+func (f *fleet) beginLoad(i int32) {
+	in := &f.insts[i]
 	in.loading = true
-	w.nodes[in.node].used += in.spec.MemoryGB
+	f.nodes[in.node].used += in.spec.MemoryGB
 	if in.forPlan {
-		w.stats.GBLoadedByPlans += in.sizeGB
+		f.stats.GBLoadedByPlans += in.sizeGB
 		in.forPlan = false
 	} else {
-		w.stats.GBReloaded += in.sizeGB
+		f.stats.GBReloaded += in.sizeGB
 	}
-	w.at(w.now+loadTime(in.sizeGB), evLoadDone, i, in.loadEpoch)
+	f.at(f.now+loadTime(in.sizeGB), evLoadDone, i, in.loadEpoch)
 }
 
 // loadDone finishes a load: the lane serves its queue and the plan steps
 // waiting for it go on.
-func (w *world) loadDone(i int32, epoch uint32) {
-	in := &w.insts[i]
+func (f *fleet) loadDone(i int32, epoch uint32) {
+	in := &f.insts[i]
 	if in.loadEpoch != epoch || !in.loading {
 		return
 	}
 	in.loading, in.loaded = false, true
-	in.lastUsed = w.now
-	w.finishLoadSteps(i, true, "")
-	w.serve(i)
-	if in.swappable() || len(w.nodes[in.node].pending) > 0 {
-		w.becameIdle(i)
+	in.lastUsed = f.now
+	f.finishLoadSteps(i, true, "")
+	f.gw.serve(i)
+	if f.swappable(i) || len(f.nodes[in.node].pending) > 0 {
+		f.becameIdle(i)
 	}
 }
 
 // unload drops a lane from memory at once, cancelling a load in progress
 // and leaving the queue of loads.
-func (w *world) unload(i int32) {
-	in := &w.insts[i]
-	n := &w.nodes[in.node]
+func (f *fleet) unload(i int32) {
+	in := &f.insts[i]
+	n := &f.nodes[in.node]
 	if in.loaded || in.loading {
 		n.used -= in.spec.MemoryGB
 	}
 	if in.loading {
 		in.loadEpoch++
-		w.finishLoadSteps(i, false, "the lane's node went down while it loaded")
+		f.finishLoadSteps(i, false, "the lane's node went down while it loaded")
 	}
-	w.dropPending(i, "the lane stopped waiting for room to load")
+	f.dropPending(i, "the lane stopped waiting for room to load")
 	in.loaded, in.loading, in.yielding = false, false, false
 }
 
 // dropPending takes a lane's load off its node's list of loads waiting
 // for room: the plan steps waiting for it fail (why), and the lanes that
 // yielded to it serve again if no other load waits.
-func (w *world) dropPending(i int32, why string) {
-	in := &w.insts[i]
+func (f *fleet) dropPending(i int32, why string) {
+	in := &f.insts[i]
 	if !in.pending {
 		return
 	}
-	n := &w.nodes[in.node]
+	n := &f.nodes[in.node]
 	n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
 	in.pending = false
-	w.finishLoadSteps(i, false, why)
-	w.endYields(in.node)
+	f.finishLoadSteps(i, false, why)
+	f.endYields(in.node)
 }
 
 // retryPending tries again the loads waiting on a node for room, in the
 // order they came.
-func (w *world) retryPending(ni int32) {
-	n := &w.nodes[ni]
+func (f *fleet) retryPending(ni int32) {
+	n := &f.nodes[ni]
 	waiting := n.pending
 	n.pending = nil
 	for _, i := range waiting {
-		w.insts[i].pending = false
-		w.admit(i)
+		f.insts[i].pending = false
+		f.admit(i)
 	}
-	w.endYields(ni)
+	f.endYields(ni)
 }
 
 // guardAbort is the memory guard refusing a load: the lane latches, the
 // plan steps waiting for it fail and its requests go on to their
 // fallbacks.
-func (w *world) guardAbort(i int32) {
-	in := &w.insts[i]
-	n := &w.nodes[in.node]
-	w.stats.GuardAborts++
+func (f *fleet) guardAbort(i int32) {
+	in := &f.insts[i]
+	n := &f.nodes[in.node]
+	f.stats.GuardAborts++
 	in.latched = true
-	w.version++
-	w.note(w.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
-		in.spec.Name, n.name, pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(w.keepWarm(in.node, i))))
-	w.finishLoadSteps(i, false, "the memory guard aborted the load")
-	w.requeue(i, false)
+	f.version++
+	f.stats.note(f.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
+		in.spec.Name, n.name, pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(f.keepWarm(in.node, i))))
+	f.finishLoadSteps(i, false, "the memory guard aborted the load")
+	f.gw.requeue(i, false)
 }
 
 // restore loads what a node keeps resident when it has the room: its
 // keep-warm lanes (admission evicts for them) and then its preferred
 // lanes that fit in the memory free now.
-func (w *world) restore(ni int32) {
-	for _, i := range w.nodes[ni].insts {
-		if in := &w.insts[i]; in.spec.Residency == pools.KeepWarm && !in.stopping {
-			w.admit(i)
+func (f *fleet) restore(ni int32) {
+	for _, i := range f.nodes[ni].insts {
+		if in := &f.insts[i]; in.spec.Residency == pools.KeepWarm && !in.stopping {
+			f.admit(i)
 		}
 	}
-	w.restorePreferred(ni)
+	f.restorePreferred(ni)
 }
 
 // restorePreferred loads the preferred lanes of a node that fit in its
 // idle room.
-func (w *world) restorePreferred(ni int32) {
-	n := &w.nodes[ni]
+func (f *fleet) restorePreferred(ni int32) {
+	n := &f.nodes[ni]
 	for _, i := range n.insts {
-		in := &w.insts[i]
+		in := &f.insts[i]
 		if in.spec.Residency != pools.Preferred || in.loaded || in.loading || in.pending || in.latched || in.stopping || !in.registered {
 			continue
 		}
-		if n.up && n.used+in.spec.MemoryGB <= n.budget+epsilon {
-			w.beginLoad(i)
+		if f.health.up(ni) && n.used+in.spec.MemoryGB <= n.budget+epsilon {
+			f.beginLoad(i)
 		}
+	}
+}
+
+// changeResidency gives instance i lane l's residency and reports
+// whether the step waits for its load (the lane now stays loaded); the
+// caller ends the step otherwise.
+func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
+	in := &f.insts[i]
+	in.spec.Residency = l.Residency
+	f.version++
+	if l.Residency != pools.OnDemand && !in.loaded {
+		f.waitForLoad(i, ref)
+		return true
+	}
+	if len(f.nodes[in.node].pending) > 0 {
+		f.retryPending(in.node) // a downgraded lane may make room
+	}
+	return false
+}
+
+// waitForLoad makes a step wait for a lane's load, asking for it.
+func (f *fleet) waitForLoad(i int32, ref stepRef) {
+	in := &f.insts[i]
+	if in.loaded {
+		f.atStep(f.now, evStepDone, ref)
+		return
+	}
+	in.onLoad = append(in.onLoad, ref)
+	in.forPlan = !in.loading
+	f.admit(i)
+	if !in.loaded && !in.loading && !in.pending {
+		// Admission turned it away: the node is down, or the lane is
+		// latched, draining or stopping.
+		f.finishLoadSteps(i, false, "the lane cannot load now")
+	}
+}
+
+// finishLoadSteps ends the steps waiting for a lane's load.
+func (f *fleet) finishLoadSteps(i int32, ok bool, why string) {
+	in := &f.insts[i]
+	refs := in.onLoad
+	in.onLoad = nil
+	in.forPlan = false
+	for _, ref := range refs {
+		f.steps.loadEnded(ref, ok, why)
 	}
 }

@@ -109,14 +109,3 @@ func dayShape(t time.Duration) float64 {
 
 // smoothstep eases from 0 to 1 as x goes from 0 to 1.
 func smoothstep(x float64) float64 { return x * x * (3 - 2*x) }
-
-// nextArrival schedules source i's next request after t.
-func (w *world) nextArrival(i int32, t time.Duration) {
-	s := &w.sources[i]
-	at, work, ok := s.next(t, w.end)
-	if !ok {
-		return
-	}
-	r := w.newRequest(i, at, work)
-	w.at(at, evArrival, r, w.reqs[r].gen)
-}

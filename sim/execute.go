@@ -22,6 +22,18 @@ import (
 // told otherwise. The step timeout is the scenario's.
 var policy = runner.Options{}.Policy()
 
+// executor carries out the controller's plans: the runner's schedule
+// decides, the actuator makes each attempt's change in the model.
+type executor struct {
+	*clock
+	stats   *stats
+	act     *actuator
+	timeout time.Duration // the scenario's StepTimeout
+	execs   []*execution
+	// finished hears that an execution has an outcome for every step.
+	finished func(*execution)
+}
+
 // stepRef names an attempt of a step of an execution.
 type stepRef struct {
 	exec    int32
@@ -54,50 +66,52 @@ type xstep struct {
 }
 
 // execute starts carrying out a plan.
-func (w *world) execute(p *pools.Plan) (*execution, error) {
+func (e *executor) execute(p *pools.Plan) (*execution, error) {
 	steps := make([]schedule.Step, len(p.Steps))
 	for i, s := range p.Steps {
 		steps[i] = schedule.Step{ID: s.ID, DependsOn: s.DependsOn}
 	}
 	m, err := schedule.New(steps, policy)
 	if err != nil {
-		return nil, fmt.Errorf("carrying out the plan at %s: %w", w.now, err)
+		return nil, fmt.Errorf("carrying out the plan at %s: %w", e.now, err)
 	}
-	x := &execution{id: int32(len(w.ctl.execs)), plan: p, m: m, steps: make([]xstep, len(p.Steps))}
-	w.ctl.execs = append(w.ctl.execs, x)
-	w.decided(x, m.Tick(w.vtime()))
+	x := &execution{id: int32(len(e.execs)), plan: p, m: m, steps: make([]xstep, len(p.Steps))}
+	e.execs = append(e.execs, x)
+	e.decided(x, m.Tick(e.vtime()))
 	return x, nil
 }
 
 // vtime is the time the schedule sees: the virtual clock.
-func (w *world) vtime() time.Time { return epoch.Add(w.now) }
+func (e *executor) vtime() time.Time { return epoch.Add(e.now) }
 
 // decided carries out what the schedule decided.
-func (w *world) decided(x *execution, d schedule.Decision) {
+func (e *executor) decided(x *execution, d schedule.Decision) {
 	for _, a := range d.Start {
 		ref := stepRef{exec: x.id, step: uint32(a.Step), attempt: uint32(a.Attempt)}
 		s := &x.steps[a.Step]
 		s.attempt, s.timedOut, s.fail, s.retryable = ref.attempt, 0, "", false
-		w.atStep(w.now+w.sc.StepTimeout, evStepTimeout, ref)
-		w.begin(x, ref)
+		e.atStep(e.now+e.timeout, evStepTimeout, ref)
+		e.act.begin(x, ref)
 	}
 	for _, r := range d.Retry {
-		w.note(w.now, "step-retry", fmt.Sprintf("%s: attempt %d failed; trying again at %s", x.plan.Steps[r.Step].ID, r.Attempt, r.At.Sub(epoch)))
+		e.stats.note(e.now, "step-retry", fmt.Sprintf("%s: attempt %d failed; trying again at %s", x.plan.Steps[r.Step].ID, r.Attempt, r.At.Sub(epoch)))
 	}
 	if !d.Wake.IsZero() && !d.Wake.Equal(x.wakeAt) {
 		x.wakeAt = d.Wake
-		w.at(d.Wake.Sub(epoch), evStepWake, x.id, 0)
+		e.at(d.Wake.Sub(epoch), evStepWake, x.id, 0)
 	}
 	if d.Over && !x.done {
 		x.done = true
-		w.ctl.finished(x)
+		e.finished(x)
 	}
 }
 
+var _ loads = (*executor)(nil)
+
 // attempt returns the step whose attempt ref names while that attempt is
 // in flight, or nil.
-func (l *loop) attempt(ref stepRef) *xstep {
-	s := &l.execs[ref.exec].steps[ref.step]
+func (e *executor) attempt(ref stepRef) *xstep {
+	s := &e.execs[ref.exec].steps[ref.step]
 	if s.attempt != ref.attempt {
 		return nil
 	}
@@ -107,67 +121,75 @@ func (l *loop) attempt(ref stepRef) *xstep {
 // attemptEnded ends an attempt whose time has come: it takes effect in
 // the model unless the hardware failed it on the way. An attempt that
 // timed out takes effect all the same, unheard.
-func (w *world) attemptEnded(ref stepRef) {
-	x := w.ctl.execs[ref.exec]
-	s := w.ctl.attempt(ref)
+func (e *executor) attemptEnded(ref stepRef) {
+	x := e.execs[ref.exec]
+	s := e.attempt(ref)
 	if s == nil {
 		if s := &x.steps[ref.step]; s.timedOut == ref.attempt && s.fail == "" {
 			s.timedOut = 0
-			w.effect(x.plan.Steps[ref.step], s)
+			e.act.effect(x.plan.Steps[ref.step], s)
 		}
 		return
 	}
 	why, retryable := s.fail, s.retryable
 	if why == "" {
-		why = w.effect(x.plan.Steps[ref.step], s)
+		why = e.act.effect(x.plan.Steps[ref.step], s)
 	}
 	end := schedule.Success
 	if why != "" {
 		end = schedule.Failure
 	}
-	w.report(x, ref, schedule.Report{Step: int(ref.step), End: end, Retryable: retryable}, why)
+	e.report(x, ref, schedule.Report{Step: int(ref.step), End: end, Retryable: retryable}, why)
 }
 
 // attemptTimedOut ends an attempt still in flight after the step timeout;
 // its work goes on in the model.
-func (w *world) attemptTimedOut(ref stepRef) {
-	s := w.ctl.attempt(ref)
+func (e *executor) attemptTimedOut(ref stepRef) {
+	s := e.attempt(ref)
 	if s == nil {
 		return
 	}
 	s.timedOut = ref.attempt
-	x := w.ctl.execs[ref.exec]
-	w.report(x, ref, schedule.Report{Step: int(ref.step), End: schedule.Timeout}, fmt.Sprintf("timed out after %s", w.sc.StepTimeout))
+	x := e.execs[ref.exec]
+	e.report(x, ref, schedule.Report{Step: int(ref.step), End: schedule.Timeout}, fmt.Sprintf("timed out after %s", e.timeout))
 }
 
 // report tells the schedule how an attempt ended and records the step's
 // outcome when it has one.
-func (w *world) report(x *execution, ref stepRef, r schedule.Report, why string) {
+func (e *executor) report(x *execution, ref stepRef, r schedule.Report, why string) {
 	x.steps[ref.step].attempt = 0
-	d := x.m.Report(w.vtime(), r)
+	d := x.m.Report(e.vtime(), r)
 	st := x.plan.Steps[ref.step]
 	switch x.m.Result(r.Step).Outcome {
 	case schedule.Done:
 		if st.ChangesResidency() {
-			w.stats.residencyChanges++
+			e.stats.residencyChanges++
 		}
-		w.note(w.now, "step", st.ID)
+		e.stats.note(e.now, "step", st.ID)
 	case schedule.Failed:
 		x.failed = append(x.failed, st.ID)
-		w.note(w.now, "step-failed", fmt.Sprintf("%s: %s", st.ID, why))
+		e.stats.note(e.now, "step-failed", fmt.Sprintf("%s: %s", st.ID, why))
 	}
-	w.decided(x, d)
+	e.decided(x, d)
 }
 
 // wake starts the retries whose time has come.
-func (w *world) wake(xi int32) {
-	if x := w.ctl.execs[xi]; !x.done {
-		w.decided(x, x.m.Tick(w.vtime()))
+func (e *executor) wake(xi int32) {
+	if x := e.execs[xi]; !x.done {
+		e.decided(x, x.m.Tick(e.vtime()))
 	}
 }
 
 // cancel keeps the steps not yet begun, and those waiting to be retried,
 // from beginning; the attempts in flight finish.
-func (w *world) cancel(x *execution) {
-	w.decided(x, x.m.Cancel(w.vtime()))
+func (e *executor) cancel(x *execution) {
+	e.decided(x, x.m.Cancel(e.vtime()))
+}
+
+// loadEnded ends a step that waited for a load: failed (why) unless ok.
+func (e *executor) loadEnded(ref stepRef, ok bool, why string) {
+	if s := e.attempt(ref); !ok && s != nil {
+		s.fail = why
+	}
+	e.atStep(e.now, evStepDone, ref)
 }

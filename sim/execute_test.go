@@ -27,7 +27,7 @@ func executed(t *testing.T, steps []pools.Step, prepare func(w *world)) (*execut
 			steps[i].DependsOn = []string{}
 		}
 	}
-	x, err := w.execute(&pools.Plan{Pool: p.Name, Steps: steps})
+	x, err := w.exec.execute(&pools.Plan{Pool: p.Name, Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestTheSimulatorSkipsTheDependentsOfAFailedStep(t *testing.T) {
 		{ID: "route:big", Kind: pools.StepRoute, Route: &pools.Route{Alias: "big", Lane: "big", Node: "n"}, DependsOn: []string{"start:big@n"}},
 		prefetch("far", "other", 5),
 	}
-	x, r := executed(t, steps, func(w *world) { w.diskFull(w.nodeIdx["n"], 0) })
+	x, r := executed(t, steps, func(w *world) { w.faults.fillDisk(w.fleet.nodeIdx["n"], 0) })
 	want := []schedule.Outcome{schedule.Failed, schedule.Skipped, schedule.Skipped, schedule.Done}
 	for i, o := range want {
 		if res := x.m.Result(i); res.Outcome != o || (o == schedule.Skipped && res.Attempts != 0) {
@@ -118,7 +118,7 @@ func TestTheSimulatorRetriesAsTheRunnerDoes(t *testing.T) {
 		{partition: time.Hour, attempts: 1 + runner.DefaultRetries, outcome: schedule.Failed},
 		{partition: 2 * time.Second, attempts: 3, outcome: schedule.Done}, // retries at 1 s and 3 s
 	} {
-		x, r := executed(t, []pools.Step{prefetch("far", "m", 4)}, func(w *world) { w.partition(w.nodeIdx["far"], c.partition) })
+		x, r := executed(t, []pools.Step{prefetch("far", "m", 4)}, func(w *world) { w.faults.partition(w.fleet.nodeIdx["far"], c.partition) })
 		res := x.m.Result(0)
 		if res.Attempts != c.attempts || res.Outcome != c.outcome {
 			t.Errorf("partitioned for %s: %s after %d attempts; want %s after %d", c.partition, res.Outcome, res.Attempts, c.outcome, c.attempts)
@@ -172,13 +172,13 @@ func TestTheSimulatorCancelsAsTheRunnerDoes(t *testing.T) {
 	p := onePool(nil)
 	p.Nodes = append(p.Nodes, pools.Node{Name: "far", MemoryGB: 64, Guard: p.Guard})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
-	w.partition(w.nodeIdx["far"], time.Hour)
+	w.faults.partition(w.fleet.nodeIdx["far"], time.Hour)
 	steps := []pools.Step{
 		prefetch("n", "a", 10),
 		prefetch("n", "b", 10, "prefetch:a@n"),
 		prefetch("far", "c", 10), // fails, retryably, and waits to be tried again
 	}
-	x, err := w.execute(&pools.Plan{Pool: p.Name, Steps: steps})
+	x, err := w.exec.execute(&pools.Plan{Pool: p.Name, Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestTheSimulatorCancelsAsTheRunnerDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.cancel(x)
+	w.exec.cancel(x)
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

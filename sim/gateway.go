@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"poolc.dev/poolc/pools"
@@ -52,95 +54,312 @@ const (
 	reqServing
 )
 
+// gateway is the gateway's state: the aliases and their routes, the
+// requests from arrival to their end, the demand sources that make them,
+// and each lane process's queue. It asks the fleet (lanes) whether a lane
+// can serve and to load it; the fleet asks it to serve, requeue or cut
+// off a lane's requests (queues).
+type gateway struct {
+	clk   *clock
+	st    *stats
+	fleet lanes
+	nodes health
+	end   time.Duration
+	// waitLimit, timeout and slo are the scenario's Gateway and SLO.
+	waitLimit, timeout, slo time.Duration
+	// demand counts the arrivals per alias for the controller; nil when
+	// no controller reads it.
+	demand *meter
+
+	aliases  []alias
+	aliasIdx map[string]int32
+	reqs     []request
+	free     []int32
+	sources  []source
+	lines    []line // per lane process
+	bad      []bool // per node: the gateway's belief that it does not answer
+}
+
+// lanes is what the gateway asks of the fleet about lane processes (i)
+// and their nodes (ni).
+type lanes interface {
+	// processes lists a lane's processes, in node order; lookup finds a
+	// registered one; spec is one's lane as started.
+	processes(lane string) []int32
+	lookup(lane, node string) (int32, bool)
+	spec(i int32) *pools.LaneState
+	nodeOf(i int32) int32
+	// servable: the gateway may send it requests; loaded: it is in memory.
+	servable(i int32) bool
+	loaded(i int32) bool
+	// admit asks for the lane's load; ready says whether it may take its
+	// next request, take that it does (returning its model's mean service
+	// seconds, 0 when unset), used that it finished one.
+	admit(i int32)
+	ready(i int32) bool
+	take(i int32) float64
+	used(i int32)
+	// freed: the lane may have gone idle; abandoned: a request waiting
+	// for its load left; routedTo: an alias moved from one process to
+	// another (either may be noRoute or toCloud).
+	freed(i int32)
+	abandoned(i int32)
+	routedTo(from, to int32)
+}
+
+// health is what the gateway asks about node ni's answers: whether
+// requests get through (reachable), whether it takes the connection and
+// answers nothing (silent: it hangs), whether a health probe has found it
+// answering again (probed).
+type health interface {
+	reachable(ni int32) bool
+	silent(ni int32) bool
+	probed(ni int32) bool
+}
+
+// line is a lane process's queue at the gateway.
+type line struct {
+	queue   []queued // requests waiting, oldest first, from head
+	head    int
+	waiting int   // live requests in queue
+	serving int32 // the request in service, or -1
+	// epoch changes when the lane's work is cut off (a fault, a stop), so
+	// service completions scheduled before do nothing.
+	epoch uint32
+}
+
+// queued is a request in a lane's queue; gen tells a stale entry (the
+// request left, its slot was reused) from a live one.
+type queued struct {
+	req int32
+	gen uint32
+}
+
+func newGateway(clk *clock, st *stats, fleet lanes, nodes health, sc Scenario) *gateway {
+	return &gateway{
+		clk: clk, st: st, fleet: fleet, nodes: nodes, end: sc.Duration,
+		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
+		slo: secs(sc.SLO.WaitSeconds), aliasIdx: map[string]int32{},
+	}
+}
+
+// line returns lane process i's queue.
+func (g *gateway) line(i int32) *line {
+	for int(i) >= len(g.lines) {
+		g.lines = append(g.lines, line{serving: -1})
+	}
+	return &g.lines[i]
+}
+
+// busy reports whether lane process i serves a request; waiting is how
+// many wait for it.
+func (g *gateway) busy(i int32) bool   { return g.line(i).serving >= 0 }
+func (g *gateway) waiting(i int32) int { return g.line(i).waiting }
+
+// isBad reports whether the gateway avoids node ni; a probe after the
+// node answers again clears the mark.
+func (g *gateway) isBad(ni int32) bool {
+	bad := g.badNode(ni)
+	if *bad && g.nodes.probed(ni) {
+		*bad = false
+	}
+	return *bad
+}
+
+// badNode is the gateway's mark on node ni.
+func (g *gateway) badNode(ni int32) *bool {
+	for int(ni) >= len(g.bad) {
+		g.bad = append(g.bad, false)
+	}
+	return &g.bad[ni]
+}
+
+// alias returns the index of the named alias, adding it unrouted.
+func (g *gateway) alias(name string) int32 {
+	i, ok := g.aliasIdx[name]
+	if !ok {
+		i = int32(len(g.aliases))
+		g.aliasIdx[name] = i
+		g.aliases = append(g.aliases, alias{name: name, route: noRoute})
+	}
+	return i
+}
+
+// setAliases takes the aliases and their fallbacks from a configuration,
+// keeping the routes of aliases it still declares.
+func (g *gateway) setAliases(p *pools.Pool) {
+	for _, a := range p.Aliases {
+		al := &g.aliases[g.alias(a.Name)]
+		al.fallbacks = slices.Clone(a.Fallbacks)
+		al.absent = false
+		al.hasCloud = slices.Contains(a.Fallbacks, pools.Cloud)
+	}
+}
+
+// setRoute points an alias at a lane process, the cloud, or nowhere
+// (r.Lane ""). It reports false when the lane process is not registered.
+func (g *gateway) setRoute(r pools.Route) bool {
+	i := g.alias(r.Alias)
+	target := noRoute
+	switch r.Lane {
+	case "":
+	case pools.Cloud:
+		target = toCloud
+	default:
+		t, ok := g.fleet.lookup(r.Lane, r.Node)
+		if !ok {
+			return false
+		}
+		target = t
+	}
+	a := &g.aliases[i]
+	from := a.route
+	a.route = target
+	g.fleet.routedTo(from, target)
+	return true
+}
+
+// routes is the gateway's route table.
+func (g *gateway) routes() []pools.Route {
+	var out []pools.Route
+	for _, a := range g.aliases {
+		switch {
+		case a.route == toCloud:
+			out = append(out, pools.Route{Alias: a.name, Lane: pools.Cloud})
+		case a.route >= 0:
+			s := g.fleet.spec(a.route)
+			out = append(out, pools.Route{Alias: a.name, Lane: s.Name, Node: s.Node, Router: s.Residency == pools.OnDemand})
+		}
+	}
+	return out
+}
+
+// addDemand makes the demand sources of a scenario, adding the aliases
+// they name that pool does not declare, whose requests fail, and
+// schedules each source's first arrival.
+func (g *gateway) addDemand(pool *pools.Pool, sc Scenario) {
+	for _, d := range sc.Demand {
+		if _, ok := g.aliasIdx[d.Alias]; !ok {
+			g.aliases[g.alias(d.Alias)].absent = true
+			g.st.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
+		}
+	}
+	nth := map[string]int{}
+	for i, d := range sc.Demand {
+		g.sources = append(g.sources, newSource(d, g.aliasIdx[d.Alias], sc.Seed, nth[d.Alias]))
+		nth[d.Alias]++
+		g.nextArrival(int32(i), 0)
+	}
+}
+
+// nextArrival schedules source i's next request after t.
+func (g *gateway) nextArrival(i int32, t time.Duration) {
+	s := &g.sources[i]
+	at, work, ok := s.next(t, g.end)
+	if !ok {
+		return
+	}
+	r := g.newRequest(i, at, work)
+	g.clk.at(at, evArrival, r, g.reqs[r].gen)
+}
+
+// finish fails the requests still in flight when the run ends.
+func (g *gateway) finish() {
+	for i := range g.reqs {
+		if g.reqs[i].state != reqFree {
+			g.fail(int32(i))
+		}
+	}
+}
+
 // newRequest makes a request of source src arriving at at, with work
 // times its mean service time to be served.
-func (w *world) newRequest(src int32, at time.Duration, work float64) int32 {
+func (g *gateway) newRequest(src int32, at time.Duration, work float64) int32 {
 	var r int32
-	if n := len(w.free); n > 0 {
-		r, w.free = w.free[n-1], w.free[:n-1]
+	if n := len(g.free); n > 0 {
+		r, g.free = g.free[n-1], g.free[:n-1]
 	} else {
-		r = int32(len(w.reqs))
-		w.reqs = append(w.reqs, request{})
+		r = int32(len(g.reqs))
+		g.reqs = append(g.reqs, request{})
 	}
-	q := &w.reqs[r]
-	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, w.sources[src].alias, -1, 0, reqArriving, false
+	q := &g.reqs[r]
+	q.src, q.alias, q.inst, q.pos, q.state, q.cold = src, g.sources[src].alias, -1, 0, reqArriving, false
 	q.coldWait = 0
 	q.arrival, q.work = at, work
 	return r
 }
 
-func (w *world) release(r int32) {
-	q := &w.reqs[r]
-	w.recordColdWait(q)
+func (g *gateway) release(r int32) {
+	q := &g.reqs[r]
+	g.recordColdWait(q)
 	q.state = reqFree
 	q.gen++
-	w.free = append(w.free, r)
+	g.free = append(g.free, r)
 }
 
 // arrive handles a request's arrival and schedules its source's next one.
-func (w *world) arrive(r int32) {
-	w.stats.Requests++
-	if w.ctl != nil {
-		w.ctl.demand.add(w.reqs[r].alias, w.now)
+func (g *gateway) arrive(r int32) {
+	g.st.Requests++
+	if g.demand != nil {
+		g.demand.add(g.reqs[r].alias, g.clk.now)
 	}
-	w.nextArrival(w.reqs[r].src, w.now)
-	w.dispatch(r)
+	g.nextArrival(g.reqs[r].src, g.clk.now)
+	g.dispatch(r)
 }
 
 // dispatch sends a request to the first target from its position on that
 // can take it.
-func (w *world) dispatch(r int32) {
-	q := &w.reqs[r]
-	a := &w.aliases[q.alias]
+func (g *gateway) dispatch(r int32) {
+	q := &g.reqs[r]
+	a := &g.aliases[q.alias]
 	for ; ; q.pos++ {
 		target := noRoute
 		switch {
 		case q.pos == 0:
 			target = a.route
 		case int(q.pos) > len(a.fallbacks):
-			w.fail(r)
+			g.fail(r)
 			return
 		case a.fallbacks[q.pos-1] == pools.Cloud:
 			target = toCloud
 		default:
-			target = w.laneTarget(a.fallbacks[q.pos-1])
+			target = g.laneTarget(a.fallbacks[q.pos-1])
 		}
 		if target == toCloud {
-			w.toCloud(r)
+			g.toCloud(r)
 			return
 		}
-		if target < 0 || !w.insts[target].servable() {
+		if target < 0 || !g.fleet.servable(target) {
 			continue
 		}
-		n := &w.nodes[w.insts[target].node]
-		if w.isBad(n) {
+		ni := g.fleet.nodeOf(target)
+		if g.isBad(ni) {
 			continue
 		}
-		if !n.reachable() {
+		if !g.nodes.reachable(ni) {
 			timeout := connectTimeout
-			if n.up && n.hung && !n.partitioned {
-				timeout = w.waitLimit
+			if g.nodes.silent(ni) {
+				timeout = g.waitLimit
 			}
 			q.state, q.inst = reqConnecting, target
 			q.pos++
-			w.at(w.now+timeout, evConnectFailed, r, q.gen)
+			g.clk.at(g.clk.now+timeout, evConnectFailed, r, q.gen)
 			return
 		}
-		w.enqueue(target, r)
+		g.enqueue(target, r)
 		return
 	}
 }
 
 // laneTarget picks the process of a fallback lane to send a request to:
 // one that can serve on a node the gateway trusts, a loaded one first.
-func (w *world) laneTarget(lane string) int32 {
+func (g *gateway) laneTarget(lane string) int32 {
 	best := noRoute
-	for _, i := range w.byLane[lane] {
-		in := &w.insts[i]
-		if !in.servable() || w.isBad(&w.nodes[in.node]) {
+	for _, i := range g.fleet.processes(lane) {
+		if !g.fleet.servable(i) || g.isBad(g.fleet.nodeOf(i)) {
 			continue
 		}
-		if in.loaded {
+		if g.fleet.loaded(i) {
 			return i
 		}
 		if best == noRoute {
@@ -150,167 +369,130 @@ func (w *world) laneTarget(lane string) int32 {
 	return best
 }
 
-// isBad reports whether the gateway avoids the node; a probe after the
-// node answers again clears the mark.
-func (w *world) isBad(n *node) bool {
-	if n.gwBad && n.reachable() && w.now >= w.lease.next(n, n.reachableSince) {
-		n.gwBad = false
-	}
-	return n.gwBad
-}
-
 // connectFailed handles a request whose node did not answer.
-func (w *world) connectFailed(r int32, gen uint32) {
-	q := &w.reqs[r]
+func (g *gateway) connectFailed(r int32, gen uint32) {
+	q := &g.reqs[r]
 	if q.gen != gen || q.state != reqConnecting {
 		return
 	}
-	w.nodes[w.insts[q.inst].node].gwBad = true
-	w.dispatch(r)
+	*g.badNode(g.fleet.nodeOf(q.inst)) = true
+	g.dispatch(r)
 }
 
 // enqueue puts a request in a lane's queue, loading the lane if needed.
-func (w *world) enqueue(i, r int32) {
-	q := &w.reqs[r]
-	in := &w.insts[i]
-	q.state, q.inst, q.queued = reqQueued, i, w.now
-	in.queue = append(in.queue, queued{r, q.gen})
-	in.waiting++
-	if in.loaded {
-		w.serve(i)
+func (g *gateway) enqueue(i, r int32) {
+	q := &g.reqs[r]
+	l := g.line(i)
+	q.state, q.inst, q.queued = reqQueued, i, g.clk.now
+	l.queue = append(l.queue, queued{r, q.gen})
+	l.waiting++
+	if g.fleet.loaded(i) {
+		g.serve(i)
 		return
 	}
 	q.cold = true
-	if w.aliases[q.alias].hasCloud {
-		w.at(w.now+w.waitLimit, evColdTimeout, r, q.gen)
+	if g.aliases[q.alias].hasCloud {
+		g.clk.at(g.clk.now+g.waitLimit, evColdTimeout, r, q.gen)
 	}
-	w.admit(i)
+	g.fleet.admit(i)
 }
 
 // serve starts the next request of an idle, loaded lane.
-func (w *world) serve(i int32) {
-	in := &w.insts[i]
-	if in.serving >= 0 || !in.loaded || !w.nodes[in.node].reachable() {
+func (g *gateway) serve(i int32) {
+	l := g.line(i)
+	if l.serving >= 0 || !g.fleet.ready(i) {
 		return
 	}
-	if in.yielding && in.yieldLeft == 0 {
-		return // it waits to be evicted
-	}
-	for in.head < len(in.queue) {
-		e := in.queue[in.head]
-		in.head++
-		q := &w.reqs[e.req]
+	now := g.clk.now
+	for l.head < len(l.queue) {
+		e := l.queue[l.head]
+		l.head++
+		q := &g.reqs[e.req]
 		if q.gen != e.gen || q.state != reqQueued || q.inst != i {
 			continue
 		}
-		in.waiting--
-		if gaveUp := q.arrival + w.timeout; w.now > gaveUp {
+		l.waiting--
+		if gaveUp := q.arrival + g.timeout; now > gaveUp {
 			// The gateway gave up on it while it waited.
-			w.leftQueueAt(q, gaveUp)
-			w.giveUp(e.req)
+			g.leftQueueAt(q, gaveUp)
+			g.giveUp(e.req)
 			continue
 		}
-		if in.yielding {
-			in.yieldLeft--
-		}
-		in.serving = e.req
+		mean := g.fleet.take(i)
+		l.serving = e.req
 		q.state = reqServing
-		mean := in.serviceSeconds
 		if mean == 0 {
-			mean = w.sources[q.src].service
+			mean = g.sources[q.src].service
 		}
 		q.service = secs(q.work * mean)
-		w.leftQueue(q)
-		w.recordColdWait(q)
-		in.lastUsed = w.now
-		w.at(w.now+q.service, evServiceDone, i, in.epoch)
+		g.leftQueue(q)
+		g.recordColdWait(q)
+		g.clk.at(now+q.service, evServiceDone, i, l.epoch)
 		break
 	}
 	switch {
-	case in.head == len(in.queue):
-		in.queue, in.head = in.queue[:0], 0
-	case in.head > 1024 && 2*in.head > len(in.queue):
+	case l.head == len(l.queue):
+		l.queue, l.head = l.queue[:0], 0
+	case l.head > 1024 && 2*l.head > len(l.queue):
 		// A queue that never empties keeps only what is ahead.
-		in.queue = append(in.queue[:0], in.queue[in.head:]...)
-		in.head = 0
+		l.queue = append(l.queue[:0], l.queue[l.head:]...)
+		l.head = 0
 	}
 }
 
 // serviceDone ends the request a lane was serving.
-func (w *world) serviceDone(i int32, epoch uint32) {
-	in := &w.insts[i]
-	if in.epoch != epoch || in.serving < 0 {
+func (g *gateway) serviceDone(i int32, epoch uint32) {
+	l := g.line(i)
+	if l.epoch != epoch || l.serving < 0 {
 		return
 	}
-	r := in.serving
-	q := &w.reqs[r]
-	w.stats.Served++
-	if w.now-q.service-q.arrival <= w.slo {
-		w.stats.ServedWithinSLO++
+	r := l.serving
+	q := &g.reqs[r]
+	g.st.Served++
+	if g.clk.now-q.service-q.arrival <= g.slo {
+		g.st.ServedWithinSLO++
 	}
-	w.release(r)
-	in.serving = -1
-	in.lastUsed = w.now
-	w.serve(i)
-	if in.swappable() {
-		w.becameIdle(i)
-	}
-}
-
-// becameIdle lets what waits for a lane to go idle (or to have yielded)
-// go on: its drain, and the loads waiting on its node for room.
-func (w *world) becameIdle(i int32) {
-	in := &w.insts[i]
-	if in.drainStep != nil && in.idle() {
-		ref := *in.drainStep
-		in.drainStep = nil
-		w.atStep(w.now, evStepDone, ref)
-	}
-	if len(w.nodes[in.node].pending) > 0 {
-		w.retryPending(in.node)
-	}
+	g.release(r)
+	l.serving = -1
+	g.fleet.used(i)
+	g.serve(i)
+	g.fleet.freed(i)
 }
 
 // coldTimeout sends a request still waiting for its lane to load to the
 // cloud.
-func (w *world) coldTimeout(r int32, gen uint32) {
-	q := &w.reqs[r]
+func (g *gateway) coldTimeout(r int32, gen uint32) {
+	q := &g.reqs[r]
 	if q.gen != gen || q.state != reqQueued {
 		return
 	}
-	in := &w.insts[q.inst]
-	in.waiting--
-	w.leftQueue(q)
-	w.toCloud(r)
-	if in.waiting == 0 && len(in.onLoad) == 0 && in.spec.Residency == pools.OnDemand {
-		w.dropPending(q.inst, "") // nobody wants the load any more
-	}
-	if in.swappable() {
-		w.becameIdle(q.inst)
-	}
+	g.line(q.inst).waiting--
+	g.leftQueue(q)
+	g.toCloud(r)
+	g.fleet.abandoned(q.inst)
 }
 
 // giveUp ends a request the gateway timed out: to the cloud when its
 // alias has that fallback, failed otherwise.
-func (w *world) giveUp(r int32) {
-	if w.aliases[w.reqs[r].alias].hasCloud {
-		w.toCloud(r)
+func (g *gateway) giveUp(r int32) {
+	if g.aliases[g.reqs[r].alias].hasCloud {
+		g.toCloud(r)
 	} else {
-		w.fail(r)
+		g.fail(r)
 	}
 }
 
-func (w *world) toCloud(r int32) {
-	w.stats.ToCloud++
-	w.release(r)
+func (g *gateway) toCloud(r int32) {
+	g.st.ToCloud++
+	g.release(r)
 }
 
-func (w *world) fail(r int32) {
-	w.stats.Failed++
-	if w.aliases[w.reqs[r].alias].absent {
-		w.stats.AbsentAlias++
+func (g *gateway) fail(r int32) {
+	g.st.Failed++
+	if g.aliases[g.reqs[r].alias].absent {
+		g.st.AbsentAlias++
 	}
-	w.release(r)
+	g.release(r)
 }
 
 // cutOff ends a lane's work when its node goes away (crashes, hangs, is
@@ -319,34 +501,49 @@ func (w *world) fail(r int32) {
 // the lane stopped, to their alias's route; otherwise to the lane again,
 // which no longer answers, so the gateway tries the alias's next target
 // after its timeout, as for any request sent there.
-func (w *world) cutOff(i int32, stopped bool) {
-	in := &w.insts[i]
-	if in.serving >= 0 {
-		w.stats.Interruptions++
-		w.fail(in.serving)
-		in.serving = -1
+func (g *gateway) cutOff(i int32, stopped bool) {
+	l := g.line(i)
+	if l.serving >= 0 {
+		g.st.Interruptions++
+		g.fail(l.serving)
+		l.serving = -1
 	}
-	in.epoch++
+	l.epoch++
 	if stopped {
-		w.requeue(i, true)
+		g.requeue(i, true)
 		return
 	}
-	waiting := in.queue[in.head:]
-	in.queue, in.head, in.waiting = nil, 0, 0
+	waiting := l.queue[l.head:]
+	l.queue, l.head, l.waiting = nil, 0, 0
 	for _, e := range waiting {
-		if q := &w.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
-			w.leftQueue(q)
-			w.dispatch(e.req)
+		if q := &g.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
+			g.leftQueue(q)
+			g.dispatch(e.req)
+		}
+	}
+}
+
+// evicted starts the cold wait again of the requests waiting at a lane
+// that admission unloaded: they wait for it to load again.
+func (g *gateway) evicted(i int32) {
+	l := g.line(i)
+	now := g.clk.now
+	for _, e := range l.queue[l.head:] {
+		if q := &g.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
+			q.cold, q.queued = true, now
+			if g.aliases[q.alias].hasCloud {
+				g.clk.at(now+g.waitLimit, evColdTimeout, e.req, q.gen)
+			}
 		}
 	}
 }
 
 // leftQueue adds the time a request waited at a loading lane to its
 // cold wait, as it leaves that lane's queue.
-func (w *world) leftQueue(q *request) { w.leftQueueAt(q, w.now) }
+func (g *gateway) leftQueue(q *request) { g.leftQueueAt(q, g.clk.now) }
 
 // leftQueueAt is leftQueue for a request that left at t.
-func (w *world) leftQueueAt(q *request, t time.Duration) {
+func (g *gateway) leftQueueAt(q *request, t time.Duration) {
 	if q.cold && t > q.queued {
 		q.coldWait += t - q.queued
 	}
@@ -355,9 +552,9 @@ func (w *world) leftQueueAt(q *request, t time.Duration) {
 
 // recordColdWait records a request's cold wait, once: when it is served
 // or ends otherwise.
-func (w *world) recordColdWait(q *request) {
+func (g *gateway) recordColdWait(q *request) {
 	if q.coldWait > 0 {
-		w.stats.coldWait(q.coldWait)
+		g.st.coldWait(q.coldWait)
 		q.coldWait = 0
 	}
 }
@@ -365,21 +562,40 @@ func (w *world) recordColdWait(q *request) {
 // requeue sends the requests waiting at a lane on: to the alias's route
 // again when the lane drains (the route has moved), to their next
 // fallback when it cannot load.
-func (w *world) requeue(i int32, toRoute bool) {
-	in := &w.insts[i]
-	waiting := in.queue[in.head:]
-	in.queue, in.head, in.waiting = nil, 0, 0
+func (g *gateway) requeue(i int32, toRoute bool) {
+	l := g.line(i)
+	waiting := l.queue[l.head:]
+	l.queue, l.head, l.waiting = nil, 0, 0
 	for _, e := range waiting {
-		q := &w.reqs[e.req]
+		q := &g.reqs[e.req]
 		if q.gen != e.gen || q.state != reqQueued || q.inst != i {
 			continue
 		}
-		w.leftQueue(q)
+		g.leftQueue(q)
 		if toRoute {
 			q.pos = 0
 		} else {
 			q.pos++
 		}
-		w.dispatch(e.req)
+		g.dispatch(e.req)
 	}
 }
+
+// alias is the gateway's entry for a public name: where it routes and the
+// fallbacks tried when that cannot serve.
+type alias struct {
+	name string
+	// route is the lane process requests go to, or toCloud, or noRoute.
+	route     int32
+	fallbacks []string
+	hasCloud  bool
+	// absent marks an alias the scenario demands that no configuration
+	// in force has declared: its requests fail.
+	absent bool
+}
+
+// Route targets that are not lane processes.
+const (
+	noRoute int32 = -1
+	toCloud int32 = -2
+)

@@ -36,14 +36,12 @@ type loop struct {
 		version, cfg uint64
 		down, warm   string
 	}
-	// demand counts the requests per alias the gateway sees; rates are
-	// the lanes' request rates the last tick read from it, and held the
-	// lanes demand held warm then (controller.Warm).
-	demand *meter
-	rates  map[string]float64
-	held   map[string]bool
+	// rates are the lanes' request rates the last tick read from the
+	// gateway's demand meter, and held the lanes demand held warm then
+	// (controller.Warm).
+	rates map[string]float64
+	held  map[string]bool
 
-	execs    []*execution
 	current  *execution // the change being carried out, or nil
 	lastCode controller.Code
 }
@@ -62,7 +60,6 @@ func newLoop(w *world) *loop {
 			Backoff:             secs(c.BackoffSeconds), MaxBackoff: maxBackoff,
 			PromotePerMinute: c.PromotePerMinute, DemotePerMinute: c.DemotePerMinute,
 		},
-		demand: newMeter(secs(c.DemandWindowSeconds)),
 	}
 	if l.interval <= w.end {
 		w.at(l.interval, evTick, 0, 0)
@@ -79,19 +76,19 @@ func (l *loop) tick() error {
 	if next := w.now + l.interval; next <= w.end {
 		w.at(next, evTick, 0, 0)
 	}
-	downKey, down := w.downSet()
+	downKey, down := w.leases.downSet()
 	warm := l.warm()
 	warmKey := strings.Join(warm, ",")
-	if !l.made.ok || l.made.version != w.version || l.made.cfg != w.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
-		pool := w.inForce(warm)
-		current := w.observe(pool, down)
+	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.op.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
+		pool := w.op.inForce(warm)
+		current := w.fleet.observe(pool, down, w.gw.routes())
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
 		if err != nil {
 			return fmt.Errorf("planning at %s: %w", w.now, err)
 		}
 		l.plan, l.pool = p, pool
-		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.version, w.cfgVer, downKey, warmKey
+		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.fleet.version, w.op.cfgVer, downKey, warmKey
 	}
 	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
 	if l.current != nil {
@@ -105,13 +102,13 @@ func (l *loop) tick() error {
 	case controller.Apply:
 		return l.apply(d)
 	case controller.Advise:
-		w.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
+		w.stats.note(w.now, "plan-advised", l.plan.Summary()+"; "+d.Reason)
 	default:
 		switch d.Code {
 		case controller.NoChanges, controller.InProgress, controller.Unstable, controller.Advised:
 		default:
 			if d.Code != code {
-				w.note(w.now, "hold", d.Reason)
+				w.stats.note(w.now, "hold", d.Reason)
 			}
 		}
 	}
@@ -123,14 +120,14 @@ func (l *loop) tick() error {
 // answer for the next tick.
 func (l *loop) warm() []string {
 	w := l.w
-	pool := w.inForce(nil)
+	pool := w.op.inForce(nil)
 	if l.rates == nil {
 		l.rates, l.held = map[string]float64{}, map[string]bool{}
 	}
 	clear(l.rates)
 	for _, a := range pool.Aliases {
-		if i, ok := w.aliasIdx[a.Name]; ok {
-			l.rates[a.Lane] += l.demand.rate(i, w.now)
+		if i, ok := w.gw.aliasIdx[a.Name]; ok {
+			l.rates[a.Lane] += w.gw.demand.rate(i, w.now)
 		}
 	}
 	warm := controller.Warm(pool, l.rates, l.held, l.settings)
@@ -166,14 +163,14 @@ func (l *loop) apply(d controller.Decision) error {
 	w := l.w
 	w.stats.Applies++
 	if d.Code == controller.Preempt {
-		w.note(w.now, "preempt", "the change in progress stops taking new steps")
+		w.stats.note(w.now, "preempt", "the change in progress stops taking new steps")
 		l.current.preempted = true
-		w.cancel(l.current)
+		w.exec.cancel(l.current)
 	}
-	w.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
-	w.setAliases(l.pool)
+	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
+	w.gw.setAliases(l.pool)
 	l.current = nil
-	x, err := w.execute(l.plan)
+	x, err := w.exec.execute(l.plan)
 	if err != nil {
 		return err
 	}
@@ -198,13 +195,13 @@ func (l *loop) finished(x *execution) {
 	}
 	switch {
 	case x.preempted:
-		w.note(w.now, "apply-done", fmt.Sprintf("%d of %s done before it was preempted", done, plural.Count(len(x.steps), "step")))
+		w.stats.note(w.now, "apply-done", fmt.Sprintf("%d of %s done before it was preempted", done, plural.Count(len(x.steps), "step")))
 		return
 	case len(x.failed) == 0:
 		l.mem = l.mem.Succeeded()
-		w.note(w.now, "apply-done", plural.Count(done, "step")+" done")
+		w.stats.note(w.now, "apply-done", plural.Count(done, "step")+" done")
 		return
 	}
 	l.mem = l.mem.Failed(x.failed, w.now, l.settings)
-	w.note(w.now, "backoff", fmt.Sprintf("%d of %s failed; no apply retries %s before %s", len(x.failed), plural.Count(len(x.steps), "step"), plural.Agree(len(x.failed), "it", "them"), l.mem.BackoffUntil))
+	w.stats.note(w.now, "backoff", fmt.Sprintf("%d of %s failed; no apply retries %s before %s", len(x.failed), plural.Count(len(x.steps), "step"), plural.Agree(len(x.failed), "it", "them"), l.mem.BackoffUntil))
 }

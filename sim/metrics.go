@@ -4,13 +4,21 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"poolc.dev/poolc/pools"
 )
 
-// stats accumulates the metrics of a run.
+// stats accumulates the metrics of a run and its timeline.
 type stats struct {
 	Metrics
 	coldWaits        []float64 // seconds
 	residencyChanges int
+	timeline         []Action
+}
+
+// note adds an entry to the timeline.
+func (s *stats) note(at time.Duration, kind, detail string) {
+	s.timeline = append(s.timeline, Action{At: at, Kind: kind, Detail: detail})
 }
 
 // coldWait records a request that waited d for its lane to load.
@@ -34,4 +42,10 @@ func (s *stats) metrics(length time.Duration) Metrics {
 		m.ResidencyChangesPerHour = float64(s.residencyChanges) / h
 	}
 	return m
+}
+
+// result is what the run measured, with the timeline in time order.
+func (s *stats) result(length time.Duration, events int, final pools.Fleet) *Result {
+	slices.SortStableFunc(s.timeline, func(a, b Action) int { return compareDurations(a.At, b.At) })
+	return &Result{Metrics: s.metrics(length), Timeline: s.timeline, Events: events, Final: final}
 }

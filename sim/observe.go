@@ -6,71 +6,57 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// observe is the fleet as the controller sees it, the current fleet it
-// plans from: the nodes of the configuration (down when their lease
+// observe is the fleet as the controller sees it, with the gateway's
+// routes: the current fleet it plans from: the nodes of the configuration (down when their lease
 // lapsed), the lane processes on nodes that are not down — except those
 // stopping and those the guard latched, which are not running — the
 // gateway's routes, the weights on each node and the pod-pool members.
 // Keep-warm and preferred lanes count as loaded, as a state store records
 // them (admission may have evicted a preferred one for a while).
-func (w *world) observe(pool *pools.Pool, down map[string]bool) pools.Fleet {
-	var f pools.Fleet
+func (f *fleet) observe(pool *pools.Pool, down map[string]bool, routes []pools.Route) pools.Fleet {
+	var out pools.Fleet
 	for _, n := range pool.Nodes {
-		f.Nodes = append(f.Nodes, pools.NodeState{Name: n.Name, Down: down[n.Name]})
+		out.Nodes = append(out.Nodes, pools.NodeState{Name: n.Name, Down: down[n.Name]})
 	}
-	for i := range w.insts {
-		in := &w.insts[i]
-		if !in.registered || in.stopping || in.latched || down[w.nodes[in.node].name] {
+	for i := range f.insts {
+		in := &f.insts[i]
+		if !in.registered || in.stopping || in.latched || down[f.nodes[in.node].name] {
 			continue
 		}
 		l := in.spec
 		l.Args = slices.Clone(l.Args)
 		l.Loaded = l.Residency != pools.OnDemand
-		f.Lanes = append(f.Lanes, l)
+		out.Lanes = append(out.Lanes, l)
 	}
-	f.Routes = w.routes()
-	f.Prefetched = slices.Clone(w.prefetched)
-	f.Members = slices.Clone(w.members)
-	f.Normalize()
-	return f
+	return f.complete(out, routes)
 }
 
-// routes is the gateway's route table.
-func (w *world) routes() []pools.Route {
-	var out []pools.Route
-	for _, a := range w.aliases {
-		switch {
-		case a.route == toCloud:
-			out = append(out, pools.Route{Alias: a.name, Lane: pools.Cloud})
-		case a.route >= 0:
-			in := &w.insts[a.route]
-			out = append(out, pools.Route{Alias: a.name, Lane: in.spec.Name, Node: w.nodes[in.node].name, Router: in.spec.Residency == pools.OnDemand})
-		}
+// final is the fleet as the hardware has it, with the gateway's routes:
+// every registered lane process with whether it is in memory, the
+// routes, the weights, and the nodes that are down (crashed or hung).
+func (f *fleet) final(routes []pools.Route) pools.Fleet {
+	var out pools.Fleet
+	for i := range f.nodes {
+		out.Nodes = append(out.Nodes, pools.NodeState{Name: f.nodes[i].name, Down: f.health.down(int32(i))})
 	}
-	return out
-}
-
-// final is the fleet as the hardware has it: every registered lane
-// process with whether it is in memory, the routes, the weights, and the
-// nodes that are down (crashed or hung).
-func (w *world) final() pools.Fleet {
-	var f pools.Fleet
-	for i := range w.nodes {
-		n := &w.nodes[i]
-		f.Nodes = append(f.Nodes, pools.NodeState{Name: n.name, Down: !n.up || n.hung})
-	}
-	for i := range w.insts {
-		in := &w.insts[i]
+	for i := range f.insts {
+		in := &f.insts[i]
 		if !in.registered {
 			continue
 		}
 		l := in.spec
 		l.Loaded = in.loaded
-		f.Lanes = append(f.Lanes, l)
+		out.Lanes = append(out.Lanes, l)
 	}
-	f.Routes = w.routes()
-	f.Prefetched = slices.Clone(w.prefetched)
-	f.Members = slices.Clone(w.members)
-	f.Normalize()
-	return f
+	return f.complete(out, routes)
+}
+
+// complete adds the routes, the weights on each node and the pod-pool
+// members to a fleet, and normalizes it.
+func (f *fleet) complete(out pools.Fleet, routes []pools.Route) pools.Fleet {
+	out.Routes = routes
+	out.Prefetched = slices.Clone(f.prefetched)
+	out.Members = slices.Clone(f.members)
+	out.Normalize()
+	return out
 }

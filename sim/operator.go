@@ -7,19 +7,39 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
+// operator is the configuration in force and the operator's changes to
+// it: the scenario's events that are not faults of the hardware, and the
+// faults it passes on.
+type operator struct {
+	*clock
+	stats  *stats
+	fleet  *fleet
+	faults *faults
+	// join adds a node the configuration names to the fleet, up.
+	join func(n pools.Node, down bool)
+	// cfg is the configuration in force; profile (when set) and cordons
+	// are the operator's changes to it; cfgVer counts changes of the three.
+	cfg     *pools.Pool
+	profile string
+	cordons []string
+	cfgVer  uint64
+
+	allowAbsent bool
+	loadConfig  func(path string) (*pools.Pool, error)
+}
+
 // operatorProfile is the profile that carries operator cordons and the
 // lanes demand holds warm in a pool that declares no profiles.
 const operatorProfile = "operator"
 
-// scenarioEvent carries out the i-th event of the scenario's timeline.
-func (w *world) scenarioEvent(i int32) error {
-	e := w.sc.Events[i]
+// event carries out an event of the scenario's timeline.
+func (o *operator) event(e Event) error {
 	n := int32(-1)
 	if e.Kind != ChangeConfig && e.Kind != SwitchProfile && e.Kind != StartLane {
 		var ok bool
-		if n, ok = w.nodeIdx[e.Node]; !ok {
-			if w.opt.AllowAbsent {
-				w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, w.cfg.Name, e.Node))
+		if n, ok = o.fleet.nodeIdx[e.Node]; !ok {
+			if o.allowAbsent {
+				o.stats.note(o.now, "absent", fmt.Sprintf("%s event: pool %s has no node %q", e.Kind, o.cfg.Name, e.Node))
 				return nil
 			}
 			return fmt.Errorf("%s event at %s: no node %q", e.Kind, e.At, e.Node)
@@ -27,88 +47,88 @@ func (w *world) scenarioEvent(i int32) error {
 	}
 	switch e.Kind {
 	case Crash:
-		w.note(w.now, "node-crash", e.Node)
-		w.crash(n)
+		o.stats.note(o.now, "node-crash", e.Node)
+		o.faults.crash(n)
 	case Recover:
-		w.note(w.now, "node-recover", e.Node)
-		w.recover(n)
+		o.stats.note(o.now, "node-recover", e.Node)
+		o.faults.recover(n)
 	case Hang:
-		w.note(w.now, "node-hang", faultDetail(e))
-		w.hang(n, e.Duration)
+		o.stats.note(o.now, "node-hang", faultDetail(e))
+		o.faults.hang(n, e.Duration)
 	case Partition:
-		w.note(w.now, "node-partition", faultDetail(e))
-		w.partition(n, e.Duration)
+		o.stats.note(o.now, "node-partition", faultDetail(e))
+		o.faults.partition(n, e.Duration)
 	case DiskFull:
-		w.note(w.now, "disk-full", faultDetail(e))
-		w.diskFull(n, e.Duration)
+		o.stats.note(o.now, "disk-full", faultDetail(e))
+		o.faults.fillDisk(n, e.Duration)
 	case Cordon, Uncordon:
-		w.note(w.now, string(e.Kind), e.Node)
-		w.cordons = slices.DeleteFunc(w.cordons, func(c string) bool { return c == e.Node })
+		o.stats.note(o.now, string(e.Kind), e.Node)
+		o.cordons = slices.DeleteFunc(o.cordons, func(c string) bool { return c == e.Node })
 		if e.Kind == Cordon {
-			w.cordons = append(w.cordons, e.Node)
-			slices.Sort(w.cordons)
+			o.cordons = append(o.cordons, e.Node)
+			slices.Sort(o.cordons)
 		}
-		w.cfgVer++
+		o.cfgVer++
 	case SwitchProfile:
-		if w.cfg.Profile(e.Profile) == nil {
-			if w.opt.AllowAbsent {
-				w.note(w.now, "absent", fmt.Sprintf("profile event: pool %s has no profile %q", w.cfg.Name, e.Profile))
+		if o.cfg.Profile(e.Profile) == nil {
+			if o.allowAbsent {
+				o.stats.note(o.now, "absent", fmt.Sprintf("profile event: pool %s has no profile %q", o.cfg.Name, e.Profile))
 				return nil
 			}
-			return fmt.Errorf("profile event at %s: pool %s has no profile %q", e.At, w.cfg.Name, e.Profile)
+			return fmt.Errorf("profile event at %s: pool %s has no profile %q", e.At, o.cfg.Name, e.Profile)
 		}
-		w.note(w.now, "profile", e.Profile)
-		w.profile = e.Profile
-		w.cfgVer++
+		o.stats.note(o.now, "profile", e.Profile)
+		o.profile = e.Profile
+		o.cfgVer++
 	case ChangeConfig:
-		return w.changeConfig(e)
+		return o.changeConfig(e)
 	case StartLane:
-		return w.startLane(e)
+		return o.startLane(e)
 	}
 	return nil
 }
 
 // changeConfig puts a new configuration in force; its new nodes join the
 // fleet, up, and the others take its memory and guard.
-func (w *world) changeConfig(e Event) error {
-	p, err := w.opt.LoadConfig(e.Config)
+func (o *operator) changeConfig(e Event) error {
+	p, err := o.loadConfig(e.Config)
 	if err != nil {
 		return fmt.Errorf("config event at %s: %w", e.At, err)
 	}
-	w.note(w.now, "config", e.Config)
-	w.cfg = p
-	if w.profile != "" && p.Profile(w.profile) == nil {
-		w.profile = ""
+	o.stats.note(o.now, "config", e.Config)
+	o.cfg = p
+	if o.profile != "" && p.Profile(o.profile) == nil {
+		o.profile = ""
 	}
-	w.learnSizes(p)
+	o.fleet.learnSizes(p)
 	for _, n := range p.Nodes {
-		if i, ok := w.nodeIdx[n.Name]; ok {
-			w.nodes[i].budget = n.Budget()
+		if i, ok := o.fleet.nodeIdx[n.Name]; ok {
+			o.fleet.nodes[i].budget = n.Budget()
 		} else {
-			w.addNode(n, false)
+			o.join(n, false)
 		}
 	}
-	w.cfgVer++
+	o.cfgVer++
 	return nil
 }
 
 // startLane is an operator starting a lane by hand: it clears the guard's
 // latch of the lane's processes (on Node, when given) and loads them.
-func (w *world) startLane(e Event) error {
-	if w.opt.AllowAbsent && w.cfg.Lane(e.Lane) == nil {
-		w.note(w.now, "absent", fmt.Sprintf("%s event: pool %s has no lane %q", e.Kind, w.cfg.Name, e.Lane))
+func (o *operator) startLane(e Event) error {
+	if o.allowAbsent && o.cfg.Lane(e.Lane) == nil {
+		o.stats.note(o.now, "absent", fmt.Sprintf("%s event: pool %s has no lane %q", e.Kind, o.cfg.Name, e.Lane))
 		return nil
 	}
 	started := 0
-	for _, i := range w.byLane[e.Lane] {
-		in := &w.insts[i]
-		if !in.registered || (e.Node != "" && w.nodes[in.node].name != e.Node) {
+	for _, i := range o.fleet.byLane[e.Lane] {
+		in := &o.fleet.insts[i]
+		if !in.registered || (e.Node != "" && o.fleet.nodes[in.node].name != e.Node) {
 			continue
 		}
 		started++
 		in.latched = false
-		w.version++
-		w.admit(i)
+		o.fleet.version++
+		o.fleet.admit(i)
 	}
 	detail := e.Lane
 	if e.Node != "" {
@@ -117,7 +137,7 @@ func (w *world) startLane(e Event) error {
 	if started == 0 {
 		detail += ": no such lane process runs"
 	}
-	w.note(w.now, "start-lane", detail)
+	o.stats.note(o.now, "start-lane", detail)
 	return nil
 }
 
@@ -126,12 +146,12 @@ func (w *world) startLane(e Event) error {
 // lanes demand holds warm (controller.Warm) running as preferred. Both
 // join the active profile (a pool without profiles gets one, named
 // "operator").
-func (w *world) inForce(warm []string) *pools.Pool {
-	p := *w.cfg
-	if w.profile != "" {
-		p.ActiveProfile = w.profile
+func (o *operator) inForce(warm []string) *pools.Pool {
+	p := *o.cfg
+	if o.profile != "" {
+		p.ActiveProfile = o.profile
 	}
-	if len(w.cordons) == 0 && len(warm) == 0 {
+	if len(o.cordons) == 0 && len(warm) == 0 {
 		return &p
 	}
 	p.Profiles = slices.Clone(p.Profiles)
@@ -142,7 +162,7 @@ func (w *world) inForce(warm []string) *pools.Pool {
 	}
 	pr := p.Profile(p.ActiveProfile)
 	pr.Cordon = slices.Clone(pr.Cordon)
-	for _, c := range w.cordons {
+	for _, c := range o.cordons {
 		if !slices.Contains(pr.Cordon, c) {
 			pr.Cordon = append(pr.Cordon, c)
 		}

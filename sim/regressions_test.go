@@ -19,7 +19,7 @@ func TestALoadSurvivesAHangOrPartition(t *testing.T) {
 			Events:   []Event{{At: 5 * time.Second, Kind: kind, Node: "n", Duration: time.Minute}},
 		}.withDefaults()
 		w := newWorld(p, sc, Options{Mode: ModeOff})
-		w.admit(w.instIdx[instKey{"od-a", "n"}]) // loads from 0 s for about 12 s
+		w.fleet.admit(w.fleet.instIdx[instKey{"od-a", "n"}]) // loads from 0 s for about 12 s
 		if err := w.run(); err != nil {
 			t.Fatal(err)
 		}
@@ -37,23 +37,23 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
 	// od-a is busy: base 40 + pref 30 + od-a 30 = 100 of 115.2 GB, and only
 	// pref (30) can be evicted, too little for od-c (50): it must wait.
-	a := w.instIdx[instKey{"od-a", "n"}]
-	w.insts[a].loaded = true
-	w.nodes[0].used += 30
-	w.reqs = append(w.reqs, request{state: reqServing, inst: a})
-	w.insts[a].serving = int32(len(w.reqs) - 1)
+	a := w.fleet.instIdx[instKey{"od-a", "n"}]
+	w.fleet.insts[a].loaded = true
+	w.fleet.nodes[0].used += 30
+	w.gw.reqs = append(w.gw.reqs, request{state: reqServing, inst: a})
+	w.gw.line(a).serving = int32(len(w.gw.reqs) - 1)
 	// A plan makes od-c preferred: the step waits for its load.
-	c := w.instIdx[instKey{"od-c", "n"}]
-	spec := w.insts[c].spec
+	c := w.fleet.instIdx[instKey{"od-c", "n"}]
+	spec := w.fleet.insts[c].spec
 	spec.Residency = pools.Preferred
-	x, err := w.execute(&pools.Plan{Steps: []pools.Step{{ID: "residency:od-c@n", Kind: pools.StepResidency, Node: "n", Lane: &spec, DependsOn: []string{}}}})
+	x, err := w.exec.execute(&pools.Plan{Steps: []pools.Step{{ID: "residency:od-c@n", Kind: pools.StepResidency, Node: "n", Lane: &spec, DependsOn: []string{}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !w.insts[c].pending {
+	if !w.fleet.insts[c].pending {
 		t.Fatal("od-c does not wait for room")
 	}
-	w.crash(0)
+	w.faults.crash(0)
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func TestQueuedRequestsGoToTheFallbackOnAFault(t *testing.T) {
 func TestAColdWaitIsCountedOnce(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 20, "od-b": 20})
 	w := newWorld(p, Scenario{Duration: time.Hour, Demand: []Demand{{Alias: "od-a"}}}.withDefaults(), Options{Mode: ModeOff})
-	r := w.newRequest(0, 0, 1) // its mean work: 2 s
+	r := w.gw.newRequest(0, 0, 1) // its mean work: 2 s
 	w.stats.Requests++
-	w.dispatch(r) // od-a loads for 10 s
+	w.gw.dispatch(r) // od-a loads for 10 s
 	w.now = 5 * time.Second
-	w.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
-	w.requeue(w.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
+	w.gw.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
+	w.gw.requeue(w.fleet.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +104,14 @@ func TestAColdWaitIsCountedOnce(t *testing.T) {
 func TestTheLatchGoesWithTheProcess(t *testing.T) {
 	p := onePool(map[string]float64{"od-e": 80})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
-	i := w.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
-	w.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
-	if !w.insts[i].latched {
+	i := w.fleet.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
+	w.fleet.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
+	if !w.fleet.insts[i].latched {
 		t.Fatal("the guard did not latch od-e")
 	}
-	w.stop(i)
+	w.fleet.stop(i)
 	st := pools.Step{Kind: pools.StepStart, Node: "n", Lane: &pools.LaneState{Name: "od-e", Node: "n"}}
-	if why, _ := w.refuses(st); why != "" {
+	if why, _ := w.exec.act.refuses(st); why != "" {
 		t.Errorf("a start after the latched process stopped is refused: %s", why)
 	}
 }
@@ -127,7 +127,7 @@ func TestAConfigChangeSetsTheNodesBudget(t *testing.T) {
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.nodes[0].budget, q.Nodes[0].Budget(); got != want {
+	if got, want := w.fleet.nodes[0].budget, q.Nodes[0].Budget(); got != want {
 		t.Errorf("budget after the change %v GB, want %v GB", got, want)
 	}
 }
@@ -180,7 +180,7 @@ func TestAPreferredLaneComesBackWhenRoomIsLeft(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 30, "od-c": 50})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeOff})
 	load := func(name string) {
-		w.admit(w.instIdx[instKey{name, "n"}])
+		w.fleet.admit(w.fleet.instIdx[instKey{name, "n"}])
 		if err := w.run(); err != nil {
 			t.Fatal(err)
 		}
@@ -191,6 +191,6 @@ func TestAPreferredLaneComesBackWhenRoomIsLeft(t *testing.T) {
 	}
 	load("od-a") // od-c goes for od-a, leaving 45 GB: room for pref's 30
 	if !lane(w, "pref").loaded && !lane(w, "pref").loading {
-		t.Errorf("pref stays out with %.1f GB free", w.nodes[0].budget-w.nodes[0].used)
+		t.Errorf("pref stays out with %.1f GB free", w.fleet.nodes[0].budget-w.fleet.nodes[0].used)
 	}
 }

@@ -1,7 +1,5 @@
 package sim
 
-import "slices"
-
 // run processes events until none is left: arrivals, faults, operator
 // actions and ticks stop at the scenario's end; what is in flight then
 // (services, loads, steps) runs to its end.
@@ -20,11 +18,7 @@ func (w *world) run() error {
 			return err
 		}
 	}
-	for i := range w.reqs {
-		if w.reqs[i].state != reqFree {
-			w.fail(int32(i))
-		}
-	}
+	w.gw.finish()
 	if w.opt.Progress != nil {
 		w.opt.Progress(w.end, w.end)
 	}
@@ -35,33 +29,32 @@ func (w *world) run() error {
 func (w *world) handle(e event) error {
 	switch e.kind {
 	case evArrival:
-		w.arrive(e.a)
+		w.gw.arrive(e.a)
 	case evServiceDone:
-		w.serviceDone(e.a, e.b)
+		w.gw.serviceDone(e.a, e.b)
 	case evLoadDone:
-		w.loadDone(e.a, e.b)
+		w.fleet.loadDone(e.a, e.b)
 	case evConnectFailed:
-		w.connectFailed(e.a, e.b)
+		w.gw.connectFailed(e.a, e.b)
 	case evColdTimeout:
-		w.coldTimeout(e.a, e.b)
+		w.gw.coldTimeout(e.a, e.b)
 	case evScenario:
-		return w.scenarioEvent(e.a)
+		return w.op.event(w.sc.Events[e.a])
 	case evFaultEnd:
-		w.faultEnd(e.a, e.b)
+		w.faults.end(e.a, e.b)
 	case evTick:
 		return w.ctl.tick()
 	case evStepDone:
-		w.attemptEnded(stepRef{e.a, e.b, e.c})
+		w.exec.attemptEnded(stepRef{e.a, e.b, e.c})
 	case evStepTimeout:
-		w.attemptTimedOut(stepRef{e.a, e.b, e.c})
+		w.exec.attemptTimedOut(stepRef{e.a, e.b, e.c})
 	case evStepWake:
-		w.wake(e.a)
+		w.exec.wake(e.a)
 	}
 	return nil
 }
 
 // result is what the run measured, with the timeline in time order.
 func (w *world) result() *Result {
-	slices.SortStableFunc(w.timeline, func(a, b Action) int { return compareDurations(a.At, b.At) })
-	return &Result{Metrics: w.stats.metrics(w.end), Timeline: w.timeline, Events: w.events, Final: w.final()}
+	return w.stats.result(w.end, w.events, w.fleet.final(w.gw.routes()))
 }

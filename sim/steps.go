@@ -16,85 +16,96 @@ import (
 // the way (its node crashed, the guard aborted the load) ends failed; the
 // runner's schedule (execute.go) decides what follows.
 
-// begin starts the work of an attempt of a step; w.attemptEnded ends it
+// actuator is what plan steps do to the modelled hardware: the fleet's
+// lane processes and weights, the gateway's routes, as the nodes' health
+// allows.
+type actuator struct {
+	*clock
+	links  Links
+	fleet  *fleet
+	gw     *gateway
+	faults *faults
+}
+
+// begin starts the work of an attempt of a step; the executor ends it
 // when its time comes.
-func (w *world) begin(x *execution, ref stepRef) {
+func (a *actuator) begin(x *execution, ref stepRef) {
 	s := &x.steps[ref.step]
 	st := x.plan.Steps[ref.step]
-	after := func(d time.Duration) { w.atStep(w.now+d, evStepDone, ref) }
+	after := func(d time.Duration) { a.atStep(a.now+d, evStepDone, ref) }
 	failNow := func(why string, retryable bool) {
 		s.fail, s.retryable = why, retryable
 		after(0)
 	}
-	if ni, ok := w.nodeIdx[st.Node]; ok {
-		s.epoch = w.nodes[ni].epoch
+	if ni, ok := a.fleet.nodeIdx[st.Node]; ok {
+		s.epoch = a.faults.epoch(ni)
 	}
 	switch st.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
-		if why, retryable := w.refuses(st); why != "" {
+		if why, retryable := a.refuses(st); why != "" {
 			failNow(why, retryable)
 			return
 		}
 	}
-	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && a.superseded(st) {
 		after(0)
 		return
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		after(secs(st.Prefetch.SizeGB / w.link(st.Node)))
+		after(secs(st.Prefetch.SizeGB / a.link(st.Node)))
 	case pools.StepStart:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok && st.From != "" && w.insts[i].registered {
+		if i, ok := a.fleet.lookup(st.Lane.Name, st.Node); ok && st.From != "" {
 			// Across on-demand the lane starts as it will be beside
 			// itself as it was: the model's one instance takes the new
 			// residency, and the drain and stop of the old are no-ops.
-			if !w.changeResidency(i, *st.Lane, ref) {
+			if !a.fleet.changeResidency(i, *st.Lane, ref) {
 				after(secs(st.Estimate.Seconds))
 			}
 			return
 		}
-		i := w.register(*st.Lane)
+		i := a.fleet.register(*st.Lane)
 		if st.Lane.Residency == pools.OnDemand {
 			// Its first load, when a request comes, is the plan's doing.
-			in := &w.insts[i]
+			in := &a.fleet.insts[i]
 			in.forPlan = !in.loaded && !in.loading
 			after(secs(st.Estimate.Seconds))
 			return
 		}
-		w.waitForLoad(i, ref)
+		a.fleet.waitForLoad(i, ref)
 	case pools.StepResidency:
-		i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.insts[i].registered {
+		i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+		if !ok {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		if !w.changeResidency(i, *st.Lane, ref) {
+		if !a.fleet.changeResidency(i, *st.Lane, ref) {
 			after(secs(st.Estimate.Seconds))
 		}
 	case pools.StepRoute:
 		after(secs(plan.RouteSeconds))
 	case pools.StepDrain:
-		i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-		if !ok || !w.insts[i].registered {
+		i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+		if !ok {
 			failNow(fmt.Sprintf("lane %s is not running on %s", st.Lane.Name, st.Node), false)
 			return
 		}
-		in := &w.insts[i]
+		in := &a.fleet.insts[i]
 		in.draining = true
-		w.dropPending(i, "the lane was drained while it waited for room to load")
+		a.fleet.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
-		w.requeue(i, true)
+		a.gw.requeue(i, true)
 		after(secs(plan.DrainSeconds))
-		if in.idle() {
+		if a.fleet.idle(i) {
 			after(0)
 		} else {
 			in.drainStep = &ref
 		}
 	case pools.StepStop:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.insts[i].stopping = true
-			w.version++
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			a.fleet.insts[i].stopping = true
+			a.fleet.version++
 		}
 		after(secs(plan.StopSeconds))
 	default:
@@ -102,157 +113,93 @@ func (w *world) begin(x *execution, ref stepRef) {
 	}
 }
 
-// changeResidency gives instance i lane l's residency and reports
-// whether the step waits for its load (the lane now stays loaded); the
-// caller ends the step otherwise.
-func (w *world) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
-	in := &w.insts[i]
-	in.spec.Residency = l.Residency
-	w.version++
-	if l.Residency != pools.OnDemand && !in.loaded {
-		w.waitForLoad(i, ref)
-		return true
-	}
-	if len(w.nodes[in.node].pending) > 0 {
-		w.retryPending(in.node) // a downgraded lane may make room
-	}
-	return false
-}
-
 // superseded reports whether a drain or stop is about a lane as it was
 // before its residency crossed on-demand (its own process, or its node's
 // router serving it) while the model's instance already runs it as it
 // will be: the step then changes nothing modelled.
-func (w *world) superseded(st pools.Step) bool {
-	i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]
-	if !ok || !w.insts[i].registered {
+func (a *actuator) superseded(st pools.Step) bool {
+	i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
+	if !ok {
 		return false
 	}
-	return (w.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
+	return (a.fleet.insts[i].spec.Residency == pools.OnDemand) != (st.Lane.Residency == pools.OnDemand)
 }
 
 // refuses says why the hardware cannot carry out a step now, or "", and
 // whether trying again may succeed: a node that does not answer may
 // answer later, as an actuator's connection that times out is worth
 // retrying.
-func (w *world) refuses(s pools.Step) (why string, retryable bool) {
+func (a *actuator) refuses(s pools.Step) (why string, retryable bool) {
 	switch s.Kind {
 	case pools.StepPrefetch, pools.StepStart, pools.StepResidency, pools.StepDrain, pools.StepStop:
 	default:
 		return "", false
 	}
-	ni, ok := w.nodeIdx[s.Node]
+	ni, ok := a.fleet.nodeIdx[s.Node]
 	if !ok {
 		return fmt.Sprintf("node %s is not in the fleet", s.Node), false
 	}
-	n := &w.nodes[ni]
 	switch {
-	case !n.reachable():
-		return fmt.Sprintf("node %s does not answer", n.name), true
-	case s.Kind == pools.StepPrefetch && n.diskFull:
-		return fmt.Sprintf("node %s has no room for %s: its disk is full", n.name, s.Prefetch.Model), false
+	case !a.faults.reachable(ni):
+		return fmt.Sprintf("node %s does not answer", s.Node), true
+	case s.Kind == pools.StepPrefetch && a.faults.full(ni):
+		return fmt.Sprintf("node %s has no room for %s: its disk is full", s.Node, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
-		if i, ok := w.instIdx[instKey{s.Lane.Name, s.Node}]; ok && w.insts[i].latched {
-			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, n.name), false
+		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.fleet.insts[i].latched {
+			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, s.Node), false
 		}
 	}
 	return "", false
 }
 
-// waitForLoad makes a step wait for a lane's load, asking for it.
-func (w *world) waitForLoad(i int32, ref stepRef) {
-	in := &w.insts[i]
-	if in.loaded {
-		w.atStep(w.now, evStepDone, ref)
-		return
-	}
-	in.onLoad = append(in.onLoad, ref)
-	in.forPlan = !in.loading
-	w.admit(i)
-	if !in.loaded && !in.loading && !in.pending {
-		// Admission turned it away: the node is down, or the lane is
-		// latched, draining or stopping.
-		w.finishLoadSteps(i, false, "the lane cannot load now")
-	}
-}
-
-// finishLoadSteps ends the steps waiting for a lane's load.
-func (w *world) finishLoadSteps(i int32, ok bool, why string) {
-	in := &w.insts[i]
-	refs := in.onLoad
-	in.onLoad = nil
-	in.forPlan = false
-	for _, ref := range refs {
-		if s := w.ctl.attempt(ref); !ok && s != nil {
-			s.fail = why
-		}
-		w.atStep(w.now, evStepDone, ref)
-	}
-}
-
 // link is the prefetch bandwidth of a node, in GB/s.
-func (w *world) link(node string) float64 {
-	if gbps, ok := w.sc.Links.PerNode[node]; ok {
+func (a *actuator) link(node string) float64 {
+	if gbps, ok := a.links.PerNode[node]; ok {
 		return gbps
 	}
-	return w.sc.Links.DefaultGBps
+	return a.links.DefaultGBps
 }
 
 // effect makes a step's change in the model when its attempt's time has
 // come, or says why it cannot.
-func (w *world) effect(st pools.Step, s *xstep) string {
-	if ni, ok := w.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
-		if n := &w.nodes[ni]; n.epoch != s.epoch || !n.up {
-			return fmt.Sprintf("node %s went down during the step", n.name)
+func (a *actuator) effect(st pools.Step, s *xstep) string {
+	if ni, ok := a.fleet.nodeIdx[st.Node]; ok && st.Kind != pools.StepRoute {
+		if a.faults.epoch(ni) != s.epoch || !a.faults.up(ni) {
+			return fmt.Sprintf("node %s went down during the step", st.Node)
 		}
 	}
-	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && w.superseded(st) {
+	if (st.Kind == pools.StepDrain || st.Kind == pools.StepStop) && a.superseded(st) {
 		return ""
 	}
 	switch st.Kind {
 	case pools.StepPrefetch:
-		if w.nodes[w.nodeIdx[st.Node]].diskFull {
+		if a.faults.full(a.fleet.nodeIdx[st.Node]) {
 			return fmt.Sprintf("node %s ran out of disk", st.Node)
 		}
-		i, found := slices.BinarySearchFunc(w.prefetched, *st.Prefetch, pools.ComparePrefetch)
+		i, found := slices.BinarySearchFunc(a.fleet.prefetched, *st.Prefetch, pools.ComparePrefetch)
 		if !found {
-			w.prefetched = slices.Insert(w.prefetched, i, *st.Prefetch)
-			w.version++
+			a.fleet.prefetched = slices.Insert(a.fleet.prefetched, i, *st.Prefetch)
+			a.fleet.version++
 		}
 	case pools.StepRoute:
-		if !w.setRoute(*st.Route) {
+		if !a.gw.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok && w.insts[i].drainStep != nil {
-			w.insts[i].drainStep = nil
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok && a.fleet.insts[i].drainStep != nil {
+			a.fleet.insts[i].drainStep = nil
 		}
 	case pools.StepStop:
-		if i, ok := w.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
-			w.stop(i)
+		if i, ok := a.fleet.instIdx[instKey{st.Lane.Name, st.Node}]; ok {
+			a.fleet.stop(i)
 		}
 	case pools.StepMemberEnsure, pools.StepImageSync, pools.StepMemberRemove:
-		f := pools.Fleet{Members: w.members}
+		f := pools.Fleet{Members: a.fleet.members}
 		if err := f.Apply(st); err != nil {
 			return err.Error()
 		}
-		w.members = f.Members
-		w.version++
+		a.fleet.members = f.Members
+		a.fleet.version++
 	}
 	return ""
-}
-
-// stop ends a lane process: what it still holds is cut off, its memory
-// freed, and what waits for room on its node goes on.
-func (w *world) stop(i int32) {
-	in := &w.insts[i]
-	w.cutOff(i, true)
-	w.unload(i)
-	// The process is gone, and with it the guard's latch.
-	in.registered, in.stopping, in.latched, in.draining = false, false, false, false
-	w.version++
-	if len(w.nodes[in.node].pending) > 0 {
-		w.retryPending(in.node)
-	}
-	w.restorePreferred(in.node)
 }

@@ -1,56 +1,31 @@
 package sim
 
 import (
-	"fmt"
-	"slices"
 	"time"
 
 	"poolc.dev/poolc/compiler/place"
 	"poolc.dev/poolc/pools"
 )
 
-// world is one simulation: the clock, the fleet model, the gateway, the
-// demand, the controller loop and what is measured.
+// world is one simulation: the event loop (simulate.go) over the clock,
+// handing each event to the component that owns what it changes — the
+// fleet (nodes, lane processes, admission), the gateway (aliases,
+// requests, queues), the faults and the leases, the operator (the
+// configuration in force), the executor and its actuator (plans carried
+// out), the controller loop — and the stats they all report to.
 type world struct {
 	clock
 	sc  Scenario
 	opt Options
 	end time.Duration
 
-	lease                   leases
-	waitLimit, timeout, slo time.Duration
-	// slots is how many heartbeat phases the interval is divided into.
-	slots int
-
-	// cfg is the configuration in force; profile (when set) and cordons
-	// are the operator's changes to it; cfgVer counts changes of the three.
-	cfg     *pools.Pool
-	profile string
-	cordons []string
-	cfgVer  uint64
-
-	nodes    []node
-	nodeIdx  map[string]int32
-	insts    []inst
-	instIdx  map[instKey]int32
-	byLane   map[string][]int32
-	aliases  []alias
-	aliasIdx map[string]int32
-	// prefetched are the weights on each node, sorted; members the pod
-	// pool members as set up.
-	prefetched []pools.Prefetch
-	members    []pools.MemberState
-	// sizes are the weights' sizes of every model any configuration named.
-	sizes map[string]float64
-	// version changes whenever what the controller observes changes.
-	version uint64
-
-	reqs    []request
-	free    []int32
-	sources []source
-
+	fleet    *fleet
+	gw       *gateway
+	faults   *faults
+	leases   *leases
+	exec     *executor
+	op       *operator
 	stats    stats
-	timeline []Action
 	ctl      *loop
 	progress time.Duration // next progress report
 }
@@ -58,14 +33,22 @@ type world struct {
 func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w := &world{
 		sc: sc, opt: opt, end: sc.Duration,
-		lease:     leases{heartbeat: secs(sc.Lease.HeartbeatSeconds), ttl: secs(sc.Lease.TTLSeconds)},
-		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
-		slo:     secs(sc.SLO.WaitSeconds),
-		cfg:     pool,
-		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
-		aliasIdx: map[string]int32{}, sizes: map[string]float64{}, slots: max(1, len(pool.Nodes)),
 	}
-	w.learnSizes(pool)
+	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
+	w.fleet = newFleet(&w.clock, &w.stats, w.exec, sc.ModelServiceSeconds)
+	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
+	w.faults = newFaults(&w.clock, &w.stats, w.fleet, w.leases)
+	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w.faults, sc)
+	w.fleet.gw, w.fleet.health = w.gw, w.faults
+	w.op = &operator{
+		clock: &w.clock, stats: &w.stats, fleet: w.fleet, faults: w.faults, join: w.addNode,
+		cfg: pool, allowAbsent: opt.AllowAbsent, loadConfig: opt.LoadConfig,
+	}
+	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, gw: w.gw, faults: w.faults}
+	if opt.Mode != ModeOff {
+		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
+	}
+	w.fleet.learnSizes(pool)
 	down := map[string]bool{}
 	for _, e := range sc.Events {
 		if e.At == 0 && e.Kind == Crash {
@@ -75,104 +58,34 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	for _, n := range pool.Nodes {
 		w.addNode(n, down[n.Name])
 	}
-	w.setAliases(pool)
+	w.gw.setAliases(pool)
 	desired := place.Place(place.Input{Pool: pool, Down: down}).Desired
-	for _, l := range desired.Lanes {
-		i := w.register(l)
-		if l.Residency != pools.OnDemand {
-			in := &w.insts[i]
-			in.loaded = true
-			w.nodes[in.node].used += l.MemoryGB
-		}
-	}
+	w.fleet.boot(desired)
 	for _, r := range desired.Routes {
-		w.setRoute(r)
+		w.gw.setRoute(r)
 	}
-	w.prefetched = slices.Clone(desired.Prefetched)
-	w.members = slices.Clone(desired.Members)
-	nth := map[string]int{}
-	for _, d := range sc.Demand {
-		if _, ok := w.aliasIdx[d.Alias]; !ok {
-			w.aliasIdx[d.Alias] = int32(len(w.aliases))
-			w.aliases = append(w.aliases, alias{name: d.Alias, route: noRoute, absent: true})
-			w.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
-		}
-	}
-	for i, d := range sc.Demand {
-		w.sources = append(w.sources, newSource(d, w.aliasIdx[d.Alias], sc.Seed, nth[d.Alias]))
-		nth[d.Alias]++
-		w.nextArrival(int32(i), 0)
-	}
+	w.gw.addDemand(pool, sc)
 	for i, e := range sc.Events {
 		switch {
 		case e.At == 0 && e.Kind == Crash:
-			w.note(0, "node-crash", e.Node+" is down from the start")
+			w.stats.note(0, "node-crash", e.Node+" is down from the start")
 		case e.At <= w.end:
 			w.at(e.At, evScenario, int32(i), 0)
 		}
 	}
 	if opt.Mode != ModeOff {
 		w.ctl = newLoop(w)
+		w.exec.finished = w.ctl.finished
 	}
 	return w
 }
 
-// addNode adds a machine to the model, up (heartbeating) or down.
+// addNode adds a machine to the fleet, the faults and the leases, up
+// (heartbeating) or down.
 func (w *world) addNode(spec pools.Node, down bool) {
-	i := int32(len(w.nodes))
-	w.nodeIdx[spec.Name] = i
-	w.nodes = append(w.nodes, node{
-		name: spec.Name, budget: spec.Budget(), up: !down,
-		beating: !down, beatingSince: -farPast, lastBeat: -farPast, seenDown: down,
-		// Heartbeats are spread over the interval, in node order.
-		phase: w.lease.heartbeat * time.Duration(int(i)%w.slots) / time.Duration(w.slots),
-	})
-}
-
-// farPast is a time before any simulation starts.
-const farPast = 1 << 60
-
-func (w *world) learnSizes(p *pools.Pool) {
-	for _, m := range p.Models {
-		w.sizes[m.Name] = m.SizeGB
-	}
-}
-
-// register records a lane process on its node, or updates the one there.
-func (w *world) register(l pools.LaneState) int32 {
-	k := instKey{l.Name, l.Node}
-	l.Args = slices.Clone(l.Args)
-	i, ok := w.instIdx[k]
-	if !ok {
-		i = int32(len(w.insts))
-		w.insts = append(w.insts, inst{spec: l, node: w.nodeIdx[l.Node], serving: -1})
-		w.instIdx[k] = i
-		w.byLane[l.Name] = insertByNode(w, w.byLane[l.Name], i)
-		n := &w.nodes[w.nodeIdx[l.Node]]
-		n.insts = insertByName(w, n.insts, i)
-	}
-	in := &w.insts[i]
-	in.spec = l
-	in.sizeGB = w.sizes[l.Model]
-	in.serviceSeconds = w.sc.ModelServiceSeconds[l.Model]
-	in.registered, in.latched, in.draining, in.stopping = true, false, false, false
-	w.version++
-	return i
-}
-
-func insertByNode(w *world, list []int32, i int32) []int32 {
-	name := w.nodes[w.insts[i].node].name
-	at, _ := slices.BinarySearchFunc(list, name, func(j int32, n string) int {
-		return compareStrings(w.nodes[w.insts[j].node].name, n)
-	})
-	return slices.Insert(list, at, i)
-}
-
-func insertByName(w *world, list []int32, i int32) []int32 {
-	at, _ := slices.BinarySearchFunc(list, w.insts[i].spec.Name, func(j int32, n string) int {
-		return compareStrings(w.insts[j].spec.Name, n)
-	})
-	return slices.Insert(list, at, i)
+	w.fleet.addNode(spec)
+	w.faults.add(down)
+	w.leases.add(spec.Name, down)
 }
 
 func compareStrings(a, b string) int {
@@ -183,61 +96,4 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// setAliases takes the aliases and their fallbacks from a configuration,
-// keeping the routes of aliases it still declares.
-func (w *world) setAliases(p *pools.Pool) {
-	for _, a := range p.Aliases {
-		i, ok := w.aliasIdx[a.Name]
-		if !ok {
-			i = int32(len(w.aliases))
-			w.aliasIdx[a.Name] = i
-			w.aliases = append(w.aliases, alias{name: a.Name, route: noRoute})
-		}
-		al := &w.aliases[i]
-		al.fallbacks = slices.Clone(a.Fallbacks)
-		al.absent = false
-		al.hasCloud = slices.Contains(a.Fallbacks, pools.Cloud)
-	}
-}
-
-// setRoute points an alias at a lane process, the cloud, or nowhere
-// (r.Lane ""). It reports false when the lane process is not registered.
-func (w *world) setRoute(r pools.Route) bool {
-	i, ok := w.aliasIdx[r.Alias]
-	if !ok {
-		i = int32(len(w.aliases))
-		w.aliasIdx[r.Alias] = i
-		w.aliases = append(w.aliases, alias{name: r.Alias, route: noRoute})
-	}
-	target := noRoute
-	switch r.Lane {
-	case "":
-	case pools.Cloud:
-		target = toCloud
-	default:
-		t, ok := w.instIdx[instKey{r.Lane, r.Node}]
-		if !ok || !w.insts[t].registered {
-			return false
-		}
-		target = t
-	}
-	a := &w.aliases[i]
-	if a.route >= 0 {
-		w.insts[a.route].routed--
-	}
-	a.route = target
-	if target >= 0 {
-		// An alias routed to a draining lane puts it back in service.
-		w.insts[target].routed++
-		w.insts[target].draining = false
-	}
-	w.version++
-	return true
-}
-
-// note adds an entry to the timeline.
-func (w *world) note(at time.Duration, kind, detail string) {
-	w.timeline = append(w.timeline, Action{At: at, Kind: kind, Detail: detail})
 }
