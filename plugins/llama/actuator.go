@@ -253,6 +253,11 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		case st.Kind == sdk.KindStop:
 			err = n.Stop(ctx, l, say)
 		}
+		if err == nil && st.Kind == sdk.KindStart {
+			// A process of the lane killed before it moved (port, or to
+			// the router) leaves a pidfile nothing else forgets.
+			err = n.ForgetGone(ctx, l.Name, say)
+		}
 		if err == nil {
 			observed = &sdk.Fleet{}
 			if st.Kind != sdk.KindStop {

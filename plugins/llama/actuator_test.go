@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"poolc.dev/poolc/internal/loadgen"
 	"poolc.dev/poolc/plugins/sdk"
@@ -360,5 +362,39 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 	apply(sdk.KindStop, lane(upgraded, sdk.OnDemand))
 	if served, _ := n.RouterServes(ctx); len(served) != 0 {
 		t.Fatalf("after the last stop the router serves %+v", served)
+	}
+}
+
+// TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter: a lane's own
+// process killed by hand, then the lane started on-demand (a profile
+// made it so): the start forgets the dead process's pidfile, which no
+// stop step would, so nothing is left as drift.
+func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
+	ctx := context.Background()
+	act, lane, _, set := oneLaneActuator(t, map[string]any{"router_port": freePort(t)})
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	obs := act.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Process == nil {
+		t.Fatalf("observed %+v %v", obs.Fleet.Lanes, obs.Diagnostics)
+	}
+	pid := obs.Fleet.Lanes[0].Process.PID
+	syscall.Kill(pid, syscall.SIGKILL)
+	for processLives(pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	od := *lane
+	od.Node.MemoryGB, od.Node.BudgetGB = 64, 56
+	od.Residency = sdk.OnDemand
+	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: &od}}, nil)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start-od", Kind: sdk.KindStart, Lane: &od}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
+		t.Errorf("after the on-demand start: %v", obs.Diagnostics)
+	}
+	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
+		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
 	}
 }

@@ -466,6 +466,35 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	return err
 }
 
+// ForgetGone forgets the pidfiles of lane name whose process is gone,
+// under whatever key they were written (another port, or the lane's own
+// process when it now runs in the router): after a start of the lane
+// they name no process the lane will run again, and no stop step comes
+// for them. Live processes, and records of other lanes, are left alone.
+func (n *Node) ForgetGone(ctx context.Context, name string, progress Progress) error {
+	st, err := n.status(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := n.set.manager()
+	if err != nil {
+		return err
+	}
+	for _, key := range st.order {
+		r := st.records[key]
+		if r.alive || key == RouterLane || r.meta.Name != name {
+			continue
+		}
+		if progress != nil {
+			progress(fmt.Sprintf("lane %s: forgetting pidfile %s (%s)", name, key, r.describe()))
+		}
+		if _, err := n.run(ctx, m.forget, n.set.StateDir, key, m.unit(key)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // signalStop sends process pid SIGTERM and, if it has not exited after
 // StopGrace, SIGKILL.
 func (n *Node) signalStop(ctx context.Context, l Lane, pid string, progress Progress) error {
