@@ -109,12 +109,14 @@ type world struct {
 }
 
 // gateway is the HAProxy the walk runs, as an operator would: its
-// configuration from poolc gateway config, in master-worker mode.
+// configuration from poolc gateway config, in master-worker mode with a
+// master CLI, which the haproxy plugin's config_file and master_socket
+// name, so that poolc keeps the file and reloads HAProxy for a new lane.
 type gateway struct {
-	cfg, admin, mapFile, state, bind string
-	cmd                              *exec.Cmd
-	log                              *syncbuf.Buffer
-	exited                           chan struct{}
+	cfg, admin, master, mapFile, state, bind string
+	cmd                                      *exec.Cmd
+	log                                      *syncbuf.Buffer
+	exited                                   chan struct{}
 }
 
 func newWorld(t *testing.T, seed int64) *world {
@@ -172,7 +174,7 @@ func newWorld(t *testing.T, seed int64) *world {
 	os.MkdirAll(filepath.Join(w.dir, "models"), 0o755)
 
 	w.gw = gateway{admin: filepath.Join(w.dir, "haproxy.sock"), mapFile: filepath.Join(w.dir, "aliases.map"),
-		state: filepath.Join(w.dir, "servers.state"), cfg: filepath.Join(w.dir, "haproxy.cfg"),
+		state: filepath.Join(w.dir, "servers.state"), cfg: filepath.Join(w.dir, "haproxy.cfg"), master: filepath.Join(w.dir, "haproxy-master.sock"),
 		bind: "127.0.0.1:" + strconv.Itoa(w.freePort())}
 	w.spec = spec{models: map[string]*modelSpec{}, lanes: map[string]*laneSpec{}, aliases: map[string]*aliasSpec{}}
 	// A pool like spark-lab's: keep-warm, preferred and on-demand lanes
@@ -295,7 +297,8 @@ func (w *world) render() {
 		stateDir = fmt.Sprintf("\n      state_dir   = %q", d)
 	}
 	p("  plugin \"llama\" {\n    builtin = true\n    config = {\n      known_hosts = %q\n      key_file    = %q\n      no_agent    = true%s\n    }\n  }", w.known, w.key, stateDir)
-	p("  plugin \"haproxy\" {\n    builtin = true\n    config = {\n      admin_socket = %q\n      map_file     = %q\n      state_file   = %q\n    }\n  }", w.gw.admin, w.gw.mapFile, w.gw.state)
+	p("  plugin \"haproxy\" {\n    builtin = true\n    config = {\n      admin_socket  = %q\n      map_file      = %q\n      state_file    = %q\n      config_file   = %q\n      master_socket = %q\n      bind          = %q\n    }\n  }",
+		w.gw.admin, w.gw.mapFile, w.gw.state, w.gw.cfg, w.gw.master, w.gw.bind)
 	p("}")
 	if err := os.WriteFile(filepath.Join(w.dir, "pool.hcl"), []byte(b.String()), 0o644); err != nil {
 		w.t.Fatal(err)
@@ -320,10 +323,13 @@ func (w *world) run(args ...string) (string, int) {
 	return string(out), 0
 }
 
-// startGateway writes HAProxy's configuration with poolc gateway config
-// (and the initial map when first) and starts HAProxy.
+// startGateway starts HAProxy on its configuration file: first written
+// by poolc gateway config (with the initial map), as an operator does
+// once; after that the file is poolc's, and a restart runs it as it is.
 func (w *world) startGateway(first bool) {
-	w.writeGatewayConfig(first)
+	if first {
+		w.writeGatewayConfig()
+	}
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
 		bin = "/usr/sbin/haproxy"
@@ -332,7 +338,7 @@ func (w *world) startGateway(first bool) {
 		}
 	}
 	w.gw.log = &syncbuf.Buffer{}
-	w.gw.cmd = exec.Command(bin, "-W", "-db", "-f", w.gw.cfg)
+	w.gw.cmd = exec.Command(bin, "-W", "-db", "-S", w.gw.master, "-f", w.gw.cfg)
 	w.gw.cmd.Stdout, w.gw.cmd.Stderr = w.gw.log, w.gw.log
 	if err := w.gw.cmd.Start(); err != nil {
 		w.t.Fatal(err)
@@ -355,12 +361,10 @@ func (w *world) startGateway(first bool) {
 	}
 }
 
-func (w *world) writeGatewayConfig(withMap bool) {
-	args := []string{"gateway", "config", "--bind", w.gw.bind}
-	if withMap {
-		args = append(args, "--map-out", w.gw.mapFile)
-	}
-	cmd := w.poolcCmd(append(args, "pool.hcl")...)
+// writeGatewayConfig writes HAProxy's configuration and the alias map
+// with poolc gateway config.
+func (w *world) writeGatewayConfig() {
+	cmd := w.poolcCmd("gateway", "config", "--map-out", w.gw.mapFile, "pool.hcl")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cfg, err := cmd.Output()
@@ -380,10 +384,9 @@ func (w *world) stopGateway() {
 	<-w.gw.exited
 }
 
-// reloadGateway rewrites the configuration and has HAProxy's master load
-// it (SIGUSR2), as an operator does after adding or removing a lane.
+// reloadGateway has HAProxy's master load its configuration file again
+// (SIGUSR2), as systemctl reload does.
 func (w *world) reloadGateway() {
-	w.writeGatewayConfig(false)
 	w.gw.cmd.Process.Signal(syscall.SIGUSR2)
 	// The new worker answers on the admin socket once it runs.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -680,7 +683,6 @@ func (w *world) walk(n int) {
 		w.fail("after the bring-up: " + strings.Join(bad, "; "))
 	}
 	for i := 1; i <= n; i++ {
-		before := slices.Sorted(maps.Keys(w.spec.lanes))
 		aliasesBefore := slices.Sorted(maps.Keys(w.spec.aliases))
 		desc := w.mutate()
 		fault := ""
@@ -689,7 +691,7 @@ func (w *world) walk(n int) {
 		}
 		w.history = append(w.history, strings.TrimSpace(desc+" "+fault))
 		w.counts.changes++
-		w.step(desc, fault, !slices.Equal(before, slices.Sorted(maps.Keys(w.spec.lanes))), aliasesBefore)
+		w.step(desc, fault, aliasesBefore)
 	}
 	w.t.Logf("fleet walk, seed %d: %d changes, %d requests served, %d failed (in interruptions the plan reported or faults), %d applies (%.2f a change)",
 		w.seed, w.counts.changes, w.counts.served, w.counts.failed, w.counts.applies, float64(w.counts.applies)/float64(w.counts.changes+1))
@@ -789,13 +791,10 @@ func (w *world) mutate() string {
 }
 
 // step applies the spec as changed under load, with fault, and checks.
-func (w *world) step(desc, fault string, lanesChanged bool, aliasesBefore []string) {
+func (w *world) step(desc, fault string, aliasesBefore []string) {
+	// A lane added or removed needs no hand on HAProxy: poolc rewrites
+	// the configuration file and reloads it through the master CLI.
 	w.render()
-	if lanesChanged {
-		// The operator regenerates the gateway's configuration when the
-		// lanes change, as the README says, and reloads HAProxy.
-		w.reloadGateway()
-	}
 	var aliases []string
 	for _, a := range aliasesBefore {
 		if as, ok := w.spec.aliases[a]; ok && w.laneExistedFor(as) {
