@@ -105,6 +105,7 @@ type world struct {
 	gw       gateway
 	spec     spec
 	history  []string // the changes made so far, for the failing prefix
+	applied  []string // what the applies of the current change said
 	counts   struct{ served, failed, applies, changes int64 }
 }
 
@@ -861,7 +862,7 @@ func (w *world) step(desc, fault string, aliasesBefore []string) {
 		}
 	}
 	if len(bad) > 0 {
-		w.fail(strings.Join(bad, "\n  "))
+		w.fail(strings.Join(bad, "\n  ") + "\nthe change's applies said:\n" + strings.Join(w.applied, "\n---\n"))
 	}
 	w.t.Logf("change %d: %s (fault %q, interruption %v): converged, invariants hold", len(w.history)-1, desc, fault, interrupted)
 }
@@ -876,12 +877,15 @@ func (w *world) laneExistedFor(as *aliasSpec) bool {
 // after one run, or two after a fault. It reports whether the apply
 // needed --allow-interruption (the plan said an alias goes unserved).
 func (w *world) converge(desc, fault string) bool {
+	w.applied = nil
 	out, code := w.run("apply", "--auto-approve", "pool.hcl")
+	w.applied = append(w.applied, out)
 	w.counts.applies++
 	interrupted := false
 	if code != 0 && strings.Contains(out, "--allow-interruption") {
 		interrupted = true
 		out, code = w.run("apply", "--auto-approve", "--allow-interruption", "pool.hcl")
+		w.applied = append(w.applied, out)
 		w.counts.applies++
 	}
 	if code != 0 {
@@ -891,6 +895,7 @@ func (w *world) converge(desc, fault string) bool {
 	if code != 0 && fault != "" {
 		w.t.Logf("%q after fault %s: the refreshed plan (exit %d) wants one more apply:\n%s", desc, fault, code, plan)
 		out, code = w.run("apply", "--auto-approve", "--allow-interruption", "pool.hcl")
+		w.applied = append(w.applied, out)
 		w.counts.applies++
 		if code != 0 {
 			w.fail(fmt.Sprintf("%q (fault %q): the second apply exit %d:\n%s", desc, fault, code, out))
