@@ -253,10 +253,10 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		case st.Kind == sdk.KindStop:
 			err = n.Stop(ctx, l, say)
 		}
-		if err == nil && st.Kind == sdk.KindStart {
-			// A process of the lane killed before it moved (port, or to
-			// the router) leaves a pidfile nothing else forgets.
-			err = n.ForgetGone(ctx, l.Name, say)
+		if err == nil && (st.Kind == sdk.KindStart || st.Kind == sdk.KindStop) {
+			// A process killed before its lane moved or went leaves a
+			// pidfile that no step of its own forgets.
+			err = n.ForgetGone(ctx, say)
 		}
 		if err == nil {
 			observed = &sdk.Fleet{}

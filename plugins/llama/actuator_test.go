@@ -398,3 +398,35 @@ func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
 		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
 	}
 }
+
+// TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode: a lane's own
+// process killed by hand, then the lane gone from the node (moved to
+// another, or removed): no step of its own comes there, and the next
+// step on the node (here a stop of another lane) forgets its pidfile.
+func TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode(t *testing.T) {
+	ctx := context.Background()
+	act, lane, _, set := oneLaneActuator(t, nil)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	obs := act.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Process == nil {
+		t.Fatalf("observed %+v %v", obs.Fleet.Lanes, obs.Diagnostics)
+	}
+	pid := obs.Fleet.Lanes[0].Process.PID
+	syscall.Kill(pid, syscall.SIGKILL)
+	for processLives(pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := *lane
+	other.Name, other.Port = "other", freePort(t)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-other", Kind: sdk.KindStop, Lane: &other}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
+		t.Errorf("after a stop on the node: %v", obs.Diagnostics)
+	}
+	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
+		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
+	}
+}

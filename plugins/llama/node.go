@@ -466,12 +466,13 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	return err
 }
 
-// ForgetGone forgets the pidfiles of lane name whose process is gone,
-// under whatever key they were written (another port, or the lane's own
-// process when it now runs in the router): after a start of the lane
-// they name no process the lane will run again, and no stop step comes
-// for them. Live processes, and records of other lanes, are left alone.
-func (n *Node) ForgetGone(ctx context.Context, name string, progress Progress) error {
+// ForgetGone forgets every pidfile of the node whose process is gone,
+// lane or router: a process killed before its lane moved (to another
+// port or node, or into the router) or went leaves one that no stop step
+// forgets, since the observation does not report it as a lane. Each is
+// forgotten under its lane's start lock, so a start writing it is never
+// undone; live processes are left alone.
+func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
 	st, err := n.status(ctx)
 	if err != nil {
 		return err
@@ -481,15 +482,15 @@ func (n *Node) ForgetGone(ctx context.Context, name string, progress Progress) e
 		return err
 	}
 	for _, key := range st.order {
-		r := st.records[key]
-		if r.alive || key == RouterLane || r.meta.Name != name {
+		if st.records[key].alive {
 			continue
 		}
-		if progress != nil {
-			progress(fmt.Sprintf("lane %s: forgetting pidfile %s (%s)", name, key, r.describe()))
-		}
-		if _, err := n.run(ctx, m.forget, n.set.StateDir, key, m.unit(key)); err != nil {
+		out, err := n.run(ctx, m.forgetGone, n.set.StateDir, key, m.unit(key))
+		if err != nil {
 			return err
+		}
+		if pid, ok := strings.CutPrefix(strings.TrimSpace(out), "forgot "); ok && progress != nil {
+			progress(fmt.Sprintf("forgot %s's pidfile: pid %s is gone", key, pid))
 		}
 	}
 	return nil
