@@ -301,7 +301,10 @@ func (b *builder) lane(name string) {
 		}
 	}
 	for _, c := range b.cur.Instances(name) {
-		if keep != nil && c.Node == keep.Node && c.Port == keep.Port || b.in.Unreached[c.Node] {
+		// The kept process alone: a lane's own process and its model in
+		// the node's router share node and port (an apply cut off
+		// between the start across on-demand and the stop leaves both).
+		if keep != nil && processOf(c) == processOf(*keep) || b.in.Unreached[c.Node] {
 			continue
 		}
 		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port && sameProcess(c, *d))
