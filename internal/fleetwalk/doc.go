@@ -1,6 +1,8 @@
 // Package fleetwalk holds the fleet walk: an end-to-end test that walks a
-// real fleet (three OpenSSH nodes on 127.0.0.2-4, HAProxy configured by
-// `poolc gateway config`, the llama actuator with the README's defaults)
+// real fleet (three OpenSSH nodes on 127.0.0.2-4, HAProxy configured once
+// by `poolc gateway config` and kept by poolc through the haproxy plugin's
+// config_file and master_socket, the llama actuator with the README's
+// defaults)
 // through a seeded random series of pool changes and faults under
 // streaming load, and after each checks from outside poolc that the apply
 // converged in one run, that no request failed outside an interruption
