@@ -372,18 +372,7 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
 	ctx := context.Background()
 	act, lane, _, set := oneLaneActuator(t, map[string]any{"router_port": freePort(t)})
-	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
-		t.Fatal(r.Diagnostics)
-	}
-	obs := act.Observe(ctx, sdk.ObserveRequest{})
-	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Process == nil {
-		t.Fatalf("observed %+v %v", obs.Fleet.Lanes, obs.Diagnostics)
-	}
-	pid := obs.Fleet.Lanes[0].Process.PID
-	syscall.Kill(pid, syscall.SIGKILL)
-	for processLives(pid) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	pid := startAndKill(t, act, lane)
 	od := *lane
 	od.Node.MemoryGB, od.Node.BudgetGB = 64, 56
 	od.Residency = sdk.OnDemand
@@ -406,6 +395,25 @@ func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
 func TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode(t *testing.T) {
 	ctx := context.Background()
 	act, lane, _, set := oneLaneActuator(t, nil)
+	pid := startAndKill(t, act, lane)
+	other := *lane
+	other.Name, other.Port = "other", freePort(t)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-other", Kind: sdk.KindStop, Lane: &other}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
+		t.Errorf("after a stop on the node: %v", obs.Diagnostics)
+	}
+	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
+		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
+	}
+}
+
+// startAndKill starts lane with act, kills its process by hand and
+// returns its pid once it is gone.
+func startAndKill(t *testing.T, act *Actuator, lane *sdk.Lane) int {
+	t.Helper()
+	ctx := context.Background()
 	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
@@ -418,15 +426,5 @@ func TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode(t *testing.T) {
 	for processLives(pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	other := *lane
-	other.Name, other.Port = "other", freePort(t)
-	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-other", Kind: sdk.KindStop, Lane: &other}}, nil); r.Diagnostics.HasErrors() {
-		t.Fatal(r.Diagnostics)
-	}
-	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
-		t.Errorf("after a stop on the node: %v", obs.Diagnostics)
-	}
-	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
-		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
-	}
+	return pid
 }
