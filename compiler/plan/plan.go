@@ -484,11 +484,14 @@ func (b *builder) drainAfterUnplacedRoute(cr pools.Route, s *pools.Step) {
 
 // interim routes an alias, while its lane breaks first, to a lane that
 // stays up through the plan: one serving the same model, else the first
-// such declared fallback (cloud included).
+// such declared fallback (cloud included). A lane served by its node's
+// router is no interim: the router answers only to the names in the
+// lane's own section, and the request still names the alias (400 "model
+// not found"), whereas a process of its own serves whatever name.
 func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	stable := func(name string) *pools.LaneState {
 		for _, l := range b.cur.Instances(name) {
-			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil {
+			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil && l.Residency != pools.OnDemand {
 				l := l
 				return &l
 			}

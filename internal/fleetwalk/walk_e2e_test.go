@@ -862,7 +862,7 @@ func (w *world) step(desc, fault string, aliasesBefore []string) {
 		}
 	}
 	if len(bad) > 0 {
-		w.fail(strings.Join(bad, "\n  ") + "\nthe change's applies said:\n" + strings.Join(w.applied, "\n---\n"))
+		w.fail(strings.Join(bad, "\n  ") + "\nthe change's applies said:\n" + strings.Join(w.applied, "\n---\n") + "\nHAProxy said:\n" + w.gw.log.String())
 	}
 	w.t.Logf("change %d: %s (fault %q, interruption %v): converged, invariants hold", len(w.history)-1, desc, fault, interrupted)
 }
