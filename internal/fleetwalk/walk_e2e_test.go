@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -313,15 +314,40 @@ func (w *world) poolcCmd(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// run runs poolc and returns its output and exit code.
+// runBound bounds one poolc command of the walk: every remote operation
+// of poolc is bounded, so a command still running after it hangs. It is
+// then sent SIGQUIT, which makes a Go program print its goroutines, and
+// the walk fails with them.
+const runBound = 15 * time.Minute
+
+// run runs poolc and returns its output and exit code. A poolc that
+// hangs (runBound), or that exits leaving a process that holds its output
+// open, fails the walk with what it printed.
 func (w *world) run(args ...string) (string, int) {
-	out, err := w.poolcCmd(args...).CombinedOutput()
+	cmd := w.poolcCmd(args...)
+	var out syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		w.t.Fatalf("poolc %v: %v", args, err)
+	}
+	hung := time.AfterFunc(runBound, func() {
+		cmd.Process.Signal(syscall.SIGQUIT)
+		time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+	})
+	err := cmd.Wait()
+	if !hung.Stop() {
+		w.fail(fmt.Sprintf("poolc %v still ran after %s; its goroutines (SIGQUIT):\n%s", args, runBound, out.String()))
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		w.fail(fmt.Sprintf("poolc %v exited, but a process it started held its output open %s after:\n%s", args, cmd.WaitDelay, out.String()))
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), ee.ExitCode()
+		return out.String(), ee.ExitCode()
 	} else if err != nil {
 		w.t.Fatalf("poolc %v: %v", args, err)
 	}
-	return string(out), 0
+	return out.String(), 0
 }
 
 // startGateway starts HAProxy on its configuration file: first written
