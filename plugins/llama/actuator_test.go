@@ -380,12 +380,7 @@ func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
 	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start-od", Kind: sdk.KindStart, Lane: &od}}, nil); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
-	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
-		t.Errorf("after the on-demand start: %v", obs.Diagnostics)
-	}
-	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
-		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
-	}
+	forgotten(t, act, set, pid, "after the on-demand start")
 }
 
 // TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode: a lane's own
@@ -401,11 +396,18 @@ func TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode(t *testing.T) {
 	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-other", Kind: sdk.KindStop, Lane: &other}}, nil); r.Diagnostics.HasErrors() {
 		t.Fatal(r.Diagnostics)
 	}
-	if obs := act.Observe(ctx, sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
-		t.Errorf("after a stop on the node: %v", obs.Diagnostics)
+	forgotten(t, act, set, pid, "after a stop on the node")
+}
+
+// forgotten checks, after what was done, that act observes no drift and
+// that no pidfile of lane cognition, whose process pid is gone, is left.
+func forgotten(t *testing.T, act *Actuator, set Settings, pid int, after string) {
+	t.Helper()
+	if obs := act.Observe(context.Background(), sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
+		t.Errorf("%s: %v", after, obs.Diagnostics)
 	}
 	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
-		t.Errorf("left %v, naming pid %d, which is gone", left, pid)
+		t.Errorf("%s: left %v, naming pid %d, which is gone", after, left, pid)
 	}
 }
 
