@@ -13,8 +13,10 @@
 //
 //	go test -tags 'e2e walk' -count=1 -timeout 60m -run TestE2EFleetWalk ./internal/fleetwalk
 //
-// POOLC_WALK_SEED=N runs one seed, POOLC_WALK_STEPS=N sets the number of
-// changes (30 by default). POOLC_WALK_STATE_DIR=/abs/dir gives the llama
+// Without them it runs the CI set (ciWalks: seeds and the number of
+// changes of each that pass today, with the bug each then finds);
+// POOLC_WALK_SEED=N runs one seed, 30 changes unless POOLC_WALK_STEPS=N
+// says how many. .ci/run runs it after the e2e suite. POOLC_WALK_STATE_DIR=/abs/dir gives the llama
 // actuator an absolute state_dir instead of the README's relative
 // default: not what users have, only to walk by hand past a failure of
 // that default.
