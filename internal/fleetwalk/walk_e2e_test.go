@@ -82,13 +82,12 @@ type seedWalk struct {
 //     reaches the gateway for a lane that no alias routes to, so its
 //     HAProxy server keeps the old address;
 //   - seed 4, change 6 (remove cognition, left aliasless at change 1):
-//     the same gap, the removed lane's server left ready.
-//
-// Seeds 5 and 6 (changes 9 and 11: an alias added to an on-demand lane is
-// routed to its node's router, whose section of the lane does not answer
-// to it: every request 400 "model not found") are out until that is
-// fixed.
-var ciWalks = []seedWalk{{seed: 2, steps: 21}, {seed: 4, steps: 5}}
+//     the same gap, the removed lane's server left ready;
+//   - seeds 5 and 6, changes 9 and 11 (an alias added to an on-demand
+//     lane at changes 8 and 10): the alias is routed to the node's
+//     router, whose section of the lane does not answer to it, and no
+//     step changes the section: every request 400 "model not found".
+var ciWalks = []seedWalk{{seed: 2, steps: 21}, {seed: 4, steps: 5}, {seed: 5, steps: 7}, {seed: 6, steps: 9}}
 
 // spec is the pool the walk changes; render writes it as pool.hcl.
 type spec struct {
