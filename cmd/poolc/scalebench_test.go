@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/internal/poolctest"
+	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/internal/poolgen"
 )
 

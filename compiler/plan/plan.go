@@ -301,7 +301,10 @@ func (b *builder) lane(name string) {
 		}
 	}
 	for _, c := range b.cur.Instances(name) {
-		if keep != nil && c.Node == keep.Node && c.Port == keep.Port || b.in.Unreached[c.Node] {
+		// The kept process alone: a lane's own process and its model in
+		// the node's router share node and port (an apply cut off
+		// between the start across on-demand and the stop leaves both).
+		if keep != nil && processOf(c) == processOf(*keep) || b.in.Unreached[c.Node] {
 			continue
 		}
 		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port && sameProcess(c, *d))
@@ -481,11 +484,14 @@ func (b *builder) drainAfterUnplacedRoute(cr pools.Route, s *pools.Step) {
 
 // interim routes an alias, while its lane breaks first, to a lane that
 // stays up through the plan: one serving the same model, else the first
-// such declared fallback (cloud included).
+// such declared fallback (cloud included). A lane served by its node's
+// router is no interim: the router answers only to the names in the
+// lane's own section, and the request still names the alias (400 "model
+// not found"), whereas a process of its own serves whatever name.
 func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	stable := func(name string) *pools.LaneState {
 		for _, l := range b.cur.Instances(name) {
-			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil {
+			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil && l.Residency != pools.OnDemand {
 				l := l
 				return &l
 			}

@@ -27,7 +27,8 @@ import (
 //     model's path or the staged one);
 //   - otherwise its new process listens on the lane's port, or on its
 //     spare port when a current process on the node listens there (both
-//     taken: the lane's port, and the old process is replaced in place);
+//     taken, or an on-demand lane already in the node's router: the
+//     lane's port, and the old process is replaced in place);
 //     its weights go to the model's path unless a current process on the
 //     node loads that path with other content, then to the staged path.
 //
@@ -49,7 +50,7 @@ func resolve(pool *pools.Pool, cur, des *pools.Fleet) {
 			d.Port, d.Path = c.Port, c.Path
 			continue
 		}
-		if listens(onNode[d.Node], d.Port) && spare[d.Name] != 0 && !listens(onNode[d.Node], spare[d.Name]) {
+		if listens(onNode[d.Node], d.Port) && spare[d.Name] != 0 && !listens(onNode[d.Node], spare[d.Name]) && !inRouter(onNode[d.Node], *d) {
 			d.Port = spare[d.Name]
 		}
 		if holdsOther(onNode[d.Node], *d) {
@@ -103,6 +104,17 @@ func kept(cur *pools.Fleet, d pools.LaneState, spare int) *pools.LaneState {
 // by the caller.
 func sameRun(c, d pools.LaneState) bool {
 	return c.Model == d.Model && c.Path == d.Path && pools.SameWeights(c, d) && slices.Equal(c.Args, d.Args)
+}
+
+// inRouter reports whether d is an on-demand lane that is already a model
+// of its node's router: the router holds one section per lane, so its new
+// weights or args replace the section in place (a reload cuts the
+// model's streams), on the lane's port, after the old one has stopped;
+// there is no second process beside it to start first.
+func inRouter(onNode []pools.LaneState, d pools.LaneState) bool {
+	return d.Residency == pools.OnDemand && slices.ContainsFunc(onNode, func(l pools.LaneState) bool {
+		return l.Name == d.Name && l.Port == d.Port && l.Residency == pools.OnDemand
+	})
 }
 
 // byNode lists the fleet's lane processes of each node.

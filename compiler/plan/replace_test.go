@@ -232,3 +232,41 @@ func TestStatesWithoutDigestsOrRoutePortsPlanNothing(t *testing.T) {
 		t.Fatalf("plans %v", ids(p))
 	}
 }
+
+// TestAnOnDemandUpgradeIsInPlaceAndReportedAsAnInterruption: an
+// on-demand lane is one section of its node's router, which holds one
+// section per lane, so new weights replace it in place on the lane's
+// port after the old section stops, and with no interim the plan reports
+// the interruption; a fallback that the router serves is no interim (its
+// section does not answer to the alias), one with a process of its own is.
+func TestAnOnDemandUpgradeIsInPlaceAndReportedAsAnInterruption(t *testing.T) {
+	onDemand := func(sha string, fallback pools.Residency) *pools.Pool {
+		p := upgradePool(128, pools.Model{SHA256: sha})
+		p.Lanes[0].Residency = pools.OnDemand
+		p.Lanes[1].Residency = fallback
+		p.Aliases[0].Fallbacks = []string{"embed"}
+		return p
+	}
+	for _, fallback := range []pools.Residency{pools.OnDemand, pools.KeepWarm} {
+		cur := place.Place(place.Input{Pool: onDemand(oldSHA, fallback)}).Desired
+		p := diff(t, onDemand(newSHA, fallback), cur)
+		start := p.Step("start:chat@a")
+		if start == nil || start.Lane.Port != 8080 || !slices.Contains(start.DependsOn, "stop:chat@a") {
+			t.Fatalf("fallback %s: steps %v, want start:chat@a on port 8080 after stop:chat@a", fallback, ids(p))
+		}
+		switch interim := p.Step("route:ask~interim"); fallback {
+		case pools.OnDemand:
+			if interim != nil || len(p.Interruptions) != 1 || p.Interruptions[0].Alias != "ask" {
+				t.Fatalf("fallback in the router: steps %v, interruptions %+v; want ask's interruption, no interim", ids(p), p.Interruptions)
+			}
+		default:
+			if interim == nil || len(p.Interruptions) != 0 {
+				t.Fatalf("fallback with its own process: steps %v, interruptions %+v; want an interim route", ids(p), p.Interruptions)
+			}
+		}
+		after := applied(t, cur, p)
+		if again := diff(t, onDemand(newSHA, fallback), after); len(again.Steps) != 0 {
+			t.Fatalf("fallback %s: planning after the plan: %v", fallback, ids(again))
+		}
+	}
+}

@@ -95,3 +95,38 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestAnApplyCutOffAcrossOnDemandStopsTheOldProcess: an apply cut off
+// after it started lane chat in the router but before it stopped chat's
+// own process (on the same node and port) leaves both; the next plan
+// drains and stops the own process and keeps the router's.
+func TestAnApplyCutOffAcrossOnDemandStopsTheOldProcess(t *testing.T) {
+	pool := upgradePool(128, pools.Model{})
+	pool.Lanes[0].Residency = pools.Preferred
+	cur := applied(t, pools.Fleet{}, diff(t, pool, pools.Fleet{}))
+	own := cur.Instances("chat")
+	if len(own) != 1 {
+		t.Fatalf("chat runs as %+v", own)
+	}
+	routed := own[0]
+	routed.Residency, routed.Loaded = pools.OnDemand, false
+	cur.Lanes = append(slices.Clone(cur.Lanes), routed)
+	pool.Lanes[0].Residency = pools.OnDemand
+	p := diff(t, pool, cur)
+	var stopped []pools.Residency
+	for _, s := range p.Steps {
+		if s.Kind == pools.StepStop {
+			stopped = append(stopped, s.Lane.Residency)
+		}
+		if s.Kind == pools.StepStart {
+			t.Errorf("starts %s again, which the router serves", s.ID)
+		}
+	}
+	if !slices.Equal(stopped, []pools.Residency{pools.Preferred}) {
+		t.Fatalf("stops chat as %v; want its own process (preferred) stopped\n%s", stopped, dump(p))
+	}
+	after := applied(t, cur, p)
+	if l := after.Instances("chat"); len(l) != 1 || l[0].Residency != pools.OnDemand {
+		t.Errorf("after the plan chat runs as %+v; want the router's alone", l)
+	}
+}

@@ -226,12 +226,17 @@ func Config(spec Spec) (cfg, mapFile string, err error) {
 	lanes := append([]LaneBackend(nil), spec.Lanes...)
 	sort.Slice(lanes, func(i, j int) bool { return lanes[i].Lane < lanes[j].Lane })
 	if depth := fallbackDepth(spec); depth > 0 && len(lanes) > 0 {
-		p("    # While the chosen backend has no usable server, the alias's next fallback.")
+		// A worker told to stop by a reload counts no usable server in any
+		// backend (nbsrv 0) while it finishes the requests it still takes
+		// on kept connections: those go to the alias's own lane, not to a
+		// fallback (which, served by a router, does not know the alias).
+		p("    # While the chosen backend has no usable server, the alias's next fallback")
+		p("    # (not in a worker stopping after a reload, where every backend counts none).")
 		p("    http-request set-var(txn.fallbacks) var(txn.model),map(%s,)", FallbackMapFile(spec.MapFile))
 		for k := 1; k <= depth; k++ {
 			for _, l := range lanes {
 				be := LaneBackendName(l.Lane)
-				p("    http-request set-var(txn.backend) var(txn.fallbacks),field(%d,+) if { var(txn.backend) -m str %s } { nbsrv(%s) eq 0 } { var(txn.fallbacks),field(%d,+),length gt 0 }", k, be, be, k)
+				p("    http-request set-var(txn.backend) var(txn.fallbacks),field(%d,+) if { var(txn.backend) -m str %s } { nbsrv(%s) eq 0 } !{ stopping } { var(txn.fallbacks),field(%d,+),length gt 0 }", k, be, be, k)
 			}
 		}
 	}

@@ -276,6 +276,11 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 		case st.Kind == sdk.KindStop:
 			err = n.Stop(ctx, l, say)
 		}
+		if err == nil && (st.Kind == sdk.KindStart || st.Kind == sdk.KindStop) {
+			// A process killed before its lane moved or went leaves a
+			// pidfile that no step of its own forgets.
+			err = n.ForgetGone(ctx, say)
+		}
 		if err == nil {
 			observed = &sdk.Fleet{}
 			if st.Kind != sdk.KindStop {

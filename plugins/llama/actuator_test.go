@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"poolc.dev/poolc/internal/testing/loadgen"
 	"poolc.dev/poolc/plugins/sdk"
@@ -362,4 +364,70 @@ func TestActuatorRunsALaneReplacementBesideTheOldProcess(t *testing.T) {
 	if served, _ := n.RouterServes(ctx); len(served) != 0 {
 		t.Fatalf("after the last stop the router serves %+v", served)
 	}
+}
+
+// TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter: a lane's own
+// process killed by hand, then the lane started on-demand (a profile
+// made it so): the start forgets the dead process's pidfile, which no
+// stop step would, so nothing is left as drift.
+func TestActuatorForgetsAKilledProcessOfALaneMovedToTheRouter(t *testing.T) {
+	ctx := context.Background()
+	act, lane, _, set := oneLaneActuator(t, map[string]any{"router_port": freePort(t)})
+	pid := startAndKill(t, act, lane)
+	od := *lane
+	od.Node.MemoryGB, od.Node.BudgetGB = 64, 56
+	od.Residency = sdk.OnDemand
+	defer act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "cleanup", Kind: sdk.KindStop, Lane: &od}}, nil)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start-od", Kind: sdk.KindStart, Lane: &od}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	forgotten(t, act, set, pid, "after the on-demand start")
+}
+
+// TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode: a lane's own
+// process killed by hand, then the lane gone from the node (moved to
+// another, or removed): no step of its own comes there, and the next
+// step on the node (here a stop of another lane) forgets its pidfile.
+func TestActuatorForgetsAKilledProcessOfALaneThatLeftTheNode(t *testing.T) {
+	ctx := context.Background()
+	act, lane, _, set := oneLaneActuator(t, nil)
+	pid := startAndKill(t, act, lane)
+	other := *lane
+	other.Name, other.Port = "other", freePort(t)
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "stop-other", Kind: sdk.KindStop, Lane: &other}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	forgotten(t, act, set, pid, "after a stop on the node")
+}
+
+// forgotten checks, after what was done, that act observes no drift and
+// that no pidfile of lane cognition, whose process pid is gone, is left.
+func forgotten(t *testing.T, act *Actuator, set Settings, pid int, after string) {
+	t.Helper()
+	if obs := act.Observe(context.Background(), sdk.ObserveRequest{}); len(obs.Diagnostics) != 0 {
+		t.Errorf("%s: %v", after, obs.Diagnostics)
+	}
+	if left, _ := filepath.Glob(filepath.Join(set.StateDir, "cognition@*.pid")); len(left) != 0 {
+		t.Errorf("%s: left %v, naming pid %d, which is gone", after, left, pid)
+	}
+}
+
+// startAndKill starts lane with act, kills its process by hand and
+// returns its pid once it is gone.
+func startAndKill(t *testing.T, act *Actuator, lane *sdk.Lane) int {
+	t.Helper()
+	ctx := context.Background()
+	if r := act.Apply(ctx, sdk.ApplyRequest{Step: sdk.Step{ID: "start", Kind: sdk.KindStart, Lane: lane}}, nil); r.Diagnostics.HasErrors() {
+		t.Fatal(r.Diagnostics)
+	}
+	obs := act.Observe(ctx, sdk.ObserveRequest{})
+	if len(obs.Fleet.Lanes) != 1 || obs.Fleet.Lanes[0].Process == nil {
+		t.Fatalf("observed %+v %v", obs.Fleet.Lanes, obs.Diagnostics)
+	}
+	pid := obs.Fleet.Lanes[0].Process.PID
+	syscall.Kill(pid, syscall.SIGKILL)
+	for processLives(pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return pid
 }

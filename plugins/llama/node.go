@@ -466,6 +466,36 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	return err
 }
 
+// ForgetGone forgets every pidfile of the node whose process is gone,
+// lane or router: a process killed before its lane moved (to another
+// port or node, or into the router) or went leaves one that no stop step
+// forgets, since the observation does not report it as a lane. Each is
+// forgotten under its lane's start lock, so a start writing it is never
+// undone; live processes are left alone.
+func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
+	st, err := n.status(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := n.set.manager()
+	if err != nil {
+		return err
+	}
+	for _, key := range st.order {
+		if st.records[key].alive {
+			continue
+		}
+		out, err := n.run(ctx, m.forgetGone, n.set.StateDir, key, m.unit(key))
+		if err != nil {
+			return err
+		}
+		if pid, ok := strings.CutPrefix(strings.TrimSpace(out), "forgot "); ok && progress != nil {
+			progress(fmt.Sprintf("forgot %s's pidfile: pid %s is gone", key, pid))
+		}
+	}
+	return nil
+}
+
 // signalStop sends process pid SIGTERM and, if it has not exited after
 // StopGrace, SIGKILL.
 func (n *Node) signalStop(ctx context.Context, l Lane, pid string, progress Progress) error {

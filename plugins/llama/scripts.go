@@ -97,6 +97,21 @@ const scriptForgetBody = `teardown "$3"
 rm -f "$1/$2.pid" "$1/$2.json"
 `
 
+// scriptForgetGoneBody forgets lane $2 of state directory $1, as
+// scriptForgetBody does with unit $3, if its pidfile names no live
+// process, holding the lane's start lock meanwhile (a start that holds
+// it is writing a pidfile: it is left alone). It prints "forgot PID"
+// when it did.
+const scriptForgetGoneBody = `lock="$1/$2.lock"
+mkdir "$lock" 2>/dev/null || exit 0
+trap 'rm -rf "$lock"' EXIT
+pid=$(head -n 1 "$1/$2.pid" 2>/dev/null || true)
+case $pid in ''|*[!0-9]*) ;; *) if lives "$pid"; then exit 0; fi ;; esac
+teardown "$3"
+rm -f "$1/$2.pid" "$1/$2.json"
+echo "forgot $pid"
+`
+
 // scriptSignal sends signal $1 to process $2; scriptAlive prints "alive"
 // or "gone" for process $1 (a zombie, exited but not reaped, is gone).
 const (

@@ -48,15 +48,16 @@ type serviceManager struct {
 	unit   func(key string) string
 	render func(unitSpec) (string, error)
 	sh     string
-	// start, stop and forget are the scripts built on sh.
-	start, stop, forget string
+	// start, stop, forget and forgetGone are the scripts built on sh.
+	start, stop, forget, forgetGone string
 }
 
 func newServiceManager(unit func(string) string, render func(unitSpec) (string, error), sh string) serviceManager {
 	return serviceManager{unit: unit, render: render, sh: sh,
-		start:  shLives + sh + scriptStartBody,
-		stop:   "set -e\n" + sh + `teardown "$1"` + "\n",
-		forget: "set -e\n" + sh + scriptForgetBody}
+		start:      shLives + sh + scriptStartBody,
+		stop:       "set -e\n" + sh + `teardown "$1"` + "\n",
+		forget:     "set -e\n" + sh + scriptForgetBody,
+		forgetGone: "set -e\n" + shLives + sh + scriptForgetGoneBody}
 }
 
 // serviceManagers holds the three ways, by their setting's value.
