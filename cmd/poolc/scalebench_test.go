@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/internal/testing/poolctest"
 	"poolc.dev/poolc/internal/poolgen"
+	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
 // scaleCLILanes are the pool sizes BenchmarkScaleCLI runs the binary on.
