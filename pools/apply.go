@@ -115,55 +115,81 @@ func (f Fleet) Clone() Fleet {
 }
 
 // ApplyAll applies the steps in order, as Apply does one at a time, and
-// stops at the first that fails, with Apply's error. A step of a lane or
-// a weights file changes only its node's entries, so each node's steps
-// are applied to a fleet of that node's entries alone and the nodes are
-// merged back once: the cost grows with the steps times the largest node,
-// not with the steps times the whole fleet (Apply's inserts into sorted
-// slices).
+// stops at the first that fails, with Apply's error. It applies them to
+// the fleet split by node (see ByNode), so the cost grows with the steps
+// times the largest node, not with the steps times the whole fleet.
 func (f *Fleet) ApplyAll(steps []Step) error {
-	nodes := map[string]*Fleet{}
-	of := func(node string) *Fleet {
-		n := nodes[node]
-		if n == nil {
-			n = &Fleet{}
-			nodes[node] = n
-		}
-		return n
-	}
-	for _, l := range f.Lanes {
-		n := of(l.Node)
-		n.Lanes = append(n.Lanes, l)
-	}
-	for _, p := range f.Prefetched {
-		n := of(p.Node)
-		n.Prefetched = append(n.Prefetched, p)
-	}
-	rest := &Fleet{Routes: f.Routes, Members: f.Members}
+	b := SplitByNode(*f)
 	var err error
 	for _, s := range steps {
-		target := rest
-		switch {
-		case s.Lane != nil:
-			target = of(s.Lane.Node)
-		case s.Prefetch != nil:
-			target = of(s.Prefetch.Node)
-		}
-		if err = target.Apply(s); err != nil {
+		if err = b.Apply(s); err != nil {
 			break
 		}
 	}
+	*f = b.Fleet()
+	return err
+}
+
+// ByNode is a fleet split by node, for applying steps one at a time as
+// they finish. A step of a lane or a weights file changes only its node's
+// entries, so Apply applies it to a fleet of that node's entries alone:
+// its cost grows with the node, not with the whole fleet (Fleet.Apply
+// inserts into sorted slices, which over a run of a step per lane grows
+// as the lanes squared). Fleet joins the nodes back into one.
+type ByNode struct {
+	nodes map[string]*Fleet
+	rest  Fleet // everything but the lanes and the weights files
+}
+
+// SplitByNode splits a normalized fleet by node. Applying steps to the
+// split leaves f as it is.
+func SplitByNode(f Fleet) *ByNode {
+	b := &ByNode{nodes: map[string]*Fleet{}, rest: f}
+	b.rest.Lanes, b.rest.Prefetched = nil, nil
+	b.rest.Routes, b.rest.Members = slices.Clone(f.Routes), slices.Clone(f.Members)
+	for _, l := range f.Lanes {
+		n := b.node(l.Node)
+		n.Lanes = append(n.Lanes, l)
+	}
+	for _, p := range f.Prefetched {
+		n := b.node(p.Node)
+		n.Prefetched = append(n.Prefetched, p)
+	}
+	return b
+}
+
+func (b *ByNode) node(name string) *Fleet {
+	n := b.nodes[name]
+	if n == nil {
+		n = &Fleet{}
+		b.nodes[name] = n
+	}
+	return n
+}
+
+// Apply changes the fleet as Fleet.Apply does.
+func (b *ByNode) Apply(s Step) error {
+	switch {
+	case s.Lane != nil:
+		return b.node(s.Lane.Node).Apply(s)
+	case s.Prefetch != nil:
+		return b.node(s.Prefetch.Node).Apply(s)
+	}
+	return b.rest.Apply(s)
+}
+
+// Fleet returns the fleet joined into one, normalized, as a deep copy:
+// applying more steps does not change it.
+func (b *ByNode) Fleet() Fleet {
 	lanes, files := 0, 0
-	for _, n := range nodes {
+	for _, n := range b.nodes {
 		lanes, files = lanes+len(n.Lanes), files+len(n.Prefetched)
 	}
+	f := b.rest
 	f.Lanes, f.Prefetched = make([]LaneState, 0, lanes), make([]Prefetch, 0, files)
-	for _, n := range nodes {
+	for _, n := range b.nodes {
 		f.Lanes = append(f.Lanes, n.Lanes...)
 		f.Prefetched = append(f.Prefetched, n.Prefetched...)
 	}
-	slices.SortFunc(f.Lanes, compareProcess)
-	slices.SortFunc(f.Prefetched, ComparePrefetch)
-	f.Routes, f.Members = rest.Routes, rest.Members
-	return err
+	return f.Clone()
 }

@@ -55,10 +55,26 @@ func TestApplyAllIsApplyOneAtATime(t *testing.T) {
 			steps[i] = step(100 + i)
 		}
 		one, all := base.Clone(), base.Clone()
+		split, taken := SplitByNode(base.Clone()), []Fleet(nil)
 		var oneErr error
 		for _, s := range steps {
 			if oneErr = one.Apply(s); oneErr != nil {
 				break
+			}
+			// The split gives the same fleet after every step, and
+			// what it gave before is not changed by the steps after.
+			if err := split.Apply(s); err != nil {
+				t.Fatalf("seed %d: %s: ByNode: %v", seed, s.ID, err)
+			}
+			want := one.Clone()
+			if got := split.Fleet(); !reflect.DeepEqual(want, got) {
+				t.Fatalf("seed %d: after %s\nApply:  %+v\nByNode: %+v", seed, s.ID, want, got)
+			}
+			taken = append(taken, split.Fleet(), want)
+		}
+		for i := 0; i < len(taken); i += 2 {
+			if !reflect.DeepEqual(taken[i], taken[i+1]) {
+				t.Fatalf("seed %d: the fleet ByNode gave after step %d changed with the steps after it", seed, i/2)
 			}
 		}
 		allErr := all.ApplyAll(steps)

@@ -163,7 +163,8 @@ func (r Result) Count(o Outcome) int {
 // OK reports whether every step was done.
 func (r Result) OK() bool { return r.Count(Done) == len(r.Steps) && r.WriteErr == nil }
 
-// Run carries out the plan from state st. Cancelling ctx stops new steps
+// Run carries out the plan from state st, which it leaves as it is: the
+// state after the run is the Result's. Cancelling ctx stops new steps
 // from starting and cancels the steps in flight; Run returns once they
 // have returned. The order of steps, the retries and their backoff, the
 // skips and the cancellation are decided by package schedule; Run carries

@@ -21,9 +21,13 @@ type recording struct {
 	stop     context.CancelCauseFunc
 	interval time.Duration
 
-	mu      sync.Mutex // guards state and effects, and orders the journal's finished records as the state applies them
-	state   *pools.State
-	effects int // effects journaled, all of them in state
+	mu sync.Mutex // guards fleet and effects, and orders the journal's finished records as the fleet applies them
+	// state is the state the run started from but its fleet, which is
+	// kept split by node, so that a finished step costs the same at
+	// any size of fleet; a snapshot joins it back.
+	state   pools.State
+	fleet   *pools.ByNode
+	effects int // effects journaled, all of them in fleet
 
 	errMu      sync.Mutex
 	journalErr error // the first journal write that failed
@@ -37,8 +41,9 @@ type recording struct {
 // newRecording starts recording a run from st. A journal write that fails
 // calls stop: a run whose outcomes cannot be journaled must not go on.
 func newRecording(ctx context.Context, stop context.CancelCauseFunc, rec Recorder, st *pools.State, interval time.Duration) *recording {
-	w := &recording{rec: rec, stop: stop, interval: interval, state: st,
+	w := &recording{rec: rec, stop: stop, interval: interval, state: *st, fleet: pools.SplitByNode(st.Fleet),
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	w.state.Fleet = pools.Fleet{}
 	go w.loop(ctx)
 	return w
 }
@@ -67,7 +72,7 @@ func (w *recording) check(err error) {
 // the effect; the step is journaled as finished without it.
 func (w *recording) finished(s pools.Step) error {
 	w.mu.Lock()
-	err := w.state.Fleet.Apply(s)
+	err := w.fleet.Apply(s)
 	r := journal.Record{Event: journal.StepFinished, Step: s.ID}
 	if err == nil {
 		r.Effect = &s
@@ -89,8 +94,8 @@ func (w *recording) finished(s pools.Step) error {
 func (w *recording) snapshot() (*pools.State, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	c := *w.state
-	c.Fleet = w.state.Fleet.Clone()
+	c := w.state
+	c.Fleet = w.fleet.Fleet()
 	return &c, w.effects
 }
 
