@@ -178,6 +178,17 @@ func (b *ByNode) Apply(s Step) error {
 	return b.rest.Apply(s)
 }
 
+// Node is the fleet as a step on the node sees it: the node's lanes and
+// weights files, and every route and member. It shares the split's
+// slices: read it before the next Apply, and never change it.
+func (b *ByNode) Node(name string) Fleet {
+	f := b.rest
+	if n := b.nodes[name]; n != nil {
+		f.Lanes, f.Prefetched = n.Lanes, n.Prefetched
+	}
+	return f
+}
+
 // Fleet returns the fleet joined into one, normalized, as a deep copy:
 // applying more steps does not change it.
 func (b *ByNode) Fleet() Fleet {

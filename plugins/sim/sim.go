@@ -64,6 +64,41 @@ type World struct {
 	Violations    []string       `json:"violations"`
 	Interruptions []string       `json:"interruptions"`
 	Attempts      map[string]int `json:"attempts"`
+	// split holds the fleet split by node while steps apply (see
+	// pools.ByNode), so that a step costs the same at any size of
+	// fleet; while it is set, Fleet is out of date until settle.
+	split *pools.ByNode
+}
+
+// byNode is the fleet split by node, split now if it is not yet.
+func (w *World) byNode() *pools.ByNode {
+	if w.split == nil {
+		w.split = pools.SplitByNode(w.Fleet)
+	}
+	return w.split
+}
+
+// view is the fleet as a step sees it: its node's lanes and weights
+// files, and every route and member. It is read only, and only until the
+// next change.
+func (w *World) view(step pools.Step) pools.Fleet {
+	node := ""
+	switch {
+	case step.Lane != nil:
+		node = step.Lane.Node
+	case step.Prefetch != nil:
+		node = step.Prefetch.Node
+	case step.Route != nil:
+		node = step.Route.Node
+	}
+	return w.byNode().Node(node)
+}
+
+// settle brings Fleet up to date with the steps applied since the split.
+func (w *World) settle() {
+	if w.split != nil {
+		w.Fleet, w.split = w.split.Fleet(), nil
+	}
 }
 
 // Sim is the simulator actuator.
@@ -153,6 +188,7 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.world.settle()
 	f := s.mine(s.world.Fleet)
 	var unobs []sdk.Unobserved
 	for _, n := range s.cfg.Unreachable {
@@ -268,7 +304,8 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress pools.Pro
 			diags = pools.StepFailure(err.Error())
 		}
 	}
-	seen := after(&s.world.Fleet, step)
+	v := s.world.view(step)
+	seen := after(&v, step)
 	s.mu.Unlock()
 	if err := s.commit(); err != nil {
 		return runner.Response{Retryable: true, Diagnostics: append(diags, pools.StepFailure("saving the sim world: "+err.Error())...)}
@@ -287,7 +324,8 @@ func (s *Sim) ApplyStep(ctx context.Context, step pools.Step, progress pools.Pro
 // alias still routes to is allowed (a plan may interrupt with
 // --allow-interruption) but recorded. The caller holds s.mu.
 func (s *Sim) check(step pools.Step) pools.Diagnostics {
-	f := &s.world.Fleet
+	v := s.world.view(step)
+	f := &v
 	violate := func(msg string) pools.Diagnostics {
 		s.record(change{Violation: msg})
 		return pools.StepFailure(msg)

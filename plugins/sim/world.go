@@ -71,7 +71,7 @@ func (w *World) apply(c change) error {
 		if err := detailed(*c.Effect); err != nil {
 			return err
 		}
-		if err := w.Fleet.Apply(*c.Effect); err != nil {
+		if err := w.byNode().Apply(*c.Effect); err != nil {
 			return err
 		}
 		if c.Effect.Kind == pools.StepStart {
@@ -158,7 +158,9 @@ func loadWorld(path string) (World, *worldLog, error) {
 	w.Fleet.Normalize()
 	l.seq = snap.Seq
 	if path != "" {
-		if err := l.replay(w); err != nil {
+		err := l.replay(w)
+		w.settle()
+		if err != nil {
 			return *w, nil, err
 		}
 	}
@@ -252,6 +254,7 @@ func (s *Sim) commit() error {
 		return nil
 	}
 	if l.snapshotDue() {
+		s.world.settle()
 		err := l.writeSnapshot(snapshot{World: s.world, Seq: l.seq})
 		s.mu.Unlock()
 		if err == nil {

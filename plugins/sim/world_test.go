@@ -54,6 +54,7 @@ func TestTheWorldFileCoalescesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.world.settle()
 	if len(got.Fleet.Lanes) != len(steps) || !reflect.DeepEqual(got, s.world) {
 		t.Fatalf("read back %d lanes; the world in memory has %d", len(got.Fleet.Lanes), len(s.world.Fleet.Lanes))
 	}
@@ -84,6 +85,7 @@ func TestTheJournalReplaysEachChangeOnce(t *testing.T) {
 	// changes the snapshot holds in the journal.
 	journal, _ := os.ReadFile(journalPath(path))
 	s.mu.Lock()
+	s.world.settle()
 	snap, _ := json.Marshal(snapshot{World: s.world, Seq: s.log.seq})
 	s.mu.Unlock()
 	if err := os.WriteFile(path, snap, 0o644); err != nil {
