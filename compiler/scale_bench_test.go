@@ -39,7 +39,7 @@ var scaleLanes = []int{1000, 10000, 50000, 100000}
 func BenchmarkScale(b *testing.B) {
 	for _, lanes := range scaleLanes {
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		files := generate(b, opts)
+		files := generate(b, poolgen.HCL, opts)
 		var parse cost
 		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
 			m := startMeter()
@@ -120,16 +120,16 @@ func processCPU() time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-// generate writes the pool opts describe as HCL files of
+// generate writes the pool opts describe in the language, as files of
 // poolgen.LanesPerFile lanes each.
-func generate(b *testing.B, opts poolgen.Options) []compiler.File {
-	srcs, err := poolgen.Files(poolgen.HCL, opts)
+func generate(b *testing.B, lang poolgen.Language, opts poolgen.Options) []compiler.File {
+	srcs, err := poolgen.Files(lang, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	files := make([]compiler.File, len(srcs))
 	for i, src := range srcs {
-		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.hcl", i+1), Src: src}
+		files[i] = compiler.File{Name: fmt.Sprintf("gen-%d.%s", i+1, lang), Src: src}
 	}
 	return files
 }
