@@ -21,6 +21,10 @@ import (
 // poolgen.LanesPerFile lanes, as poolgen --files does.
 var scaleLanes = []int{1000, 10000, 50000, 100000}
 
+// shortScaleLanes is the largest size the scale benchmarks run with -short
+// (CI runs every benchmark once that way, to see it compile and run).
+const shortScaleLanes = 10000
+
 // BenchmarkScale measures, for generated HCL pools of each size in
 // scaleLanes, in one run:
 //   - parse: hclsyntax.ParseConfig of the pool's files, the floor any HCL
@@ -38,6 +42,9 @@ var scaleLanes = []int{1000, 10000, 50000, 100000}
 // memory.
 func BenchmarkScale(b *testing.B) {
 	for _, lanes := range scaleLanes {
+		if testing.Short() && lanes > shortScaleLanes {
+			break
+		}
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
 		files := generate(b, poolgen.HCL, opts)
 		var parse cost

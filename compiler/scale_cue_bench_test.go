@@ -27,6 +27,9 @@ import (
 // ("x-parse", "x-parse-cpu"), as BenchmarkScale does to the HCL parse.
 func BenchmarkScaleCUE(b *testing.B) {
 	for _, lanes := range scaleLanes {
+		if testing.Short() && lanes > shortScaleLanes {
+			break
+		}
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
 		files := generate(b, poolgen.CUE, opts)
 		var floor cost

@@ -16,7 +16,8 @@ import (
 	"poolc.dev/poolc/internal/testing/poolctest"
 )
 
-// scaleCLILanes are the pool sizes BenchmarkScaleCLI runs the binary on.
+// scaleCLILanes are the pool sizes BenchmarkScaleCLI runs the binary on;
+// with -short (CI runs every benchmark once that way) the first two.
 var scaleCLILanes = []int{1000, 10000, 50000, 100000}
 
 // BenchmarkScaleCLI runs the real poolc binary on generated pools of each
@@ -32,7 +33,10 @@ var scaleCLILanes = []int{1000, 10000, 50000, 100000}
 // iteration starts from a fresh directory.
 func BenchmarkScaleCLI(b *testing.B) {
 	bin := poolctest.Binary(b)
-	for _, lanes := range scaleCLILanes {
+	for i, lanes := range scaleCLILanes {
+		if testing.Short() && i >= 2 {
+			break
+		}
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
 		parts, err := poolgen.Files(poolgen.HCL, opts)
 		if err != nil {
