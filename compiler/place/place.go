@@ -12,6 +12,7 @@ package place
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,6 +138,7 @@ func Place(in Input) Result {
 		}
 		res.Desired.Routes = append(res.Desired.Routes, route)
 	}
+	res.Desired.Routes = append(res.Desired.Routes, fallbackServers(p, res.Desired)...)
 	for _, pp := range p.PodPools {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
@@ -154,6 +156,28 @@ func Place(in Input) Result {
 		}
 	}
 	return res
+}
+
+// fallbackServers are the routes of the placed lanes that only serve as
+// a fallback (no alias routes to them): the gateway holds a server for
+// each, which must follow the lane wherever it runs (LaneServer).
+func fallbackServers(p *pools.Pool, des pools.Fleet) []pools.Route {
+	routed := map[string]bool{}
+	for _, r := range des.Routes {
+		routed[r.Lane] = true
+	}
+	var out []pools.Route
+	for _, a := range p.Aliases {
+		for _, f := range a.Fallbacks {
+			i := slices.IndexFunc(des.Lanes, func(l pools.LaneState) bool { return l.Name == f })
+			if f == pools.Cloud || routed[f] || i < 0 {
+				continue
+			}
+			routed[f] = true
+			out = append(out, pools.Route{Alias: pools.LaneServer(f), Lane: f, Node: des.Lanes[i].Node})
+		}
+	}
+	return out
 }
 
 // routeFor routes an alias to its lane, else to the first placed fallback.
