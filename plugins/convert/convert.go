@@ -295,6 +295,9 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 func LaneState(l sdk.Lane) pools.LaneState {
 	out := pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
 		Path: l.Model.Path, SHA256: l.Model.SHA256, Source: l.Model.Source, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
+	if out.Residency == pools.OnDemand {
+		out.Aliases = pools.SortedAliases(l.Aliases)
+	}
 	if p := l.Process; p != nil {
 		o := pools.ObservedProcess(*p)
 		out.Observed = &o
