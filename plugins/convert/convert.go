@@ -354,7 +354,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 		out.Nodes = append(out.Nodes, sdk.NodeStatus{Name: n.Name})
 	}
 	for _, l := range f.Lanes {
-		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded,
+		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded, Aliases: l.Aliases,
 			Model: sdk.Model{Name: l.Model, Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB}})
 	}
 	for _, r := range f.Routes {
