@@ -190,28 +190,6 @@ func SortedAliases(aliases []string) []string {
 	return slices.Compact(out)
 }
 
-// laneServerPrefix begins the key of a lane server's route: no alias
-// name can begin with "~".
-const laneServerPrefix = "~lane:"
-
-// LaneServer is the route key of lane's own server at the gateway, for a
-// lane no alias routes to that the gateway still holds a server for (a
-// declared fallback): routed like an alias, so that a move readies the
-// server at the lane's new place, and a lane that goes has its server
-// retired, before its old process stops.
-func LaneServer(lane string) string { return laneServerPrefix + lane }
-
-// ServedLane is the lane whose server key names, and whether key is a
-// lane server's (LaneServer) rather than an alias.
-func ServedLane(key string) (string, bool) { return strings.CutPrefix(key, laneServerPrefix) }
-
-// IsLaneServer reports whether the route is a lane server's
-// (LaneServer), not an alias's.
-func (r Route) IsLaneServer() bool {
-	_, ok := ServedLane(r.Alias)
-	return ok
-}
-
 // Reaches reports whether the route sends its alias to process l: its
 // lane, on its node and port (any, when the route names none), as its
 // own process or through the router as the route says.

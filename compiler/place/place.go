@@ -12,7 +12,6 @@ package place
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -139,7 +138,6 @@ func Place(in Input) Result {
 		}
 		res.Desired.Routes = append(res.Desired.Routes, route)
 	}
-	res.Desired.Routes = append(res.Desired.Routes, fallbackServers(p, res.Desired)...)
 	for _, pp := range p.PodPools {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
@@ -173,28 +171,6 @@ func routerAliases(p *pools.Pool, l pools.Lane) []string {
 		}
 	}
 	return pools.SortedAliases(out)
-}
-
-// fallbackServers are the routes of the placed lanes that only serve as
-// a fallback (no alias routes to them): the gateway holds a server for
-// each, which must follow the lane wherever it runs (LaneServer).
-func fallbackServers(p *pools.Pool, des pools.Fleet) []pools.Route {
-	routed := map[string]bool{}
-	for _, r := range des.Routes {
-		routed[r.Lane] = true
-	}
-	var out []pools.Route
-	for _, a := range p.Aliases {
-		for _, f := range a.Fallbacks {
-			i := slices.IndexFunc(des.Lanes, func(l pools.LaneState) bool { return l.Name == f })
-			if f == pools.Cloud || routed[f] || i < 0 {
-				continue
-			}
-			routed[f] = true
-			out = append(out, pools.Route{Alias: pools.LaneServer(f), Lane: f, Node: des.Lanes[i].Node})
-		}
-	}
-	return out
 }
 
 // routeFor routes an alias to its lane, else to the first placed fallback.

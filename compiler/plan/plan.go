@@ -418,8 +418,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		start = b.byID[b.laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node, Port: dr.Port})]
 	}
 	var interim *pools.Step
-	_, server := pools.ServedLane(alias)
-	if leaving && b.breakFirst[cr.Lane] && start != nil && !server {
+	if leaving && b.breakFirst[cr.Lane] && start != nil {
 		interim = b.interim(alias, *cr)
 	}
 	var s *pools.Step
@@ -460,9 +459,6 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	case start == nil && s != nil:
 		// The new route waits for nothing: flipping first costs nothing.
 		dependOn(drain, s.ID)
-	case server:
-		// A lane's own server serves no alias but as a fallback: no
-		// alias is interrupted while it breaks first.
 	default:
 		b.interrupt(alias, *cr, *dr)
 	}

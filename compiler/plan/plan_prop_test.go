@@ -403,8 +403,7 @@ func TestNoAliasGoesUnservedUnlessReported(t *testing.T) {
 			}
 			var watch []string
 			for _, r := range sc.current.Routes {
-				// A lane's own server (a fallback's) serves no alias.
-				if !r.IsLaneServer() && served(r.Alias) && sc.in.Placement.Desired.Route(r.Alias) != nil && !reported[r.Alias] {
+				if served(r.Alias) && sc.in.Placement.Desired.Route(r.Alias) != nil && !reported[r.Alias] {
 					watch = append(watch, r.Alias)
 				}
 			}

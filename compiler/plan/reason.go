@@ -130,20 +130,7 @@ func (b *builder) residencyReason(lane string, from, to pools.Residency) string 
 }
 
 func (b *builder) routeReason(cr, dr *pools.Route) string {
-	var lane string
-	var server bool
-	if dr != nil {
-		lane, server = pools.ServedLane(dr.Alias)
-	} else {
-		lane, server = pools.ServedLane(cr.Alias)
-	}
 	switch {
-	case server && dr == nil:
-		return fmt.Sprintf("because no alias routes or falls back to lane %s any more: the gateway retires its server", lane)
-	case server && (cr == nil || cr.Lane != dr.Lane):
-		return fmt.Sprintf("because lane %s is a fallback that no alias routes to: the gateway readies its server on %s", lane, dr.Node)
-	case server && *cr != *dr:
-		return fmt.Sprintf("because lane %s, a fallback that no alias routes to, goes to %s: the gateway's server of the lane follows it", lane, routeText(*dr))
 	case dr == nil:
 		for _, u := range b.in.Placement.Unserved {
 			if u.Alias == cr.Alias {

@@ -234,17 +234,11 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 	if to != nil && to.Lane != Cloud {
 		to.Port = a.servedPort(inv, *st.Route.To)
 	}
-	say := func(s string) {
+	err = gw.Route(ctx, st.Route.Alias, to, func(s string) {
 		if progress != nil {
 			progress(sdk.Progress{Message: s, Fraction: -1})
 		}
-	}
-	if lane, ok := pools.ServedLane(st.Route.Alias); ok {
-		// A lane's own server, which no alias routes to.
-		err = gw.ServeLane(ctx, lane, to, say)
-	} else {
-		err = gw.Route(ctx, st.Route.Alias, to, say)
-	}
+	})
 	if err != nil {
 		return sdk.ApplyResponse{Retryable: sshx.Retryable(err) || isNetErr(err), Diagnostics: sdk.Errorf(nil, err.Error())}
 	}
@@ -264,10 +258,7 @@ func isNetErr(err error) bool {
 // endpoint its backend sends it to. An alias whose backend has no ready
 // server routes nowhere and is left out; one with two (a move in
 // progress) is reported with a warning at the first. One sent to the
-// router's port reaches its lane through the node's router. The live
-// servers of a lane no alias routes to are reported as that lane's
-// server's route (pools.LaneServer), so that the plan moves or retires
-// them with the lane. A gateway
+// router's port reaches its lane through the node's router. A gateway
 // whose runtime API or map cannot be read is reported unobserved, with the
 // cause.
 func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.ObserveResponse {
@@ -286,12 +277,6 @@ func (a *Actuator) Observe(ctx context.Context, _ sdk.ObserveRequest) sdk.Observ
 	}
 	var resp sdk.ObserveResponse
 	for _, o := range obs {
-		alias := o.Alias
-		if alias == "" {
-			// A lane's own server, which no alias of the map routes to.
-			alias = pools.LaneServer(o.Lane)
-		}
-		o.Alias = alias
 		switch {
 		case slices.Contains(stale, o.Alias) && o.Lane != "":
 			// Fallbacks HAProxy does not try as the pool declares them:

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -221,71 +220,6 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 	}
 	if err := g.retireUnrouted(ctx, be, say); err != nil {
 		return err
-	}
-	return g.persist(ctx)
-}
-
-// ServeLane makes lane's server follow the lane where no alias routes to
-// it (a declared fallback): ready at to, the lane's other live servers
-// retired, as Route does for an alias; with to nil (no alias routes or
-// falls back to the lane any more, or it leaves the pool), every live
-// server of the lane is retired. The map is left as it is.
-func (g *Gateway) ServeLane(ctx context.Context, lane string, to *Endpoint, progress func(string)) error {
-	if !laneRE.MatchString(lane) {
-		return fmt.Errorf("haproxy: lane %q is not a lane name", lane)
-	}
-	say := func(f string, a ...any) {
-		if progress != nil {
-			progress(fmt.Sprintf(f, a...))
-		}
-	}
-	be := LaneBackendName(lane)
-	if to != nil {
-		if to.Lane != lane {
-			return fmt.Errorf("haproxy: the server of lane %s cannot send to lane %s", lane, to.Lane)
-		}
-		if err := checkEndpoint(to.Addr, to.Port); err != nil {
-			return fmt.Errorf("haproxy: server of lane %s: %v", lane, err)
-		}
-		if err := g.ensureBackend(ctx, be, say); err != nil {
-			return err
-		}
-	}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	var leaving []Server
-	if to == nil {
-		srvs, err := g.servers(ctx, be)
-		if err != nil {
-			if strings.Contains(err.Error(), "Can't find backend") {
-				return nil // no backend, no server
-			}
-			return err
-		}
-		for _, s := range srvs {
-			if !s.Maint() {
-				leaving = append(leaving, s)
-			}
-		}
-	} else {
-		var err error
-		if leaving, err = g.readyAt(ctx, be, to, say); err != nil {
-			return err
-		}
-		say("server of lane %s at %s", lane, to)
-		if to.Node != "" {
-			if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
-				return err
-			}
-		}
-		if err := g.persist(ctx); err != nil {
-			return err
-		}
-	}
-	for _, s := range leaving {
-		if err := g.retire(ctx, s, say); err != nil {
-			return err
-		}
 	}
 	return g.persist(ctx)
 }
@@ -558,8 +492,7 @@ func (g *Gateway) nameNode(ctx context.Context, addr, node string) error {
 }
 
 // Observed is an alias's route as HAProxy has it: the backend's ready
-// servers (none for the cloud backend or a lane nowhere yet). Alias ""
-// is the lane's own server where no alias routes to the lane.
+// servers (none for the cloud backend or a lane nowhere yet).
 type Observed struct {
 	Alias     string
 	Lane      string
@@ -569,8 +502,7 @@ type Observed struct {
 	Draining int
 }
 
-// Observe reads every alias of the map and where its backend sends it,
-// then the live servers of the lanes no alias of the map routes to.
+// Observe reads every alias of the map and where its backend sends it.
 func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 	routes, err := g.routes(ctx)
 	if err != nil {
@@ -606,42 +538,7 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 		}
 		obs = append(obs, o)
 	}
-	return append(obs, laneServers(routes, srvs, names)...), nil
-}
-
-// laneServers are the live servers of the lane backends no alias of the
-// map routes to (a fallback's, or a lane's left behind), each lane's
-// reported as an Observed without an alias (Lane set, Alias "").
-func laneServers(routes map[string]string, srvs []Server, names map[string]string) []Observed {
-	routed := map[string]bool{}
-	for _, be := range routes {
-		routed[be] = true
-	}
-	byLane := map[string]*Observed{}
-	var lanes []string
-	for _, s := range srvs {
-		lane := laneOfBackend(s.Backend)
-		if lane == "" || lane == Cloud || routed[s.Backend] || !(s.Ready() || s.Draining()) {
-			continue
-		}
-		o := byLane[lane]
-		if o == nil {
-			o = &Observed{Lane: lane}
-			byLane[lane] = o
-			lanes = append(lanes, lane)
-		}
-		if s.Ready() {
-			o.Endpoints = append(o.Endpoints, Endpoint{Lane: lane, Node: names[joinHostPort(s.Addr, s.Port)], Addr: s.Addr, Port: s.Port})
-		} else {
-			o.Draining++
-		}
-	}
-	sort.Strings(lanes)
-	out := make([]Observed, 0, len(lanes))
-	for _, l := range lanes {
-		out = append(out, *byLane[l])
-	}
-	return out
+	return obs, nil
 }
 
 var _ Files = LocalFiles{}
