@@ -115,9 +115,14 @@ type LaneState struct {
 	// and where they were copied from, as the model declared them when
 	// the process started; "" when unknown (a state written before
 	// poolc recorded them, or a model that declares none).
-	SHA256   string   `json:"sha256,omitempty"`
-	Source   string   `json:"source,omitempty"`
-	Args     []string `json:"args,omitempty"`
+	SHA256 string   `json:"sha256,omitempty"`
+	Source string   `json:"source,omitempty"`
+	Args   []string `json:"args,omitempty"`
+	// Aliases are the names an on-demand lane's section of its node's
+	// router answers to, sorted (the router answers to no other: a
+	// changed set is a new section); none for a lane with a process of
+	// its own, which answers to any name.
+	Aliases  []string `json:"aliases,omitempty"`
 	MemoryGB float64  `json:"memory_gb"`
 	Loaded   bool     `json:"loaded"`
 	// Observed is what the last refresh read of the process on its node
@@ -172,6 +177,17 @@ type Route struct {
 	Node   string `json:"node,omitempty"`
 	Port   int    `json:"port,omitempty"`
 	Router bool   `json:"router,omitempty"`
+}
+
+// SortedAliases is a lane's aliases as LaneState.Aliases holds them: a
+// sorted set, in a slice of its own (nil when there are none).
+func SortedAliases(aliases []string) []string {
+	if len(aliases) == 0 {
+		return nil
+	}
+	out := slices.Clone(aliases)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Reaches reports whether the route sends its alias to process l: its

@@ -121,6 +121,7 @@ func Place(in Input) Result {
 		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
 			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
 			Path: m.Path, SHA256: m.SHA256, Source: m.Source, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
+			Aliases: routerAliases(p, l),
 		})
 		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SHA256: m.SHA256, SizeGB: m.SizeGB}); !prefetched[pf] {
 			prefetched[pf] = true
@@ -154,6 +155,22 @@ func Place(in Input) Result {
 		}
 	}
 	return res
+}
+
+// routerAliases are the names an on-demand lane's section of its node's
+// router answers to: the aliases the pool routes to it (see
+// pools.LaneState.Aliases).
+func routerAliases(p *pools.Pool, l pools.Lane) []string {
+	if l.Residency != pools.OnDemand {
+		return nil
+	}
+	var out []string
+	for _, a := range p.Aliases {
+		if a.Lane == l.Name {
+			out = append(out, a.Name)
+		}
+	}
+	return pools.SortedAliases(out)
 }
 
 // routeFor routes an alias to its lane, else to the first placed fallback.

@@ -313,6 +313,7 @@ func (b *builder) lane(name string) {
 
 func cloneLane(l pools.LaneState) *pools.LaneState {
 	l.Args = slices.Clone(l.Args)
+	l.Aliases = slices.Clone(l.Aliases)
 	return &l
 }
 

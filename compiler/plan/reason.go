@@ -93,6 +93,9 @@ func processChange(c, d pools.LaneState) string {
 	if !slices.Equal(c.Args, d.Args) {
 		parts = append(parts, fmt.Sprintf("args [%s] → [%s]", strings.Join(c.Args, " "), strings.Join(d.Args, " ")))
 	}
+	if !sameRouterAliases(c, d) {
+		parts = append(parts, fmt.Sprintf("router aliases [%s] → [%s]", strings.Join(c.Aliases, " "), strings.Join(d.Aliases, " ")))
+	}
 	return strings.Join(parts, ", ")
 }
 

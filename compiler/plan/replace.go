@@ -103,7 +103,14 @@ func kept(cur *pools.Fleet, d pools.LaneState, spare int) *pools.LaneState {
 // model, weights file, weights and args. Port and residency are compared
 // by the caller.
 func sameRun(c, d pools.LaneState) bool {
-	return c.Model == d.Model && c.Path == d.Path && pools.SameWeights(c, d) && slices.Equal(c.Args, d.Args)
+	return c.Model == d.Model && c.Path == d.Path && pools.SameWeights(c, d) && slices.Equal(c.Args, d.Args) && sameRouterAliases(c, d)
+}
+
+// sameRouterAliases reports whether two on-demand lanes answer to the
+// same names in their node's router; lanes not both on-demand compare
+// equal here (a process of its own answers to any name).
+func sameRouterAliases(c, d pools.LaneState) bool {
+	return c.Residency != pools.OnDemand || d.Residency != pools.OnDemand || slices.Equal(c.Aliases, d.Aliases)
 }
 
 // inRouter reports whether d is an on-demand lane that is already a model

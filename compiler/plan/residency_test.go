@@ -109,7 +109,7 @@ func TestAnApplyCutOffAcrossOnDemandStopsTheOldProcess(t *testing.T) {
 		t.Fatalf("chat runs as %+v", own)
 	}
 	routed := own[0]
-	routed.Residency, routed.Loaded = pools.OnDemand, false
+	routed.Residency, routed.Loaded, routed.Aliases = pools.OnDemand, false, []string{"ask"}
 	cur.Lanes = append(slices.Clone(cur.Lanes), routed)
 	pool.Lanes[0].Residency = pools.OnDemand
 	p := diff(t, pool, cur)

@@ -140,6 +140,7 @@ type Lane struct {
 	SHA256    string   `json:"sha256,omitempty"`
 	Source    string   `json:"source,omitempty"`
 	Args      []string `json:"args,omitempty"`
+	Aliases   []string `json:"aliases,omitempty"`
 	MemoryGB  float64  `json:"memory_gb"`
 	Loaded    bool     `json:"loaded"`
 }
@@ -240,12 +241,12 @@ func (f Fleet) pools() pools.Fleet {
 
 func fromLane(l pools.LaneState) Lane {
 	return Lane{Name: l.Name, Node: l.Node, Model: l.Model, Port: l.Port, Residency: string(l.Residency),
-		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
+		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, Aliases: l.Aliases, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
 }
 
 func (l Lane) pools() pools.LaneState {
 	return pools.LaneState{Name: l.Name, Node: l.Node, Model: l.Model, Port: l.Port, Residency: pools.Residency(l.Residency),
-		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
+		Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, Aliases: l.Aliases, MemoryGB: l.MemoryGB, Loaded: l.Loaded}
 }
 
 func fromRoute(r pools.Route) Route {

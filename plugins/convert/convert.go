@@ -295,6 +295,9 @@ func Fleet(f sdk.Fleet) pools.Fleet {
 func LaneState(l sdk.Lane) pools.LaneState {
 	out := pools.LaneState{Name: l.Name, Node: l.Node.Name, Model: l.Model.Name, Port: l.Port, Residency: pools.Residency(l.Residency),
 		Path: l.Model.Path, SHA256: l.Model.SHA256, Source: l.Model.Source, Args: l.Model.Args, MemoryGB: l.Model.MemoryGB, Loaded: l.Loaded}
+	if out.Residency == pools.OnDemand {
+		out.Aliases = pools.SortedAliases(l.Aliases)
+	}
 	if p := l.Process; p != nil {
 		o := pools.ObservedProcess(*p)
 		out.Observed = &o
@@ -351,7 +354,7 @@ func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
 		out.Nodes = append(out.Nodes, sdk.NodeStatus{Name: n.Name})
 	}
 	for _, l := range f.Lanes {
-		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded,
+		out.Lanes = append(out.Lanes, sdk.Lane{Name: l.Name, Node: node(l.Node), Port: l.Port, Residency: string(l.Residency), Loaded: l.Loaded, Aliases: l.Aliases,
 			Model: sdk.Model{Name: l.Model, Path: l.Path, SHA256: l.SHA256, Source: l.Source, Args: l.Args, MemoryGB: l.MemoryGB}})
 	}
 	for _, r := range f.Routes {
