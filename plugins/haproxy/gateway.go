@@ -54,9 +54,13 @@ type Gateway struct {
 	declared   *Spec
 	master     Dialer
 	// mu: a route's changes hold it shared, a reload alone.
-	mu    sync.RWMutex
-	drain time.Duration
-	poll  time.Duration
+	mu sync.RWMutex
+	// rewrite: one persist at a time, which rewrites the files and syncs
+	// the runtime fallback map (routes run in parallel under mu shared;
+	// two syncs of the map would both delete what one of them read).
+	rewrite sync.Mutex
+	drain   time.Duration
+	poll    time.Duration
 }
 
 // Options configure a Gateway; zero durations mean the defaults.
@@ -434,7 +438,11 @@ func (g *Gateway) servers(ctx context.Context, be string) ([]Server, error) {
 }
 
 // persist writes the map and the server state as HAProxy has them now.
+// One persist runs at a time (g.rewrite), so the last to write read the
+// latest of parallel routes' changes.
 func (g *Gateway) persist(ctx context.Context) error {
+	g.rewrite.Lock()
+	defer g.rewrite.Unlock()
 	routes, err := g.routes(ctx)
 	if err != nil {
 		return err
