@@ -418,8 +418,14 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		start = b.byID[b.laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node, Port: dr.Port})]
 	}
 	var interim *pools.Step
-	if leaving && b.breakFirst[cr.Lane] && start != nil {
-		interim = b.interim(alias, *cr)
+	withdrawn := false
+	if leaving && b.breakFirst[cr.Lane] {
+		if start != nil {
+			interim = b.interim(alias, *cr)
+		}
+		if interim == nil && (start != nil || !changed) {
+			interim, withdrawn = b.withdraw(alias, *cr), true
+		}
 	}
 	var s *pools.Step
 	if changed || interim != nil {
@@ -450,6 +456,9 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	}
 	drain := b.byID[b.laneID(pools.StepDrain, pools.LaneState{Name: cr.Lane, Node: cr.Node, Port: cr.Port})]
 	switch {
+	case withdrawn:
+		dependOn(drain, interim.ID)
+		b.interrupt(alias, *cr, *dr)
 	case interim != nil:
 		dependOn(drain, interim.ID)
 	case !b.breakFirst[cr.Lane]:
@@ -530,6 +539,19 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	return b.add(pools.Step{
 		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Node: to.Node, Route: to,
 		Reason:   fmt.Sprintf("because lane %s must stop before it can start again; %s serves %s meanwhile: %s", cr.Lane, routeText(*to), alias, why),
+		Estimate: pools.Estimate{Seconds: RouteSeconds},
+	})
+}
+
+// withdraw takes alias off the gateway while its lane breaks first and
+// nothing can serve it meanwhile (an interruption): the lane's drain waits
+// for the requests in flight, which can end only once no new ones arrive.
+// The alias's route step puts it back once the lane has started again.
+func (b *builder) withdraw(alias string, cr pools.Route) *pools.Step {
+	return b.add(pools.Step{
+		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Route: &pools.Route{Alias: alias},
+		Reason: fmt.Sprintf("because lane %s must stop before it can start again and nothing else can serve %s: the gateway sends it nowhere, so that the requests in flight on %s finish and the lane drains",
+			cr.Lane, alias, routeText(cr)),
 		Estimate: pools.Estimate{Seconds: RouteSeconds},
 	})
 }

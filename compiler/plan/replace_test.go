@@ -133,9 +133,12 @@ func TestAModelUpgradeUnderTheSameNameIsReplacedMakeBeforeBreak(t *testing.T) {
 		name: "no room for both: the old process stops first, reported", memGB: 64,
 		from: pools.Model{SHA256: oldSHA}, to: pools.Model{SHA256: newSHA},
 		want: want{
-			steps: []string{"prefetch:qwen@a", "drain:chat@a", "stop:chat@a", "start:chat@a:8082", "route:ask"},
+			// The alias is taken off the gateway first: a drain under load
+			// with requests still arriving never ends.
+			steps: []string{"prefetch:qwen@a", "route:ask~interim", "drain:chat@a", "stop:chat@a", "start:chat@a:8082", "route:ask"},
 			deps: map[string][]string{
-				"drain:chat@a": {"prefetch:qwen@a"}, "start:chat@a:8082": {"prefetch:qwen@a", "stop:chat@a"},
+				"drain:chat@a": {"prefetch:qwen@a", "route:ask~interim"}, "start:chat@a:8082": {"prefetch:qwen@a", "stop:chat@a"},
+				"route:ask": {"route:ask~interim", "start:chat@a:8082"},
 			},
 			path: "/models/qwen.sha-222222222222.gguf", port: 8082, interruptions: 1,
 			reason: "sha256 111111111111 → 222222222222; the new process starts on port 8082 once the old one has stopped",
@@ -237,7 +240,9 @@ func TestStatesWithoutDigestsOrRoutePortsPlanNothing(t *testing.T) {
 // on-demand lane is one section of its node's router, which holds one
 // section per lane, so new weights replace it in place on the lane's
 // port after the old section stops, and with no interim the plan reports
-// the interruption; a fallback that the router serves is no interim (its
+// the interruption, with the alias off the gateway while the lane drains
+// (else requests keep arriving and the drain never ends) and back once it
+// has started; a fallback that the router serves is no interim (its
 // section does not answer to the alias), one with a process of its own is.
 func TestAnOnDemandUpgradeIsInPlaceAndReportedAsAnInterruption(t *testing.T) {
 	onDemand := func(sha string, fallback pools.Residency) *pools.Pool {
@@ -256,8 +261,12 @@ func TestAnOnDemandUpgradeIsInPlaceAndReportedAsAnInterruption(t *testing.T) {
 		}
 		switch interim := p.Step("route:ask~interim"); fallback {
 		case pools.OnDemand:
-			if interim != nil || len(p.Interruptions) != 1 || p.Interruptions[0].Alias != "ask" {
-				t.Fatalf("fallback in the router: steps %v, interruptions %+v; want ask's interruption, no interim", ids(p), p.Interruptions)
+			if interim == nil || interim.Route.Lane != "" || len(p.Interruptions) != 1 || p.Interruptions[0].Alias != "ask" {
+				t.Fatalf("fallback in the router: steps %v, interruptions %+v; want ask's interruption, ask off the gateway meanwhile", ids(p), p.Interruptions)
+			}
+			drain, back := p.Step("drain:chat@a"), p.Step("route:ask")
+			if !slices.Contains(drain.DependsOn, interim.ID) || back == nil || !slices.Contains(back.DependsOn, "start:chat@a") || back.Route.Lane != "chat" {
+				t.Fatalf("fallback in the router: drain after %v, route back %+v; want the drain after ask is off the gateway, ask back on chat after the start", drain.DependsOn, back)
 			}
 		default:
 			if interim == nil || len(p.Interruptions) != 0 {

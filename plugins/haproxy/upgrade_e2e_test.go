@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"poolc.dev/poolc/internal/testing/loadgen"
 )
 
 // TestE2EApplyUpgradesAModelUnderTheSameNameUnderLoad is a model upgrade
@@ -84,4 +87,46 @@ func (f *fleet) upgradeUnderLoad(name string) (int, string) {
 		t.Errorf("cognition on n1 (port %d) serves %s with sha256 %x, want %s's %s", port, props.ModelPath, sum, name, upgraded.sum)
 	}
 	return port, props.ModelPath
+}
+
+// TestE2EAnInterruptionUnderLoadTakesTheAliasOffWhileTheLaneDrains is an
+// upgrade the plan reports as an interruption (an on-demand lane is one
+// section of its node's router, so new weights replace it in place) under
+// a load that always has requests in flight. apply --allow-interruption
+// first takes the alias off the gateway, so the lane's requests in flight
+// finish and it drains (with the alias still routed there it never does:
+// new requests keep arriving), then stops it, starts it with the new
+// weights and routes the alias back. The requests that fail meanwhile are
+// refused at the gateway, never cut; after it the alias is served and a
+// refreshed plan is empty.
+func TestE2EAnInterruptionUnderLoadTakesTheAliasOffWhileTheLaneDrains(t *testing.T) {
+	f := newFleet(t)
+	f.residency["cognition"] = "on-demand"
+	f.writePool(`"n1", "n2"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+
+	load := loadgen.Start(f.proxy.base(), "chat", 6, 10)
+	if !load.WaitServed(20, 60*time.Second) {
+		t.Fatalf("no traffic before the upgrade: %d failed", load.Failed())
+	}
+	f.weights["q"] = serveWeights(t, "q2.gguf")
+	f.writePool(`"n1", "n2"`)
+	out, code := f.run("apply", "--auto-approve", "--allow-interruption", "pool.hcl")
+	if code != 0 {
+		load.Stop()
+		t.Fatalf("poolc apply --allow-interruption: exit %d\n%s", code, out)
+	}
+	f.outputNames(out, "chat unserved for about", "route:chat~interim", "drain:cognition@n1", "stop:cognition@n1", "start:cognition@n1", "route:chat ")
+	if !load.WaitServed(20, 60*time.Second) {
+		t.Fatalf("no traffic after the upgrade: %d failed\n%s", load.Failed(), out)
+	}
+	res := load.Stop()
+	t.Logf("the interrupted upgrade under load: %d requests served, %d refused, in %s", res.Served, res.Failed, res.Duration.Round(time.Millisecond))
+	for _, e := range res.Errors {
+		if !strings.HasPrefix(e, "status 503") {
+			t.Errorf("a request failed other than by the gateway's refusal while chat was off it: %s", e)
+		}
+	}
+	f.planIsEmpty("after the upgrade")
 }
