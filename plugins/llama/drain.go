@@ -28,8 +28,9 @@ func (e *DrainTimeoutError) Error() string {
 // llama-server does not drain by itself, so the gateway must already send
 // the lane's aliases elsewhere. A probe that fails, times out or answers
 // what does not parse says nothing: the lane is busy, unknown, and the
-// drain probes again. Only a lane whose recorded process is gone has
-// nothing in flight without saying so. The router (RouterLane) answers
+// drain probes again. Only a lane whose recorded process is gone, or
+// alive with its port closed (told to stop), has nothing in flight
+// without saying so. The router (RouterLane) answers
 // /slots and /metrics only for a model named in the query, so its drain
 // sums the probes of every model it reports loaded or loading.
 func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
@@ -88,7 +89,8 @@ func (n *Node) routerBusy(ctx context.Context, rl Lane) (int, error) {
 }
 
 // drainProbe polls busy until it answers 0, the process of proc (the lane
-// whose pidfile holds it) is gone, or DrainTimeout passes. An error of
+// whose pidfile holds it) is gone or no longer listens, or DrainTimeout
+// passes. An error of
 // busy is "busy, unknown": the drain goes on. Each change of what it
 // sees is reported through progress, and the last is in the timeout's
 // error.
@@ -114,10 +116,11 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 			return ctx.Err()
 		case ctx2.Err() != nil:
 			// A probe cut by the drain timeout tells nothing new.
-		case n.processGone(ctx2, proc):
-			say(fmt.Sprintf("its process is gone, so nothing is in flight (the probe: %v)", err))
-			return nil
 		default:
+			if why := n.unreachable(ctx2, proc); why != "" {
+				say(fmt.Sprintf("%s, so nothing is in flight (the probe: %v)", why, err))
+				return nil
+			}
 			seen = "busy, unknown: " + err.Error()
 		}
 		if seen != "" && seen != last {
@@ -134,14 +137,29 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 	}
 }
 
-// processGone reports whether lane l's pidfile names a process that is
-// gone. No pidfile, or a status that cannot be read, is not gone: it is
-// not known.
-func (n *Node) processGone(ctx context.Context, l Lane) bool {
+// unreachable says why no request can be in flight on the process of
+// lane l, whose probe failed: its pidfile names a process that is gone,
+// or the lane's own server, alive, that no longer listens on its port
+// (told to stop: llama-server closes its port at once on SIGTERM and cuts
+// what it served). "" when neither is known: no pidfile, a status that
+// cannot be read, a process that listens or a port another holds.
+func (n *Node) unreachable(ctx context.Context, l Lane) string {
 	st, err := n.status(ctx)
 	if err != nil {
-		return false
+		return ""
 	}
 	r, ok := st.lane(l)
-	return ok && !r.alive
+	switch {
+	case !ok:
+		return ""
+	case !r.alive:
+		return "its process is gone"
+	case !r.isLane(l):
+		return ""
+	}
+	id, err := n.identity(ctx, r.pid, l)
+	if err != nil || !id.alive || id.listening || id.unseen {
+		return ""
+	}
+	return fmt.Sprintf("its process (pid %d) no longer listens on port %d", r.pid, l.Port)
 }

@@ -402,3 +402,66 @@ func TestAStartKillsItsLanesOwnProcessThatIsStopping(t *testing.T) {
 		t.Errorf("progress %q does not say why the old process was killed", lines)
 	}
 }
+
+// TestAStoppingProcessIsObservedAsItsLaneNotLoaded: a lane told to stop
+// (SIGTERM) by an apply that was then killed closes its port but lives
+// on, holding its memory. Observe reports it as the lane, not loaded (as
+// drift alone no plan would stop it, and it lived on beside its
+// replacement: the fleet walk's seed 2, change 4), and its stop does not
+// wait out the drain timeout on a port that takes no request.
+func TestAStoppingProcessIsObservedAsItsLaneNotLoaded(t *testing.T) {
+	ctx := context.Background()
+	set := testSettings(t)
+	set.Env[llamastub.EnvLinger] = "10m"
+	set.DrainTimeout = time.Minute
+	n := NewNode(Local{}, set)
+	l := testLane(t, "cognition", 200_000, "chat")
+	stopAtEnd(t, n, l)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 || !obs.Lanes[0].Loaded {
+		t.Fatalf("observed %+v %v, want cognition loaded", obs, err)
+	}
+	old := obs.Lanes[0].PID
+	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := http.Get("http://" + l.probeAddr() + "/health"); err != nil {
+			break // the port closed; the process lingers
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port did not close after SIGTERM")
+		}
+	}
+	if !processLives(old) {
+		t.Fatal("the stand-in did not linger after SIGTERM; the test needs it to")
+	}
+	obs, err = n.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Lanes) != 1 || obs.Lanes[0].Name != l.Name || obs.Lanes[0].Port != l.Port || obs.Lanes[0].PID != old || obs.Lanes[0].Loaded {
+		t.Fatalf("observed lanes %+v (drift %q); want cognition on port %d, pid %d, not loaded", obs.Lanes, obs.Drift, l.Port, old)
+	}
+	if len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "does not listen on port") {
+		t.Errorf("drift %q; want one warning saying the process does not listen", obs.Drift)
+	}
+	var lines []string
+	start := time.Now()
+	if err := n.Stop(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
+		t.Fatalf("stop: %v (progress %q)", err, lines)
+	}
+	if processLives(old) {
+		t.Fatalf("pid %d still lives after the stop", old)
+	}
+	said := strings.Join(lines, "\n")
+	if strings.Contains(said, "not idle") || !strings.Contains(said, "no longer listens on port") {
+		t.Errorf("the stop took %s and said %q; want the drain to see at once that the port takes no request", time.Since(start).Round(time.Millisecond), lines)
+	}
+	if obs, err := n.Observe(ctx, nil); err != nil || len(obs.Lanes) != 0 || len(obs.Drift) != 0 {
+		t.Errorf("after the stop: %+v %v; want nothing", obs, err)
+	}
+}

@@ -198,13 +198,24 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			continue
 		case err != nil:
 			return Observation{}, err
-		case !id.listening:
+		case !id.listening && (id.unseen || name == RouterLane):
 			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: %s", name, id.notListening(r.pid, l)))
 			continue
 		}
 		// What runs, read back from the process's own command line.
 		c, _ := parseCommand(r.argv)
 		l.Host, l.Aliases, l.Args = c.Host, c.Aliases, c.Args
+		if !id.listening {
+			// The lane's own server, alive, its port closed: told to stop
+			// (llama-server closes its port at once on SIGTERM and may
+			// live a minute more) by an apply cut off before the SIGKILL.
+			// It still holds its memory, so it is the lane, not loaded:
+			// the plan stops it, or starts the lane again where it runs,
+			// which kills it. Drift would leave it beside its replacement.
+			obs.Drift = append(obs.Drift, fmt.Sprintf("lane %s: %s; reported as not loaded, so that a plan stops it or starts the lane again", name, id.notListening(r.pid, l)))
+			obs.Lanes = append(obs.Lanes, RunningLane{Lane: l, PID: r.pid, CommandLine: r.argv, RSS: r.rss})
+			continue
+		}
 		if name == RouterLane {
 			models, err := n.routerModels(ctx, l)
 			if err != nil {
