@@ -84,7 +84,7 @@ func key(p *pools.Plan) string {
 func restored(p *pools.Plan) []string {
 	var out []string
 	for _, r := range p.After.Routes {
-		if r.Lane == pools.Cloud || live(&p.Before, p.Before.Route(r.Alias)) {
+		if _, server := pools.LaneServerOf(r.Alias); server || r.Lane == pools.Cloud || live(&p.Before, p.Before.Route(r.Alias)) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("alias %s has no live lane; the plan gives it %s@%s", r.Alias, r.Lane, r.Node))

@@ -179,6 +179,21 @@ type Route struct {
 	Router bool   `json:"router,omitempty"`
 }
 
+// laneServerMark begins the key of a lane server route: no alias does.
+const laneServerMark = "~"
+
+// LaneServer is the route key of lane's server at the gateway when an
+// alias falls back to the lane but none routes to it: the gateway must
+// know where the lane runs all the same (and move its server when the
+// lane moves), so the fleet routes it under this key, which names no
+// alias (aliases begin with a letter or digit) and which the gateway keeps
+// out of its alias map.
+func LaneServer(lane string) string { return laneServerMark + lane }
+
+// LaneServerOf is the lane whose server route key is alias, and whether
+// alias is such a key (see LaneServer).
+func LaneServerOf(alias string) (string, bool) { return strings.CutPrefix(alias, laneServerMark) }
+
 // SortedAliases is a lane's aliases as LaneState.Aliases holds them: a
 // sorted set, in a slice of its own (nil when there are none).
 func SortedAliases(aliases []string) []string {

@@ -215,7 +215,12 @@ func (g *gateway) setRoute(r pools.Route) bool {
 	a := &g.aliases[i]
 	from := a.route
 	a.route = target
-	g.fleet.routedTo(from, target)
+	if _, server := pools.LaneServerOf(r.Alias); !server {
+		// A lane's server route (pools.LaneServer) only says where the
+		// gateway reaches a lane that aliases fall back to: no alias
+		// routes there.
+		g.fleet.routedTo(from, target)
+	}
 	return true
 }
 

@@ -138,6 +138,7 @@ func Place(in Input) Result {
 		}
 		res.Desired.Routes = append(res.Desired.Routes, route)
 	}
+	res.Desired.Routes = append(res.Desired.Routes, laneServers(p, res.Desired.Routes, placed)...)
 	for _, pp := range p.PodPools {
 		for i, m := range pp.Members {
 			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
@@ -171,6 +172,28 @@ func routerAliases(p *pools.Pool, l pools.Lane) []string {
 		}
 	}
 	return pools.SortedAliases(out)
+}
+
+// laneServers routes, under pools.LaneServer, each placed lane that an
+// alias falls back to and no route of routes reaches, so that the
+// gateway's server for it is where the lane runs.
+func laneServers(p *pools.Pool, routes []pools.Route, placed map[string]string) []pools.Route {
+	reached := make(map[string]bool, len(routes))
+	for _, r := range routes {
+		reached[r.Lane] = true
+	}
+	var out []pools.Route
+	for _, a := range p.Aliases {
+		for _, f := range a.Fallbacks {
+			node, ok := placed[f]
+			if !ok || reached[f] {
+				continue
+			}
+			reached[f] = true
+			out = append(out, pools.Route{Alias: pools.LaneServer(f), Lane: f, Node: node})
+		}
+	}
+	return out
 }
 
 // routeFor routes an alias to its lane, else to the first placed fallback.

@@ -396,6 +396,21 @@ func (b *builder) routes() {
 	for _, alias := range names {
 		b.route(alias, b.cur.Route(alias), b.des.Route(alias))
 	}
+	// A lane's server route that goes retires the lane's servers unless
+	// an alias routes to it: an alias's route to the lane waits for it,
+	// so that the server it readies is not retired under it.
+	for _, alias := range names {
+		lane, server := pools.LaneServerOf(alias)
+		gone := b.byID[routeID(alias)]
+		if !server || gone == nil || gone.Route.Lane != "" {
+			continue
+		}
+		for _, other := range names {
+			if s := b.byID[routeID(other)]; s != nil && other != alias && s.Route.Lane == lane {
+				dependOn(s, gone.ID)
+			}
+		}
+	}
 }
 
 // route lays out the steps of one alias moving from route cr to dr (either
@@ -417,10 +432,13 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	if dr != nil && dr.Lane != pools.Cloud {
 		start = b.byID[b.laneID(pools.StepStart, pools.LaneState{Name: dr.Lane, Node: dr.Node, Port: dr.Port})]
 	}
+	// A lane's server route (pools.LaneServer) is no alias's: it has no
+	// interim and its break is no interruption.
+	_, server := pools.LaneServerOf(alias)
 	var interim *pools.Step
 	withdrawn := false
 	if leaving && b.breakFirst[cr.Lane] {
-		if start != nil {
+		if start != nil && !server {
 			interim = b.interim(alias, *cr)
 		}
 		if interim == nil && (start != nil || !changed) {
@@ -458,7 +476,9 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	switch {
 	case withdrawn:
 		dependOn(drain, interim.ID)
-		b.interrupt(alias, *cr, *dr)
+		if !server {
+			b.interrupt(alias, *cr, *dr)
+		}
 	case interim != nil:
 		dependOn(drain, interim.ID)
 	case !b.breakFirst[cr.Lane]:
@@ -468,7 +488,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	case start == nil && s != nil:
 		// The new route waits for nothing: flipping first costs nothing.
 		dependOn(drain, s.ID)
-	default:
+	case !server:
 		b.interrupt(alias, *cr, *dr)
 	}
 }
@@ -548,11 +568,14 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 // for the requests in flight, which can end only once no new ones arrive.
 // The alias's route step puts it back once the lane has started again.
 func (b *builder) withdraw(alias string, cr pools.Route) *pools.Step {
+	reason := fmt.Sprintf("because lane %s must stop before it can start again and nothing else can serve %s: the gateway sends it nowhere, so that the requests in flight on %s finish and the lane drains",
+		cr.Lane, alias, routeText(cr))
+	if _, server := pools.LaneServerOf(alias); server {
+		reason = fmt.Sprintf("because lane %s must stop before it can start again: its server at the gateway goes meanwhile, so that no request falls back to it while it drains", cr.Lane)
+	}
 	return b.add(pools.Step{
 		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Route: &pools.Route{Alias: alias},
-		Reason: fmt.Sprintf("because lane %s must stop before it can start again and nothing else can serve %s: the gateway sends it nowhere, so that the requests in flight on %s finish and the lane drains",
-			cr.Lane, alias, routeText(cr)),
-		Estimate: pools.Estimate{Seconds: RouteSeconds},
+		Reason: reason, Estimate: pools.Estimate{Seconds: RouteSeconds},
 	})
 }
 

@@ -130,7 +130,16 @@ func (b *builder) residencyReason(lane string, from, to pools.Residency) string 
 }
 
 func (b *builder) routeReason(cr, dr *pools.Route) string {
+	alias := cr
+	if alias == nil {
+		alias = dr
+	}
+	lane, server := pools.LaneServerOf(alias.Alias)
 	switch {
+	case server && dr == nil:
+		return fmt.Sprintf("because no alias falls back to lane %s without one routing to it: its server at the gateway goes, unless an alias's route uses it", lane)
+	case server && cr == nil:
+		return fmt.Sprintf("because %s falls back to lane %s, which no alias routes to: the gateway needs a server where it runs", b.fallingBack(lane), lane)
 	case dr == nil:
 		for _, u := range b.in.Placement.Unserved {
 			if u.Alias == cr.Alias {
@@ -150,4 +159,18 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 		return fmt.Sprintf("because lane %s moves from %s to %s", dr.Lane, cr.Node, dr.Node)
 	}
 	return fmt.Sprintf("because alias %s now goes to %s (was %s)", dr.Alias, routeText(*dr), routeText(*cr))
+}
+
+// fallingBack names the aliases whose declared fallbacks include lane.
+func (b *builder) fallingBack(lane string) string {
+	var names []string
+	for _, a := range b.in.Pool.Aliases {
+		if slices.Contains(a.Fallbacks, lane) {
+			names = append(names, a.Name)
+		}
+	}
+	if len(names) == 1 {
+		return "alias " + names[0]
+	}
+	return "aliases " + strings.Join(names, ", ")
 }

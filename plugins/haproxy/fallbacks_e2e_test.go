@@ -3,7 +3,9 @@
 package haproxy
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,5 +65,80 @@ func TestE2EFallbacksAddedToAnAliasAreTriedAfterOneApply(t *testing.T) {
 	t.Logf("chat from %s after the kill on: %d served, %d failed", fallbackBound, r.Served, r.Failed)
 	if r.Failed != 0 {
 		t.Errorf("%d requests for chat failed after the fallback bound (%s after the kill): %q", r.Failed, time.Since(killed).Round(time.Second), r.Errors)
+	}
+}
+
+// TestE2EALaneOnlyFallenBackToIsServedWhereItRuns: lane spare has no
+// alias; chat falls back to it. The gateway's server for spare is where
+// spare runs after the bring-up, follows it to another node, serves chat
+// once chat's lane dies, and goes when spare leaves the pool. Before, no
+// step reached the gateway for a lane no alias routes to: spare had no
+// server at all (chat's fallback to it never worked), and a lane moved
+// kept its server at the old address (the fleet walk, seed 2 change 22).
+func TestE2EALaneOnlyFallenBackToIsServedWhereItRuns(t *testing.T) {
+	const fallbackBound = 10 * time.Second
+	f := newFleetOf(t, fleetOpts{master: true}, extraLane{name: "spare", residency: "keep-warm", placement: `"n2"`})
+	f.chatFallbacks = `"spare"`
+	f.writePool(`"n1"`)
+	f.apply()
+	f.planIsEmpty("after the bring-up")
+	f.laneServedAt("after the bring-up", "spare", 1)
+
+	f.extra[0].placement = `"n3"`
+	f.writePool(`"n1"`)
+	out := f.apply()
+	f.outputNames(out, "route:~spare", "drain:spare@n2")
+	f.planIsEmpty("after spare moved")
+	f.laneServedAt("after spare moved", "spare", 2)
+	f.noLeftovers("after spare moved")
+
+	pid := f.lanePIDs()["n1/cognition"]
+	if pid == 0 {
+		t.Fatalf("no process of cognition in %v", f.lanePIDs())
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(fallbackBound)
+	load := loadgen.Start(f.proxy.base(), "chat", 4, 10)
+	if !load.WaitServed(20, 60*time.Second) {
+		t.Errorf("chat is not served %s after its lane died, with spare its fallback: %d failed", fallbackBound, load.Failed())
+	}
+	r := load.Stop()
+	t.Logf("chat from %s after its lane died on: %d served, %d failed", fallbackBound, r.Served, r.Failed)
+	if r.Failed != 0 {
+		t.Errorf("%d requests for chat failed with its fallback spare up: %q", r.Failed, r.Errors)
+	}
+
+	f.extra, f.chatFallbacks = nil, ""
+	f.writePool(`"n1"`)
+	f.apply()
+	f.planIsEmpty("after spare left the pool")
+	f.laneServedAt("after spare left the pool", "spare", -1)
+	f.noLeftovers("after spare left the pool")
+}
+
+// laneServedAt asserts that HAProxy's live servers for lane are exactly
+// one, ready at node i's address and the lane's port; none when i < 0.
+func (f *fleet) laneServedAt(when, lane string, i int) {
+	f.t.Helper()
+	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(f.t.Context(), "show", "servers", "state")
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	srvs, err := parseServersState(out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var live []string
+	for _, s := range srvs {
+		if s.Backend == LaneBackendName(lane) && !s.Maint() {
+			live = append(live, fmt.Sprintf("%s ready=%v", joinHostPort(s.Addr, s.Port), s.Ready()))
+		}
+	}
+	var want []string
+	if i >= 0 {
+		want = []string{fmt.Sprintf("%s ready=true", joinHostPort(f.nodes[i].Host, f.port(lane)))}
+	}
+	if !slices.Equal(live, want) {
+		f.t.Errorf("%s: HAProxy's live servers for lane %s are %q, want %q", when, lane, live, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/pools"
 )
 
 // Files reads and writes the gateway host's files: the map and the server
@@ -144,6 +145,9 @@ func (e Endpoint) String() string {
 // go to maintenance. Requests in flight finish where they started. The
 // map and server state files are rewritten so a restart keeps the route.
 func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progress func(string)) error {
+	if lane, ok := pools.LaneServerOf(alias); ok {
+		return g.serveLane(ctx, lane, to, progress)
+	}
 	if !aliasRE.MatchString(alias) {
 		return fmt.Errorf("haproxy: alias %q is not an alias name", alias)
 	}
@@ -224,6 +228,82 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 	}
 	if err := g.retireUnrouted(ctx, be, say); err != nil {
 		return err
+	}
+	return g.persist(ctx)
+}
+
+// serveLane readies lane's server at to, as a route does but with no
+// alias in the map (a lane that aliases fall back to and none routes to:
+// pools.LaneServer), and retires the lane's servers elsewhere; with to
+// nil it retires every live server of the lane unless an alias of the
+// map routes to it.
+func (g *Gateway) serveLane(ctx context.Context, lane string, to *Endpoint, progress func(string)) error {
+	if !laneRE.MatchString(lane) || lane == Cloud {
+		return fmt.Errorf("haproxy: %q is not a lane name", lane)
+	}
+	say := func(f string, a ...any) {
+		if progress != nil {
+			progress(fmt.Sprintf(f, a...))
+		}
+	}
+	be := LaneBackendName(lane)
+	var leaving []Server
+	if to == nil {
+		routes, err := g.routes(ctx)
+		if err != nil {
+			return err
+		}
+		for _, used := range routes {
+			if used == be {
+				return nil // an alias's route uses the server
+			}
+		}
+		// Every backend's servers: a lane whose backend is gone has none.
+		out, err := g.rt.Exec(ctx, "show", "servers", "state")
+		if err != nil {
+			return err
+		}
+		srvs, err := parseServersState(out)
+		if err != nil {
+			return err
+		}
+		for _, s := range srvs {
+			if s.Backend == be && !s.Maint() {
+				leaving = append(leaving, s)
+			}
+		}
+	} else {
+		if to.Lane != lane {
+			return fmt.Errorf("haproxy: the server of lane %s cannot be lane %s's", lane, to.Lane)
+		}
+		if err := checkEndpoint(to.Addr, to.Port); err != nil {
+			return fmt.Errorf("haproxy: server of lane %s: %v", lane, err)
+		}
+		if err := g.ensureBackend(ctx, be, say); err != nil {
+			return err
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if to != nil {
+		var err error
+		if leaving, err = g.readyAt(ctx, be, to, say); err != nil {
+			return err
+		}
+		say("lane %s is served at %s for the aliases falling back to it", lane, to)
+		if to.Node != "" {
+			if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
+				return err
+			}
+		}
+		if err := g.persist(ctx); err != nil {
+			return err
+		}
+	}
+	for _, s := range leaving {
+		if err := g.retire(ctx, s, say); err != nil {
+			return err
+		}
 	}
 	return g.persist(ctx)
 }
@@ -546,7 +626,44 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 		}
 		obs = append(obs, o)
 	}
-	return obs, nil
+	return append(obs, laneServers(routes, srvs, names)...), nil
+}
+
+// laneServers observes the live servers (ready or draining) of each lane
+// backend that no alias of the map routes to, under the lane's server
+// route key (pools.LaneServer): a lane the aliases only fall back to, or
+// a server left behind by a lane that went, so that the plan sees where
+// the gateway sends it. names gives the node of an address.
+func laneServers(routes map[string]string, srvs []Server, names map[string]string) []Observed {
+	routed := make(map[string]bool, len(routes))
+	for _, be := range routes {
+		routed[be] = true
+	}
+	byLane := map[string]*Observed{}
+	var lanes []string
+	for _, s := range srvs {
+		lane := laneOfBackend(s.Backend)
+		if lane == "" || s.Backend == Cloud || routed[s.Backend] || !s.Ready() && !s.Draining() {
+			continue
+		}
+		o := byLane[lane]
+		if o == nil {
+			o = &Observed{Alias: pools.LaneServer(lane), Lane: lane}
+			byLane[lane] = o
+			lanes = append(lanes, lane)
+		}
+		if s.Ready() {
+			o.Endpoints = append(o.Endpoints, Endpoint{Lane: lane, Node: names[joinHostPort(s.Addr, s.Port)], Addr: s.Addr, Port: s.Port})
+		} else {
+			o.Draining++
+		}
+	}
+	sort.Strings(lanes)
+	out := make([]Observed, 0, len(lanes))
+	for _, l := range lanes {
+		out = append(out, *byLane[l])
+	}
+	return out
 }
 
 var _ Files = LocalFiles{}
