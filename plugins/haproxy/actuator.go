@@ -136,7 +136,8 @@ func (a *Actuator) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Co
 	}
 	gw, err := New(dial, files, Options{MapFile: cfg.MapFile, StateFile: cfg.StateFile,
 		DrainTimeout: time.Duration(cfg.DrainTimeoutSeconds * float64(time.Second)),
-		ConfigFile:   cfg.ConfigFile, Declared: declared, Master: master})
+		ConfigFile:   cfg.ConfigFile, Declared: declared, Master: master,
+		Aliases: DeclaredSpec(req.Inventory, "", "").Aliases})
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"map_file"}, err.Error())}
 	}

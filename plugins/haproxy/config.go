@@ -31,6 +31,9 @@ type Spec struct {
 	Aliases []AliasRoute
 	// CloudAddr is the hosted fallback as host:port; "" answers 503.
 	CloudAddr string
+	// FallbackDepth is how many fallbacks per alias the rules try; 0:
+	// the longest list of Aliases, MinFallbackDepth at least.
+	FallbackDepth int
 }
 
 // LaneBackend is one lane's backend and where it runs now (Addr "" for
@@ -291,6 +294,9 @@ const MinFallbackDepth = 3
 // fallbackDepth is how many fallbacks the rules try: the longest list of
 // spec's aliases, MinFallbackDepth at least.
 func fallbackDepth(spec Spec) int {
+	if spec.FallbackDepth > 0 {
+		return spec.FallbackDepth
+	}
 	n := MinFallbackDepth
 	for _, a := range spec.Aliases {
 		n = max(n, len(a.Fallbacks))

@@ -21,8 +21,11 @@ const reloadWait = 30 * time.Second
 
 // writeConfig rewrites the configuration file, and the fallback map
 // (file and, when HAProxy has it loaded, runtime), from the declared spec
-// and the servers HAProxy runs now.
-func (g *Gateway) writeConfig(ctx context.Context) error {
+// and the servers HAProxy runs now. Unless it is for a reload, the rules
+// try no more fallbacks than those of the file, which HAProxy runs: the
+// file says what runs, so a deeper list is seen (ensureFallbackDepth)
+// and reloaded for, whichever change wrote the file first.
+func (g *Gateway) writeConfig(ctx context.Context, forReload bool) error {
 	out, err := g.rt.Exec(ctx, "show", "servers", "state")
 	if err != nil {
 		return err
@@ -33,6 +36,11 @@ func (g *Gateway) writeConfig(ctx context.Context) error {
 	}
 	spec := *g.declared
 	spec.MapFile, spec.StateFile = g.mapFile, g.state
+	if !forReload {
+		if running, _, err := g.runningDepth(ctx); err == nil && running > 0 && running < fallbackDepth(spec) {
+			spec.FallbackDepth = running
+		}
+	}
 	spec.Lanes = nil
 	for _, l := range g.declared.Lanes {
 		be := LaneBackendName(l.Lane)
@@ -168,7 +176,7 @@ func (g *Gateway) ensureBackend(ctx context.Context, be string, say func(string,
 	if g.configFile == "" || g.master == nil {
 		return fmt.Errorf("%w: the configuration HAProxy runs has no backend for this lane; set the haproxy plugin's config_file and master_socket so that poolc writes it and reloads HAProxy itself, or re-run poolc gateway config and reload HAProxy", err)
 	}
-	if err := g.persist(ctx); err != nil {
+	if err := g.persistForReload(ctx); err != nil {
 		return err
 	}
 	if err := g.reload(ctx, "for backend "+be, say); err != nil {

@@ -65,7 +65,7 @@ func (g *Gateway) ensureFallbackDepth(ctx context.Context, say func(string, ...a
 	if err != nil || have >= want {
 		return err
 	}
-	if err := g.persist(ctx); err != nil {
+	if err := g.persistForReload(ctx); err != nil {
 		return err
 	}
 	if err := g.reload(ctx, fmt.Sprintf("its rules try %d fallbacks per alias, where they tried %d", want, have), say); err != nil {

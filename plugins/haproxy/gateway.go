@@ -53,6 +53,7 @@ type Gateway struct {
 	state      string
 	configFile string
 	declared   *Spec
+	aliases    []AliasRoute // the pool's (Options.Aliases); nil: not known
 	master     Dialer
 	// mu: a route's changes hold it shared, a reload alone.
 	mu sync.RWMutex
@@ -86,6 +87,13 @@ type Options struct {
 	// route to a lane HAProxy has no backend for rewrites ConfigFile and
 	// reloads HAProxy (no request lost: the old worker finishes its own).
 	Master Dialer
+	// Aliases are the pool's aliases with their lanes and fallbacks
+	// (Declared's, when it is set): with them a route retires the servers
+	// of lanes no alias is sent to or falls back to, and Observe reports
+	// the live servers of lanes that no alias of the map routes to and
+	// that are no alias's own lane (under pools.LaneServer). Nil: not
+	// known, and neither is done.
+	Aliases []AliasRoute
 }
 
 // The defaults of Options.
@@ -115,8 +123,11 @@ func New(dial Dialer, files Files, o Options) (*Gateway, error) {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
 	}
+	if o.Aliases == nil && o.Declared != nil {
+		o.Aliases = o.Declared.Aliases
+	}
 	return &Gateway{rt: Runtime{Dial: dial}, files: files, mapFile: o.MapFile, state: o.StateFile,
-		configFile: o.ConfigFile, declared: o.Declared, master: o.Master, drain: o.DrainTimeout, poll: o.Poll}, nil
+		configFile: o.ConfigFile, declared: o.Declared, aliases: o.Aliases, master: o.Master, drain: o.DrainTimeout, poll: o.Poll}, nil
 }
 
 // Endpoint is where a route sends an alias: a lane at Addr:Port on a node,
@@ -315,7 +326,7 @@ func (g *Gateway) serveLane(ctx context.Context, lane string, to *Endpoint, prog
 // away, an alias removed or a step cut off left behind, which would
 // otherwise keep pointing at a stopped lane and fill the backend's slots.
 func (g *Gateway) retireUnrouted(ctx context.Context, keep string, say func(string, ...any)) error {
-	if g.declared == nil {
+	if g.aliases == nil {
 		return nil // which lanes the pool still routes to is not known here
 	}
 	routes, err := g.routes(ctx)
@@ -328,7 +339,7 @@ func (g *Gateway) retireUnrouted(ctx context.Context, keep string, say func(stri
 	}
 	// A lane the pool routes to (a route step of another alias may be
 	// readying it now) or falls back to is kept.
-	for _, a := range g.declared.Aliases {
+	for _, a := range g.aliases {
 		used[LaneBackendName(a.Lane)] = true
 		for _, f := range a.Fallbacks {
 			used[LaneBackendName(f)] = true
@@ -520,7 +531,13 @@ func (g *Gateway) servers(ctx context.Context, be string) ([]Server, error) {
 // persist writes the map and the server state as HAProxy has them now.
 // One persist runs at a time (g.rewrite), so the last to write read the
 // latest of parallel routes' changes.
-func (g *Gateway) persist(ctx context.Context) error {
+func (g *Gateway) persist(ctx context.Context) error { return g.persistAll(ctx, false) }
+
+// persistForReload is persist before a reload: the configuration file
+// gets the rules the declared spec needs (see writeConfig).
+func (g *Gateway) persistForReload(ctx context.Context) error { return g.persistAll(ctx, true) }
+
+func (g *Gateway) persistAll(ctx context.Context, forReload bool) error {
 	g.rewrite.Lock()
 	defer g.rewrite.Unlock()
 	routes, err := g.routes(ctx)
@@ -540,7 +557,7 @@ func (g *Gateway) persist(ctx context.Context) error {
 	if g.configFile == "" {
 		return nil
 	}
-	return g.writeConfig(ctx)
+	return g.writeConfig(ctx, forReload)
 }
 
 // nodesFile is beside the map file: the node name of each endpoint
@@ -626,18 +643,26 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 		}
 		obs = append(obs, o)
 	}
-	return append(obs, laneServers(routes, srvs, names)...), nil
+	if g.aliases == nil {
+		return obs, nil
+	}
+	return append(obs, laneServers(routes, g.aliases, srvs, names)...), nil
 }
 
 // laneServers observes the live servers (ready or draining) of each lane
-// backend that no alias of the map routes to, under the lane's server
-// route key (pools.LaneServer): a lane the aliases only fall back to, or
-// a server left behind by a lane that went, so that the plan sees where
-// the gateway sends it. names gives the node of an address.
-func laneServers(routes map[string]string, srvs []Server, names map[string]string) []Observed {
-	routed := make(map[string]bool, len(routes))
+// backend that no alias of the map routes to and that is no alias's own
+// lane in aliases, under the lane's server route key (pools.LaneServer):
+// a lane the aliases only fall back to, or a server left behind by a
+// lane that went, so that the plan sees where the gateway sends it. (An
+// alias's own lane that its route does not use now, unplaced, keeps its
+// server for its return.) names gives the node of an address.
+func laneServers(routes map[string]string, aliases []AliasRoute, srvs []Server, names map[string]string) []Observed {
+	routed := make(map[string]bool, len(routes)+len(aliases))
 	for _, be := range routes {
 		routed[be] = true
+	}
+	for _, a := range aliases {
+		routed[LaneBackendName(a.Lane)] = true
 	}
 	byLane := map[string]*Observed{}
 	var lanes []string

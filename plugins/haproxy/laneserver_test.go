@@ -8,8 +8,8 @@ import (
 // TestTheLiveServersOfALaneNoAliasRoutesToAreObserved: the server of a
 // lane the aliases only fall back to (or one left behind by a lane that
 // went) is observed under the lane's server route key, so that the plan
-// sees where the gateway sends it; servers of routed backends, of the
-// cloud and in maintenance are not.
+// sees where the gateway sends it; servers of routed backends, of an
+// alias's own lane, of the cloud and in maintenance are not.
 func TestTheLiveServersOfALaneNoAliasRoutesToAreObserved(t *testing.T) {
 	routes := map[string]string{"ask": "lane_chat"}
 	srvs := []Server{
@@ -20,7 +20,11 @@ func TestTheLiveServersOfALaneNoAliasRoutesToAreObserved(t *testing.T) {
 		{Backend: "lane_idle", Name: "s1", Addr: "127.0.0.1", Port: 1, Admin: adminMaint | 0x04},
 		{Backend: Cloud, Name: "s1", Addr: "203.0.113.1", Port: 443, Op: 2},
 	}
-	got := laneServers(routes, srvs, map[string]string{"127.0.0.4:8081": "n3"})
+	// lane_down is the own lane of alias spare, routed elsewhere now: its
+	// server waits for the lane's return.
+	srvs = append(srvs, Server{Backend: "lane_down", Name: "s1", Addr: "127.0.0.2", Port: 8083, Op: 2})
+	aliases := []AliasRoute{{Alias: "ask", Lane: "chat", Fallbacks: []string{"embed"}}, {Alias: "spare", Lane: "down", Fallbacks: []string{"chat"}}}
+	got := laneServers(routes, aliases, srvs, map[string]string{"127.0.0.4:8081": "n3"})
 	want := []Observed{
 		{Alias: "~embed", Lane: "embed", Endpoints: []Endpoint{{Lane: "embed", Node: "n3", Addr: "127.0.0.4", Port: 8081}}},
 		{Alias: "~gone", Lane: "gone", Draining: 1},
