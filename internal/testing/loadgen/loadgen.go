@@ -128,6 +128,10 @@ type Load struct {
 // maxKept is how many failure messages a Load keeps.
 const maxKept = 20
 
+// failurePause is how long a worker of a Load waits after a failed
+// request before its next one.
+const failurePause = 10 * time.Millisecond
+
 // requestTimeout bounds one request of a Load.
 const requestTimeout = time.Minute
 
@@ -158,6 +162,10 @@ func Start(base, model string, workers, tokens int) *Load {
 						l.errs = append(l.errs, err.Error())
 					}
 					l.mu.Unlock()
+					// A client backs off after a failure, as real ones do:
+					// a refused request answers at once, and a loop
+					// without a pause would only burn the machine's CPU.
+					time.Sleep(failurePause)
 				default:
 					l.served.Add(1)
 				}
