@@ -130,7 +130,7 @@ func processCPU() time.Duration {
 // generate writes the pool opts describe in the language, as files of
 // poolgen.LanesPerFile lanes each.
 func generate(b *testing.B, lang poolgen.Language, opts poolgen.Options) []compiler.File {
-	srcs, err := poolgen.Files(lang, opts)
+	srcs, err := poolgen.Parts(lang, opts, (opts.Lanes+poolgen.LanesPerFile-1)/poolgen.LanesPerFile)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func BenchmarkScaleCLI(b *testing.B) {
 			break
 		}
 		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		parts, err := poolgen.Files(poolgen.HCL, opts)
+		parts, err := poolgen.Parts(poolgen.HCL, opts, (opts.Lanes+poolgen.LanesPerFile-1)/poolgen.LanesPerFile)
 		if err != nil {
 			b.Fatal(err)
 		}
