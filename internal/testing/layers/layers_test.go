@@ -44,7 +44,7 @@ var layers = []struct {
 }
 
 // actuator names the actuator a package belongs to, if any.
-var actuator = regexp.MustCompile(`^plugins/(llama|haproxy|kube|imagesync|sim)(/|$)`)
+var actuator = regexp.MustCompile(`^plugins/(llama|haproxy|kube|imagesync|simactuator)(/|$)`)
 
 // privileged are the packages an actuator must not import: what it needs
 // of the configuration and the state comes in its requests.
