@@ -14,6 +14,7 @@ type operator struct {
 	*clock
 	stats  *stats
 	fleet  *fleet
+	adm    *admission
 	faults *faults
 	// join adds a node the configuration names to the fleet, up.
 	join func(n pools.Node, down bool)
@@ -103,7 +104,7 @@ func (o *operator) changeConfig(e Event) error {
 	o.fleet.learnSizes(p)
 	for _, n := range p.Nodes {
 		if i, ok := o.fleet.nodeIdx[n.Name]; ok {
-			o.fleet.nodes[i].budget = n.Budget()
+			o.adm.setBudget(i, n.Budget())
 		} else {
 			o.join(n, false)
 		}
@@ -126,9 +127,9 @@ func (o *operator) startLane(e Event) error {
 			continue
 		}
 		started++
-		in.latched = false
-		o.fleet.version++
-		o.fleet.admit(i)
+		o.adm.unlatch(i)
+		o.fleet.changed()
+		o.adm.admit(i)
 	}
 	detail := e.Lane
 	if e.Node != "" {

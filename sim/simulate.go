@@ -33,7 +33,7 @@ func (w *world) handle(e event) error {
 	case evServiceDone:
 		w.gw.serviceDone(e.a, e.b)
 	case evLoadDone:
-		w.fleet.loadDone(e.a, e.b)
+		w.adm.loadDone(e.a, e.b)
 	case evConnectFailed:
 		w.gw.connectFailed(e.a, e.b)
 	case evColdTimeout:

@@ -20,6 +20,7 @@ type world struct {
 	end time.Duration
 
 	fleet    *fleet
+	adm      *admission
 	gw       *gateway
 	faults   *faults
 	leases   *leases
@@ -35,16 +36,20 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 		sc: sc, opt: opt, end: sc.Duration,
 	}
 	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
-	w.fleet = newFleet(&w.clock, &w.stats, w.exec, sc.ModelServiceSeconds)
+	w.adm = newAdmission(&w.clock, &w.stats, w.exec)
+	w.fleet = newFleet(&w.clock, &w.stats, w.adm, sc.ModelServiceSeconds)
+	w.adm.fleet = w.fleet
+	lanes := fleetLanes{w.fleet, w.adm}
 	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
-	w.faults = newFaults(&w.clock, &w.stats, w.fleet, w.leases)
-	w.gw = newGateway(&w.clock, &w.stats, w.fleet, w.faults, sc)
+	w.faults = newFaults(&w.clock, &w.stats, lanes, w.leases)
+	w.gw = newGateway(&w.clock, &w.stats, lanes, w.faults, sc)
 	w.fleet.gw, w.fleet.health = w.gw, w.faults
+	w.adm.gw, w.adm.health = w.gw, w.faults
 	w.op = &operator{
-		clock: &w.clock, stats: &w.stats, fleet: w.fleet, faults: w.faults, join: w.addNode,
+		clock: &w.clock, stats: &w.stats, fleet: w.fleet, adm: w.adm, faults: w.faults, join: w.addNode,
 		cfg: pool, allowAbsent: opt.AllowAbsent, loadConfig: opt.LoadConfig,
 	}
-	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, gw: w.gw, faults: w.faults}
+	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, adm: w.adm, gw: w.gw, faults: w.faults}
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
