@@ -224,6 +224,16 @@ func (g *gateway) setRoute(r pools.Route) bool {
 	return true
 }
 
+// demandFor is the request rate of alias name the demand meter has
+// counted, per minute, if the gateway knows the alias.
+func (g *gateway) demandFor(name string) (float64, bool) {
+	i, ok := g.aliasIdx[name]
+	if !ok {
+		return 0, false
+	}
+	return g.demand.rate(i, g.clk.now), true
+}
+
 // routes is the gateway's route table.
 func (g *gateway) routes() []pools.Route {
 	var out []pools.Route

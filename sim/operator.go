@@ -113,6 +113,10 @@ func (o *operator) changeConfig(e Event) error {
 	return nil
 }
 
+// changes counts the changes of the configuration in force: a new
+// configuration, profile or cordon.
+func (o *operator) changes() uint64 { return o.cfgVer }
+
 // startLane is an operator starting a lane by hand: it clears the guard's
 // latch of the lane's processes (on Node, when given) and loads them.
 func (o *operator) startLane(e Event) error {

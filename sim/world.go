@@ -9,8 +9,8 @@ import (
 
 // world is one simulation: the event loop (simulate.go) over the clock,
 // handing each event to the component that owns what it changes — the
-// fleet (nodes, lane processes, admission), the gateway (aliases,
-// requests, queues), the faults and the leases, the operator (the
+// fleet (nodes, lane processes), the admission (memory, loads, the
+// guard), the gateway (aliases, requests, queues), the faults and the leases, the operator (the
 // configuration in force), the executor and its actuator (plans carried
 // out), the controller loop — and the stats they all report to.
 type world struct {
