@@ -159,11 +159,6 @@ func WriteParts(ws []io.Writer, lang Language, opts Options) error {
 	return RenderParts(ws, lang, p, opts.comment())
 }
 
-// LanesPerFile is how many lanes a generated file holds at most in the
-// benchmarks: a generated HCL file of about 80,000 lanes passes the most
-// tokens poolc reads from one HCL file (hclfront.MaxTokens).
-const LanesPerFile = 40000
-
 // Parts generates the pool opts describe in lang as the contents of n
 // files (see WriteParts), which poolc loads as one pool, as poolgen
 // --files writes them.
