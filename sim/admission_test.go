@@ -120,7 +120,7 @@ func TestGuardAbortLatchesUntilStartedByHand(t *testing.T) {
 	w := newWorld(p, sc, Options{Mode: ModeOff})
 	// An operator started the lane by hand, outside poolc.
 	i := w.fleet.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
-	w.gw.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
+	w.routing.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func (l *loop) tick() error {
 	version, cfg := w.fleet.changes(), w.op.changes()
 	if !l.made.ok || l.made.version != version || l.made.cfg != cfg || l.made.down != downKey || l.made.warm != warmKey {
 		pool := w.op.inForce(warm)
-		current := w.fleet.observe(pool, down, w.gw.routes())
+		current := w.fleet.observe(pool, down, w.routing.routes())
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
 		if err != nil {
@@ -168,7 +168,7 @@ func (l *loop) apply(d controller.Decision) error {
 		w.exec.preempt(l.current)
 	}
 	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
-	w.gw.setAliases(l.pool)
+	w.routing.setAliases(l.pool)
 	l.current = nil
 	x, err := w.exec.execute(l.plan)
 	if err != nil {

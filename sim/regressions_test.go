@@ -87,7 +87,7 @@ func TestAColdWaitIsCountedOnce(t *testing.T) {
 	w.stats.Requests++
 	w.gw.dispatch(r) // od-a loads for 10 s
 	w.now = 5 * time.Second
-	w.gw.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
+	w.routing.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
 	w.gw.requeue(w.fleet.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
 	if err := w.run(); err != nil {
 		t.Fatal(err)

@@ -21,11 +21,12 @@ import (
 // allows.
 type actuator struct {
 	*clock
-	links  Links
-	fleet  *fleet
-	adm    *admission
-	gw     *gateway
-	faults *faults
+	links   Links
+	fleet   *fleet
+	adm     *admission
+	gw      *gateway
+	routing *routing
+	faults  *faults
 }
 
 // begin starts the work of an attempt of a step; the executor ends it
@@ -182,7 +183,7 @@ func (a *actuator) effect(st pools.Step, s *xstep) string {
 			a.fleet.version++
 		}
 	case pools.StepRoute:
-		if !a.gw.setRoute(*st.Route) {
+		if !a.routing.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:

@@ -10,9 +10,10 @@ import (
 // world is one simulation: the event loop (simulate.go) over the clock,
 // handing each event to the component that owns what it changes — the
 // fleet (nodes, lane processes), the admission (memory, loads, the
-// guard), the gateway (aliases, requests, queues), the faults and the leases, the operator (the
-// configuration in force), the executor and its actuator (plans carried
-// out), the controller loop — and the stats they all report to.
+// guard), the gateway (requests, queues) and its routing table (aliases,
+// routes), the faults and the leases, the operator (the configuration in
+// force), the executor and its actuator (plans carried out), the
+// controller loop — and the stats they all report to.
 type world struct {
 	clock
 	sc  Scenario
@@ -22,6 +23,7 @@ type world struct {
 	fleet    *fleet
 	adm      *admission
 	gw       *gateway
+	routing  *routing
 	faults   *faults
 	leases   *leases
 	exec     *executor
@@ -42,14 +44,15 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	lanes := fleetLanes{w.fleet, w.adm}
 	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
 	w.faults = newFaults(&w.clock, &w.stats, lanes, w.leases)
-	w.gw = newGateway(&w.clock, &w.stats, lanes, w.faults, sc)
+	w.routing = newRouting(lanes, w.faults)
+	w.gw = newGateway(&w.clock, &w.stats, lanes, w.faults, w.routing, sc)
 	w.fleet.gw, w.fleet.health = w.gw, w.faults
 	w.adm.gw, w.adm.health = w.gw, w.faults
 	w.op = &operator{
 		clock: &w.clock, stats: &w.stats, fleet: w.fleet, adm: w.adm, faults: w.faults, join: w.addNode,
 		cfg: pool, allowAbsent: opt.AllowAbsent, loadConfig: opt.LoadConfig,
 	}
-	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, adm: w.adm, gw: w.gw, faults: w.faults}
+	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, adm: w.adm, gw: w.gw, routing: w.routing, faults: w.faults}
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
@@ -63,11 +66,11 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	for _, n := range pool.Nodes {
 		w.addNode(n, down[n.Name])
 	}
-	w.gw.setAliases(pool)
+	w.routing.setAliases(pool)
 	desired := place.Place(place.Input{Pool: pool, Down: down}).Desired
 	w.fleet.boot(desired)
 	for _, r := range desired.Routes {
-		w.gw.setRoute(r)
+		w.routing.setRoute(r)
 	}
 	w.gw.addDemand(pool, sc)
 	for i, e := range sc.Events {
