@@ -48,6 +48,8 @@ type admission struct {
 	gw     queues
 	steps  loads
 	health nodeHealth
+	guard  *guard
+	lru    *lru
 
 	rooms []room     // by node
 	procs []residing // by lane process
@@ -61,17 +63,14 @@ type room struct {
 	pending []int32
 }
 
-// residing is one lane process's load.
+// residing is one lane process's load (its latch is the guard's, its
+// last use the lru's).
 type residing struct {
 	loaded, loading, pending bool
-	// latched is set when the memory guard aborted the lane's load: it
-	// does not load again until an operator starts it.
-	latched bool
 	// loadEpoch changes when its load is cancelled, so load completions
 	// scheduled before do nothing. A load goes on while the node hangs or
 	// is cut off: only a crash or a stop cancels it.
 	loadEpoch uint32
-	lastUsed  time.Duration
 	// yielding marks a busy lane a load on its node waits for: it serves
 	// yieldLeft more requests (those waiting when the load asked for
 	// room), then takes no more until it is evicted, or until no load
@@ -84,19 +83,20 @@ type residing struct {
 	forPlan bool
 }
 
-func newAdmission(clk *clock, st *stats, steps loads) *admission {
-	return &admission{clock: clk, stats: st, steps: steps}
+func newAdmission(clk *clock, st *stats, steps loads, g *guard, recent *lru) *admission {
+	return &admission{clock: clk, stats: st, steps: steps, guard: g, lru: recent}
 }
 
-// proc is lane process i's load. Its record is made when the fleet
-// registers the process (register unlatches it), never while admission
-// holds another's.
-func (a *admission) proc(i int32) *residing {
+// track makes the record of lane process i's load, when the fleet
+// registers it: records are never made while admission holds another's.
+func (a *admission) track(i int32) {
 	for int(i) >= len(a.procs) {
 		a.procs = append(a.procs, residing{})
 	}
-	return &a.procs[i]
 }
+
+// proc is lane process i's load.
+func (a *admission) proc(i int32) *residing { return &a.procs[i] }
 
 // setBudget gives node ni the memory admission may place there, the
 // node's first time included.
@@ -111,7 +111,7 @@ func (a *admission) setBudget(ni int32, gb float64) {
 // aborts it.
 func (a *admission) admit(i int32) {
 	in, p := a.fleet.process(i), a.proc(i)
-	if p.loaded || p.loading || p.pending || p.latched || in.draining || in.stopping || !in.registered {
+	if p.loaded || p.loading || p.pending || a.guard.latched(i) || in.draining || in.stopping || !in.registered {
 		return
 	}
 	if !a.health.up(in.node) {
@@ -230,7 +230,7 @@ func (a *admission) sortForEviction(out []int32) {
 		x, y := a.fleet.process(i), a.fleet.process(j)
 		return cmp.Or(
 			cmp.Compare(evictRank(x.spec.Residency), evictRank(y.spec.Residency)),
-			cmp.Compare(a.proc(i).lastUsed, a.proc(j).lastUsed),
+			cmp.Compare(a.lru.lastUsed(i), a.lru.lastUsed(j)),
 			cmp.Compare(x.routed, y.routed),
 			cmp.Compare(y.spec.MemoryGB, x.spec.MemoryGB),
 			cmp.Compare(x.spec.Name, y.spec.Name),
@@ -283,7 +283,7 @@ func (a *admission) loadDone(i int32, epoch uint32) {
 		return
 	}
 	p.loading, p.loaded = false, true
-	p.lastUsed = a.now
+	a.lru.used(i)
 	a.finishLoadSteps(i, true, "")
 	a.gw.serve(i)
 	if a.swappable(i) || len(a.rooms[a.fleet.nodeOf(i)].pending) > 0 {
@@ -349,18 +349,13 @@ func (a *admission) guardAbort(i int32) {
 	in := a.fleet.process(i)
 	n := &a.rooms[in.node]
 	a.stats.GuardAborts++
-	a.proc(i).latched = true
+	a.guard.latch(i)
 	a.fleet.changed()
 	a.stats.note(a.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
 		in.spec.Name, a.fleet.name(in.node), pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(a.keepWarm(in.node, i))))
 	a.finishLoadSteps(i, false, "the memory guard aborted the load")
 	a.gw.requeue(i, false)
 }
-
-// latched reports whether the memory guard latched lane process i;
-// unlatch clears that, as an operator's start or a new process does.
-func (a *admission) latched(i int32) bool { return a.proc(i).latched }
-func (a *admission) unlatch(i int32)      { a.proc(i).latched = false }
 
 // The admission's answers to the gateway's questions (lanes).
 
@@ -376,11 +371,9 @@ func (a *admission) take(i int32) float64 {
 	if p.yielding {
 		p.yieldLeft--
 	}
-	p.lastUsed = a.now
+	a.lru.used(i)
 	return a.fleet.process(i).serviceSeconds
 }
-
-func (a *admission) used(i int32) { a.proc(i).lastUsed = a.now }
 
 func (a *admission) abandoned(i int32) {
 	if a.gw.waiting(i) == 0 && len(a.proc(i).onLoad) == 0 && a.fleet.spec(i).Residency == pools.OnDemand {
@@ -414,7 +407,7 @@ func (a *admission) restorePreferred(ni int32) {
 	n := &a.rooms[ni]
 	for _, i := range a.fleet.onNode(ni) {
 		in, p := a.fleet.process(i), a.proc(i)
-		if in.spec.Residency != pools.Preferred || p.loaded || p.loading || p.pending || p.latched || in.stopping || !in.registered {
+		if in.spec.Residency != pools.Preferred || p.loaded || p.loading || p.pending || a.guard.latched(i) || in.stopping || !in.registered {
 			continue
 		}
 		if a.health.up(ni) && n.used+in.spec.MemoryGB <= n.budget+epsilon {

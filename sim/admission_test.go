@@ -133,8 +133,8 @@ func TestGuardAbortLatchesUntilStartedByHand(t *testing.T) {
 	if aborts := actions(r, "guard-abort"); aborts[1].At != 2*time.Hour {
 		t.Errorf("second abort at %s; want at the manual start", aborts[1].At)
 	}
-	if !w.adm.latched(i) || m.GBReloaded != 0 {
-		t.Errorf("latched %v, reloaded %s", w.adm.latched(i), pools.GB(m.GBReloaded))
+	if !w.guard.latched(i) || m.GBReloaded != 0 {
+		t.Errorf("latched %v, reloaded %s", w.guard.latched(i), pools.GB(m.GBReloaded))
 	}
 	if m.ToCloud == 0 || m.Failed != 0 || m.Served+m.ToCloud != m.Requests {
 		t.Errorf("requests of the latched lane should go to the cloud: %+v", m)

@@ -16,6 +16,7 @@ type fleet struct {
 	*clock
 	stats  *stats
 	adm    *admission
+	guard  *guard
 	gw     queues
 	health nodeHealth
 
@@ -60,9 +61,9 @@ type loads interface {
 	loadEnded(ref stepRef, ok bool, why string)
 }
 
-func newFleet(clk *clock, st *stats, adm *admission, serviceSeconds map[string]float64) *fleet {
+func newFleet(clk *clock, st *stats, adm *admission, g *guard, serviceSeconds map[string]float64) *fleet {
 	return &fleet{
-		clock: clk, stats: st, adm: adm, serviceSeconds: serviceSeconds,
+		clock: clk, stats: st, adm: adm, guard: g, serviceSeconds: serviceSeconds,
 		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
 		sizes: map[string]float64{},
 	}
@@ -137,6 +138,7 @@ func (f *fleet) register(l pools.LaneState) int32 {
 		i = int32(len(f.insts))
 		f.insts = append(f.insts, inst{spec: l, node: f.nodeIdx[l.Node]})
 		f.instIdx[k] = i
+		f.adm.track(i)
 		f.byLane[l.Name] = insertByNode(f, f.byLane[l.Name], i)
 		n := &f.nodes[f.nodeIdx[l.Node]]
 		n.insts = insertByName(f, n.insts, i)
@@ -146,7 +148,7 @@ func (f *fleet) register(l pools.LaneState) int32 {
 	in.sizeGB = f.sizes[l.Model]
 	in.serviceSeconds = f.serviceSeconds[l.Model]
 	in.registered, in.draining, in.stopping = true, false, false
-	f.adm.unlatch(i)
+	f.guard.unlatch(i)
 	f.version++
 	return i
 }
@@ -196,7 +198,7 @@ func (f *fleet) dropReplaced(ni int32) {
 			other := &f.insts[j]
 			if j != i && other.registered && !other.stopping && f.health.reachable(other.node) {
 				in.registered = false
-				f.adm.unlatch(i)
+				f.guard.unlatch(i)
 				f.version++
 				f.stats.note(f.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, f.nodes[ni].name, f.nodes[other.node].name, f.nodes[ni].name))
 				break
@@ -224,7 +226,7 @@ func (f *fleet) stop(i int32) {
 	f.adm.unload(i)
 	// The process is gone, and with it the guard's latch.
 	in.registered, in.stopping, in.draining = false, false, false
-	f.adm.unlatch(i)
+	f.guard.unlatch(i)
 	f.version++
 	f.adm.retryPending(in.node)
 	f.adm.restorePreferred(in.node)

@@ -8,10 +8,11 @@ import "poolc.dev/poolc/pools"
 var _ lanes = fleetLanes{}
 
 // fleetLanes is what the gateway asks about lane processes: the fleet for
-// which run where, the admission for their loads.
+// which run where, the admission for their loads, the lru for their use.
 type fleetLanes struct {
 	*fleet
 	*admission
+	*lru
 }
 
 func (f *fleet) processes(lane string) []int32 { return f.byLane[lane] }
@@ -27,7 +28,7 @@ func (f *fleet) nodeOf(i int32) int32          { return f.insts[i].node }
 // servable reports whether the gateway may send lane process i a request.
 func (f *fleet) servable(i int32) bool {
 	in := &f.insts[i]
-	return in.registered && !f.adm.latched(i) && !in.draining && !in.stopping
+	return in.registered && !f.guard.latched(i) && !in.draining && !in.stopping
 }
 
 func (f *fleet) freed(i int32) {

@@ -20,7 +20,7 @@ func (f *fleet) observe(pool *pools.Pool, down map[string]bool, routes []pools.R
 	}
 	for i := range f.insts {
 		in := &f.insts[i]
-		if !in.registered || in.stopping || f.adm.latched(int32(i)) || down[f.nodes[in.node].name] {
+		if !in.registered || in.stopping || f.guard.latched(int32(i)) || down[f.nodes[in.node].name] {
 			continue
 		}
 		l := in.spec

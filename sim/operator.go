@@ -15,6 +15,7 @@ type operator struct {
 	stats  *stats
 	fleet  *fleet
 	adm    *admission
+	guard  *guard
 	faults *faults
 	// join adds a node the configuration names to the fleet, up.
 	join func(n pools.Node, down bool)
@@ -131,7 +132,7 @@ func (o *operator) startLane(e Event) error {
 			continue
 		}
 		started++
-		o.adm.unlatch(i)
+		o.guard.unlatch(i)
 		o.fleet.changed()
 		o.adm.admit(i)
 	}

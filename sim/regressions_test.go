@@ -105,7 +105,7 @@ func TestTheLatchGoesWithTheProcess(t *testing.T) {
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
 	i := w.fleet.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
 	w.adm.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
-	if !w.adm.latched(i) {
+	if !w.guard.latched(i) {
 		t.Fatal("the guard did not latch od-e")
 	}
 	w.fleet.stop(i)

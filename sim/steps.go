@@ -24,6 +24,7 @@ type actuator struct {
 	links   Links
 	fleet   *fleet
 	adm     *admission
+	guard   *guard
 	gw      *gateway
 	routing *routing
 	faults  *faults
@@ -146,7 +147,7 @@ func (a *actuator) refuses(s pools.Step) (why string, retryable bool) {
 	case s.Kind == pools.StepPrefetch && a.faults.full(ni):
 		return fmt.Sprintf("node %s has no room for %s: its disk is full", s.Node, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
-		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.adm.latched(i) {
+		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.guard.latched(i) {
 			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, s.Node), false
 		}
 	}

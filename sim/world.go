@@ -22,6 +22,7 @@ type world struct {
 
 	fleet    *fleet
 	adm      *admission
+	guard    *guard
 	gw       *gateway
 	routing  *routing
 	faults   *faults
@@ -38,10 +39,12 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 		sc: sc, opt: opt, end: sc.Duration,
 	}
 	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
-	w.adm = newAdmission(&w.clock, &w.stats, w.exec)
-	w.fleet = newFleet(&w.clock, &w.stats, w.adm, sc.ModelServiceSeconds)
+	w.guard = &guard{}
+	recent := &lru{clock: &w.clock}
+	w.adm = newAdmission(&w.clock, &w.stats, w.exec, w.guard, recent)
+	w.fleet = newFleet(&w.clock, &w.stats, w.adm, w.guard, sc.ModelServiceSeconds)
 	w.adm.fleet = w.fleet
-	lanes := fleetLanes{w.fleet, w.adm}
+	lanes := fleetLanes{w.fleet, w.adm, recent}
 	w.leases = newLeases(&w.clock, &w.stats, sc, len(pool.Nodes))
 	w.faults = newFaults(&w.clock, &w.stats, lanes, w.leases)
 	w.routing = newRouting(lanes, w.faults)
@@ -49,10 +52,10 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w.fleet.gw, w.fleet.health = w.gw, w.faults
 	w.adm.gw, w.adm.health = w.gw, w.faults
 	w.op = &operator{
-		clock: &w.clock, stats: &w.stats, fleet: w.fleet, adm: w.adm, faults: w.faults, join: w.addNode,
+		clock: &w.clock, stats: &w.stats, fleet: w.fleet, adm: w.adm, guard: w.guard, faults: w.faults, join: w.addNode,
 		cfg: pool, allowAbsent: opt.AllowAbsent, loadConfig: opt.LoadConfig,
 	}
-	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, adm: w.adm, gw: w.gw, routing: w.routing, faults: w.faults}
+	w.exec.act = &actuator{clock: &w.clock, links: sc.Links, fleet: w.fleet, adm: w.adm, guard: w.guard, gw: w.gw, routing: w.routing, faults: w.faults}
 	if opt.Mode != ModeOff {
 		w.gw.demand = newMeter(secs(sc.Controller.DemandWindowSeconds))
 	}
