@@ -35,21 +35,21 @@ func loadTime(sizeGB float64) time.Duration {
 // admission is the memory of each node and the loads of the lane
 // processes on it: it owns each node's budget, the memory of the lanes
 // loaded or loading there and the loads waiting for room, and each lane
-// process's load — in memory, loading, waiting, latched by the guard,
-// yielding, when it last served (least recently used first), and the plan
-// steps waiting for it. It reads which processes run where from the
-// fleet, asks the gateway about their requests (queues) and the faults
-// whether their node runs (nodeHealth), and tells the plan steps waiting
-// for a load how it ended (loads).
+// process's load — in memory, loading, waiting for room, yielding. It
+// reads which processes run where from the fleet, asks the gateway about
+// their requests (queues), the faults whether their node runs
+// (nodeHealth), the guard which processes it latched (guard.go), the lru
+// when each last served (lru.go), and tells the plan steps waiting for a
+// load how it ended (waits.go).
 type admission struct {
 	*clock
 	stats  *stats
 	fleet  *fleet
 	gw     queues
-	steps  loads
 	health nodeHealth
 	guard  *guard
 	lru    *lru
+	waits  *waits
 
 	rooms []room     // by node
 	procs []residing // by lane process
@@ -77,14 +77,10 @@ type residing struct {
 	// waits on its node any more.
 	yielding  bool
 	yieldLeft int
-	// onLoad are plan steps waiting for this lane's load; forPlan marks a
-	// load a plan step asked for, for GBLoadedByPlans.
-	onLoad  []stepRef
-	forPlan bool
 }
 
-func newAdmission(clk *clock, st *stats, steps loads, g *guard, recent *lru) *admission {
-	return &admission{clock: clk, stats: st, steps: steps, guard: g, lru: recent}
+func newAdmission(clk *clock, st *stats, g *guard, recent *lru, w *waits) *admission {
+	return &admission{clock: clk, stats: st, guard: g, lru: recent, waits: w}
 }
 
 // track makes the record of lane process i's load, when the fleet
@@ -124,7 +120,7 @@ func (a *admission) admit(i int32) {
 		return
 	}
 	if n.used+mem > n.budget+epsilon {
-		victims := a.evictable(in.node, i)
+		victims := a.evictable(in.node, i, true)
 		room := n.budget - n.used
 		for _, v := range victims {
 			room += a.fleet.spec(v).MemoryGB
@@ -159,19 +155,14 @@ func (a *admission) admit(i int32) {
 // order admission evicts, until they hold short GB; none does if all of
 // them together would not.
 func (a *admission) yieldTo(ni, except int32, short float64) {
-	var busy []int32
+	busy := a.evictable(ni, except, false)
 	held := 0.0
-	for _, j := range a.fleet.onNode(ni) {
-		o := a.fleet.process(j)
-		if j != except && a.proc(j).loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && !a.swappable(j) {
-			busy = append(busy, j)
-			held += o.spec.MemoryGB
-		}
+	for _, j := range busy {
+		held += a.fleet.spec(j).MemoryGB
 	}
 	if held < short-epsilon {
 		return
 	}
-	a.sortForEviction(busy)
 	for _, j := range busy {
 		if short <= epsilon {
 			break
@@ -210,22 +201,19 @@ func (a *admission) keepWarm(ni, except int32) float64 {
 	return held
 }
 
-// evictable lists the idle lanes of a node that admission may evict for
-// lane except, in the order it evicts them.
-func (a *admission) evictable(ni, except int32) []int32 {
+// evictable lists the lanes of a node in memory, lane except, that
+// admission may evict for a load — when idle is set those idle (or done
+// yielding), else those busy, which may yield — in the order it evicts
+// them: on-demand before preferred, least recently used first, then
+// those fewer aliases route to, then the larger, then by name.
+func (a *admission) evictable(ni, except int32, idle bool) []int32 {
 	var out []int32
 	for _, j := range a.fleet.onNode(ni) {
 		o := a.fleet.process(j)
-		if j != except && a.proc(j).loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && a.swappable(j) {
+		if j != except && a.proc(j).loaded && !o.stopping && o.spec.Residency != pools.KeepWarm && a.swappable(j) == idle {
 			out = append(out, j)
 		}
 	}
-	a.sortForEviction(out)
-	return out
-}
-
-// sortForEviction orders lanes as admission evicts them.
-func (a *admission) sortForEviction(out []int32) {
 	slices.SortFunc(out, func(i, j int32) int {
 		x, y := a.fleet.process(i), a.fleet.process(j)
 		return cmp.Or(
@@ -236,6 +224,7 @@ func (a *admission) sortForEviction(out []int32) {
 			cmp.Compare(x.spec.Name, y.spec.Name),
 		)
 	})
+	return out
 }
 
 func evictRank(r pools.Residency) int {
@@ -266,9 +255,8 @@ func (a *admission) beginLoad(i int32) {
 	in, p := a.fleet.process(i), a.proc(i)
 	p.loading = true
 	a.rooms[in.node].used += in.spec.MemoryGB
-	if p.forPlan {
+	if a.waits.planned(i) {
 		a.stats.GBLoadedByPlans += in.sizeGB
-		p.forPlan = false
 	} else {
 		a.stats.GBReloaded += in.sizeGB
 	}
@@ -284,7 +272,7 @@ func (a *admission) loadDone(i int32, epoch uint32) {
 	}
 	p.loading, p.loaded = false, true
 	a.lru.used(i)
-	a.finishLoadSteps(i, true, "")
+	a.waits.end(i, true, "")
 	a.gw.serve(i)
 	if a.swappable(i) || len(a.rooms[a.fleet.nodeOf(i)].pending) > 0 {
 		a.fleet.becameIdle(i)
@@ -301,7 +289,7 @@ func (a *admission) unload(i int32) {
 	}
 	if p.loading {
 		p.loadEpoch++
-		a.finishLoadSteps(i, false, "the lane's node went down while it loaded")
+		a.waits.end(i, false, "the lane's node went down while it loaded")
 	}
 	a.dropPending(i, "the lane stopped waiting for room to load")
 	p.loaded, p.loading, p.yielding = false, false, false
@@ -319,7 +307,7 @@ func (a *admission) dropPending(i int32, why string) {
 	n := &a.rooms[ni]
 	n.pending = slices.DeleteFunc(n.pending, func(j int32) bool { return j == i })
 	p.pending = false
-	a.finishLoadSteps(i, false, why)
+	a.waits.end(i, false, why)
 	a.endYields(ni)
 }
 
@@ -353,7 +341,7 @@ func (a *admission) guardAbort(i int32) {
 	a.fleet.changed()
 	a.stats.note(a.now, "guard-abort", fmt.Sprintf("lane %s on %s: loading %s would pass the guard (%s budget, %s held by keep-warm lanes); latched until started by hand",
 		in.spec.Name, a.fleet.name(in.node), pools.GB(in.spec.MemoryGB), pools.GB(n.budget), pools.GB(a.keepWarm(in.node, i))))
-	a.finishLoadSteps(i, false, "the memory guard aborted the load")
+	a.waits.end(i, false, "the memory guard aborted the load")
 	a.gw.requeue(i, false)
 }
 
@@ -376,7 +364,7 @@ func (a *admission) take(i int32) float64 {
 }
 
 func (a *admission) abandoned(i int32) {
-	if a.gw.waiting(i) == 0 && len(a.proc(i).onLoad) == 0 && a.fleet.spec(i).Residency == pools.OnDemand {
+	if a.gw.waiting(i) == 0 && a.waits.none(i) && a.fleet.spec(i).Residency == pools.OnDemand {
 		a.dropPending(i, "") // nobody wants the load any more
 	}
 	a.fleet.freed(i)
@@ -423,13 +411,13 @@ func (a *admission) waitForLoad(i int32, ref stepRef) {
 		a.atStep(a.now, evStepDone, ref)
 		return
 	}
-	p.onLoad = append(p.onLoad, ref)
-	p.forPlan = !p.loading
+	a.waits.add(i, ref)
+	a.waits.plan(i, !p.loading)
 	a.admit(i)
 	if !p.loaded && !p.loading && !p.pending {
 		// Admission turned it away: the node is down, or the lane is
 		// latched, draining or stopping.
-		a.finishLoadSteps(i, false, "the lane cannot load now")
+		a.waits.end(i, false, "the lane cannot load now")
 	}
 }
 
@@ -437,16 +425,5 @@ func (a *admission) waitForLoad(i int32, ref stepRef) {
 // is in memory or loading already: a plan started it on demand.
 func (a *admission) planLoad(i int32) {
 	p := a.proc(i)
-	p.forPlan = !p.loaded && !p.loading
-}
-
-// finishLoadSteps ends the steps waiting for a lane's load.
-func (a *admission) finishLoadSteps(i int32, ok bool, why string) {
-	p := a.proc(i)
-	refs := p.onLoad
-	p.onLoad = nil
-	p.forPlan = false
-	for _, ref := range refs {
-		a.steps.loadEnded(ref, ok, why)
-	}
+	a.waits.plan(i, !p.loaded && !p.loading)
 }

@@ -41,7 +41,7 @@ func newWorld(pool *pools.Pool, sc Scenario, opt Options) *world {
 	w.exec = &executor{clock: &w.clock, stats: &w.stats, timeout: sc.StepTimeout}
 	w.guard = &guard{}
 	recent := &lru{clock: &w.clock}
-	w.adm = newAdmission(&w.clock, &w.stats, w.exec, w.guard, recent)
+	w.adm = newAdmission(&w.clock, &w.stats, w.guard, recent, &waits{steps: w.exec})
 	w.fleet = newFleet(&w.clock, &w.stats, w.adm, w.guard, sc.ModelServiceSeconds)
 	w.adm.fleet = w.fleet
 	lanes := fleetLanes{w.fleet, w.adm, recent}
