@@ -6,8 +6,8 @@
 // view that writes to the injected streams of Stdio, so every command's
 // output is testable. Views: diagnostics and validation (views.go), plans
 // (plan.go), apply's progress as JSON lines, log lines or live bars on a
-// terminal (progress.go, live.go), the simulation report (simreport.go),
-// and each command's tables beside its run function. Main prints every
+// terminal and the simulation report (package views), and each command's
+// tables beside its run function. Main prints every
 // usage error; fail every other refusal.
 package cli
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/plural"
@@ -167,7 +168,7 @@ type jsonView struct{ io Stdio }
 // JSONFormatVersion is the version of poolc's JSON outputs (a number in
 // every document); it changes only when a field changes meaning or goes
 // away.
-const JSONFormatVersion = 1
+const JSONFormatVersion = views.JSONFormatVersion
 
 // jsonDiagnostics is the document of a refusal in JSON: the command
 // stopped on these findings.

@@ -40,6 +40,7 @@ var layers = []struct {
 	{`^sim/`, 75},
 	{`^orchestrate$`, 80},
 	{`^cli/arguments$`, 95}, // each command's parsed arguments, defaults from the packages
+	{`^cli/views$`, 95},     // how the commands show what they do: writers to an io.Writer
 	{`^(cli|cmd/.*|examples/.*|tools/.*)$`, 100},
 }
 
