@@ -80,6 +80,3 @@ func textDiagForm(w io.Writer, noColor bool) views.DiagForm {
 	}
 	return views.DiagText
 }
-
-// writeJSON writes v as the command's JSON document (views.JSON).
-func writeJSON(io Stdio, v any) { views.JSON(io.Out, io.Err, v) }
