@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/plural"
@@ -128,7 +129,7 @@ func runApply(a *arguments.Apply, io Stdio) int {
 		store.Exit(130) // releases the lock
 	}()
 
-	var view progressView
+	var view views.Progress
 	req := orchestrate.ApplyRequest{
 		Common: orchestrate.Common{
 			Config: cfg, StatePath: a.State, Refresh: a.Refresh, LockTimeout: a.LockTimeout,
@@ -145,7 +146,7 @@ func runApply(a *arguments.Apply, io Stdio) int {
 				writeDrift(io.Out, drift)
 				render.Text(io.Out, p, render.TextOptions{Color: useColor(io.Out, a.NoColor)})
 			}
-			view = newProgress(io.Out, a.JSON, !a.JSON && isTerminal(io.Out), len(p.Steps))
+			view = views.NewProgress(io.Out, a.JSON, !a.JSON && isTerminal(io.Out), len(p.Steps))
 		},
 		Run: runner.Options{Parallelism: a.Parallelism, StepTimeout: a.StepTimeout, Retries: a.RunnerRetries()},
 	}
@@ -249,7 +250,7 @@ func writeMayHaveRun(io Stdio, asJSON bool, steps []orchestrate.Uncertain, resen
 		}
 		msg := u.Why() + "; " + what
 		if asJSON {
-			enc.Encode(jsonEvent{FormatVersion: JSONFormatVersion, Time: time.Now().UTC(), Event: "may-have-run", Step: u.Step, Plugin: u.Plugin, Message: msg})
+			enc.Encode(views.JSONEvent{FormatVersion: JSONFormatVersion, Time: time.Now().UTC(), Event: "may-have-run", Step: u.Step, Plugin: u.Plugin, Message: msg})
 			continue
 		}
 		fmt.Fprintf(io.Err, "warning: %s\n", msg)

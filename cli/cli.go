@@ -4,11 +4,11 @@
 // runs it: it calls the package that does the work (compiler,
 // orchestrate, membership, runner/store, sim) and hands the result to a
 // view that writes to the injected streams of Stdio, so every command's
-// output is testable. Views: diagnostics and validation (views.go), plans
-// (plan.go), apply's progress as JSON lines, log lines or live bars on a
-// terminal (progress.go, live.go), the simulation report (simreport.go),
-// and each command's tables beside its run function. Main prints every
-// usage error; fail every other refusal.
+// output is testable. Views: in package views, diagnostics and
+// validation, apply's progress as JSON lines, log lines or live bars on a
+// terminal, and the simulation report (views.go binds them to Stdio);
+// plans (plan.go) and each command's tables beside its run function. Main
+// prints every usage error; fail every other refusal.
 package cli
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler/cuefront"
 )
 
@@ -40,7 +41,7 @@ type Stdio struct {
 	// diags is how writeDiagnostics shows findings; a command that
 	// writes JSON sets it once, so that every refusal, from any depth,
 	// comes out in the same form.
-	diags diagForm
+	diags views.DiagForm
 }
 
 // command is one poolc subcommand: its help, its arguments and the code

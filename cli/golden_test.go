@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"poolc.dev/poolc/cli/views"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -160,7 +162,7 @@ func checkBrokenExample(t *testing.T, lang, slug, path string) brokenFindings {
 	if len(lines) < 2 {
 		t.Fatalf("poolc validate %s: want at least one finding and a count on stderr, got:\n%s", path, stderr)
 	}
-	if want := countText(doc.Errors, doc.Warnings); lines[len(lines)-1] != want {
+	if want := views.CountText(doc.Errors, doc.Warnings); lines[len(lines)-1] != want {
 		t.Errorf("poolc validate %s: last line %q, want the count %q", path, lines[len(lines)-1], want)
 	}
 	findings := lines[:len(lines)-1]

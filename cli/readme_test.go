@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	simplugin "poolc.dev/poolc/plugins/sim"
+	simplugin "poolc.dev/poolc/plugins/simactuator"
 )
 
 // readmeBlock is one fenced code block of the README: its info string

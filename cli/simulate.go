@@ -2,13 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/sim"
@@ -119,7 +118,7 @@ func runSimulate(o *arguments.Simulate, io Stdio) int {
 			}
 			opt := sim.Options{Mode: m, LoadConfig: loadPool(sf), AllowAbsent: len(configs) > 1}
 			if o.Progress || isTerminal(io.Err) {
-				opt.Progress = progressLine(io.Err, string(label), sc.Duration)
+				opt.Progress = views.SimulationProgress(io.Err, string(label), sc.Duration)
 			}
 			res, err := sim.Run(c.cfg.Pool, sc, opt)
 			if opt.Progress != nil {
@@ -131,7 +130,7 @@ func runSimulate(o *arguments.Simulate, io Stdio) int {
 			runs = append(runs, sim.Outcome{Config: c.name, Mode: m, Result: res})
 		}
 	}
-	writeSimulation(io.Out, o.Format, sc, head.Pool.Name, runs, len(configs) > 1)
+	views.Simulation(io.Out, o.Format, sc, head.Pool.Name, runs, len(configs) > 1)
 	return ExitOK
 }
 
@@ -198,24 +197,5 @@ func loadPool(sf *scenario.File) func(string) (*pools.Pool, error) {
 			return nil, diags.Err()
 		}
 		return cfg.Pool, nil
-	}
-}
-
-// progressLine rewrites one line on a terminal with a run's progress.
-func progressLine(w io.Writer, label string, total time.Duration) func(done, total time.Duration) {
-	last := time.Time{}
-	return func(done, _ time.Duration) {
-		if time.Since(last) < 100*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(w, "\r\033[K%s: %s of %s simulated (%.0f%%)", label, done.Truncate(time.Second), total, 100*done.Seconds()/total.Seconds())
-	}
-}
-
-func writeTimeline(w io.Writer, tl []sim.Action) {
-	for _, a := range tl {
-		d := a.At.Truncate(time.Second)
-		fmt.Fprintf(w, "  %02d:%02d:%02d  %-14s %s\n", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, a.Kind, a.Detail)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/plugins/simactuator"
 	"poolc.dev/poolc/pools"
 )
 
@@ -18,7 +18,7 @@ func dropLaneCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: droplane WORLD LANE NODE")
 	}
 	path := ts.MkAbs(args[0])
-	world, err := sim.ReadWorld(path)
+	world, err := simactuator.ReadWorld(path)
 	ts.Check(err)
 	lanes := world.Fleet.Lanes
 	world.Fleet.Lanes = slices.DeleteFunc(slices.Clone(lanes), func(l pools.LaneState) bool {
@@ -27,5 +27,5 @@ func dropLaneCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(world.Fleet.Lanes) == len(lanes) {
 		ts.Fatalf("%s has no lane %s on %s", args[0], args[1], args[2])
 	}
-	ts.Check(sim.WriteWorld(path, world))
+	ts.Check(simactuator.WriteWorld(path, world))
 }

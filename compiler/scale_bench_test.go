@@ -13,20 +13,12 @@ import (
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/poolgen"
+	"poolc.dev/poolc/internal/testing/scalepool"
 	"poolc.dev/poolc/pools"
 )
 
-// scaleLanes are the pool sizes BenchmarkScale measures: its figures are
-// how the cost grows with the pool. A pool is written in files of
-// poolgen.LanesPerFile lanes, as poolgen --files does.
-var scaleLanes = []int{1000, 10000, 50000, 100000}
-
-// shortScaleLanes is the largest size the scale benchmarks run with -short
-// (CI runs every benchmark once that way, to see it compile and run).
-const shortScaleLanes = 10000
-
 // BenchmarkScale measures, for generated HCL pools of each size in
-// scaleLanes, in one run:
+// scalepool.Sizes, in one run:
 //   - parse: hclsyntax.ParseConfig of the pool's files, the floor any HCL
 //     pool tool pays;
 //   - validate: compiler.Compile (parse, schema, decode, validate);
@@ -39,25 +31,32 @@ const shortScaleLanes = 10000
 // Each reports its seconds per operation ("s/op" of the sub-benchmark),
 // its CPU seconds ("cpu-s/op") and, but parse, its ratio to parse in wall
 // and in CPU time ("x-parse", "x-parse-cpu"). Pools are compiled in
-// memory.
+// memory, from files of scalepool.LanesPerFile lanes, as poolgen --files
+// writes them.
 func BenchmarkScale(b *testing.B) {
-	for _, lanes := range scaleLanes {
-		if testing.Short() && lanes > shortScaleLanes {
-			break
+	scale(b, poolgen.HCL, "parse", func(b *testing.B, files []compiler.File) {
+		for _, f := range files {
+			if _, diags := hclsyntax.ParseConfig(f.Src, f.Name, hcl.InitialPos); diags.HasErrors() {
+				b.Fatal(diags)
+			}
 		}
-		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		files := generate(b, poolgen.HCL, opts)
-		var parse cost
-		b.Run(fmt.Sprintf("lanes=%d/parse", lanes), func(b *testing.B) {
+	}, true)
+}
+
+// scale runs the scale sub-benchmarks for the generated pools in lang of
+// each size in scalepool.Sizes: floor (named floorName: what reading the
+// files costs any tool), then validate and plan-empty and, with nochange,
+// plan-nochange, each reporting its ratio to the floor.
+func scale(b *testing.B, lang poolgen.Language, floorName string, floor func(*testing.B, []compiler.File), nochange bool) {
+	for _, lanes := range scalepool.Sizes() {
+		files := generate(b, lang, lanes)
+		var base cost
+		b.Run(fmt.Sprintf("lanes=%d/%s", lanes, floorName), func(b *testing.B) {
 			m := startMeter()
 			for b.Loop() {
-				for _, f := range files {
-					if _, diags := hclsyntax.ParseConfig(f.Src, f.Name, hcl.InitialPos); diags.HasErrors() {
-						b.Fatal(diags)
-					}
-				}
+				floor(b, files)
 			}
-			parse = m.report(b, cost{})
+			base = m.report(b, cost{})
 		})
 		b.Run(fmt.Sprintf("lanes=%d/validate", lanes), func(b *testing.B) {
 			b.ReportAllocs()
@@ -65,7 +64,7 @@ func BenchmarkScale(b *testing.B) {
 			for b.Loop() {
 				compile(b, files)
 			}
-			m.report(b, parse)
+			m.report(b, base)
 		})
 		empty := &pools.State{FormatVersion: pools.StateFormatVersion}
 		var after pools.Fleet
@@ -75,8 +74,11 @@ func BenchmarkScale(b *testing.B) {
 			for b.Loop() {
 				after = planOnce(b, compile(b, files), empty).After
 			}
-			m.report(b, parse)
+			m.report(b, base)
 		})
+		if !nochange {
+			continue
+		}
 		current := &pools.State{FormatVersion: pools.StateFormatVersion, Fleet: after}
 		b.Run(fmt.Sprintf("lanes=%d/plan-nochange", lanes), func(b *testing.B) {
 			b.ReportAllocs()
@@ -86,7 +88,7 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatalf("%d steps after the plan's own fleet; want none", len(p.Steps))
 				}
 			}
-			m.report(b, parse)
+			m.report(b, base)
 		})
 	}
 }
@@ -127,10 +129,10 @@ func processCPU() time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-// generate writes the pool opts describe in the language, as files of
-// poolgen.LanesPerFile lanes each.
-func generate(b *testing.B, lang poolgen.Language, opts poolgen.Options) []compiler.File {
-	srcs, err := poolgen.Files(lang, opts)
+// generate writes the scale benchmarks' pool of n lanes in the language,
+// as files of scalepool.LanesPerFile lanes at most.
+func generate(b *testing.B, lang poolgen.Language, n int) []compiler.File {
+	srcs, err := scalepool.Files(lang, n)
 	if err != nil {
 		b.Fatal(err)
 	}

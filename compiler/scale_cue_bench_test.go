@@ -1,7 +1,6 @@
 package compiler_test
 
 import (
-	"fmt"
 	"testing"
 
 	"cuelang.org/go/cue"
@@ -11,11 +10,10 @@ import (
 
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/poolgen"
-	"poolc.dev/poolc/pools"
 )
 
 // BenchmarkScaleCUE is BenchmarkScale for pools written in CUE: for
-// generated CUE pools of each size in scaleLanes, in one run,
+// generated CUE pools of each size in scalepool.Sizes, in one run,
 //   - cue: CUE's own parse and build of the pool's files (parser.ParseFile
 //     of each, one instance of them all, cuecontext's BuildInstance and a
 //     Validate that asks for concrete values), the floor any tool that
@@ -26,38 +24,7 @@ import (
 // validate and plan-empty report their ratio to cue in wall and CPU time
 // ("x-parse", "x-parse-cpu"), as BenchmarkScale does to the HCL parse.
 func BenchmarkScaleCUE(b *testing.B) {
-	for _, lanes := range scaleLanes {
-		if testing.Short() && lanes > shortScaleLanes {
-			break
-		}
-		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		files := generate(b, poolgen.CUE, opts)
-		var floor cost
-		b.Run(fmt.Sprintf("lanes=%d/cue", lanes), func(b *testing.B) {
-			m := startMeter()
-			for b.Loop() {
-				cueBuild(b, files)
-			}
-			floor = m.report(b, cost{})
-		})
-		b.Run(fmt.Sprintf("lanes=%d/validate", lanes), func(b *testing.B) {
-			b.ReportAllocs()
-			m := startMeter()
-			for b.Loop() {
-				compile(b, files)
-			}
-			m.report(b, floor)
-		})
-		empty := &pools.State{FormatVersion: pools.StateFormatVersion}
-		b.Run(fmt.Sprintf("lanes=%d/plan-empty", lanes), func(b *testing.B) {
-			b.ReportAllocs()
-			m := startMeter()
-			for b.Loop() {
-				planOnce(b, compile(b, files), empty)
-			}
-			m.report(b, floor)
-		})
-	}
+	scale(b, poolgen.CUE, "cue", cueBuild, false)
 }
 
 // cueBuild parses and builds the files as one CUE instance and validates

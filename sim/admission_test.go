@@ -36,7 +36,8 @@ func onePool(onDemand map[string]float64) *pools.Pool {
 	return p
 }
 
-func lane(w *world, name string) *inst { return &w.fleet.insts[w.fleet.instIdx[instKey{name, "n"}]] }
+// lane is the load of lane process name on node n.
+func lane(w *world, name string) *residing { return w.adm.proc(w.fleet.instIdx[instKey{name, "n"}]) }
 
 // Admission evicts idle on-demand lanes before preferred ones, least
 // recently used first, never keep-warm or busy ones, and makes a load
@@ -45,14 +46,14 @@ func TestAdmissionEvictsInOrder(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 30, "od-b": 30, "od-c": 50, "od-d": 45})
 	w := newWorld(p, Scenario{}.withDefaults(), Options{Mode: ModeOff})
 	load := func(name string) {
-		w.fleet.admit(w.fleet.instIdx[instKey{name, "n"}])
+		w.adm.admit(w.fleet.instIdx[instKey{name, "n"}])
 		if err := w.run(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	loaded := func() (out []string) {
 		for _, i := range w.fleet.nodes[0].insts {
-			if w.fleet.insts[i].loaded {
+			if w.adm.proc(i).loaded {
 				out = append(out, w.fleet.insts[i].spec.Name)
 			}
 		}
@@ -75,7 +76,7 @@ func TestAdmissionEvictsInOrder(t *testing.T) {
 		t.Fatalf("after od-c: %v", got)
 	}
 	w.gw.line(w.fleet.instIdx[instKey{"od-c", "n"}]).serving = 0 // busy
-	w.fleet.admit(w.fleet.instIdx[instKey{"od-d", "n"}])
+	w.adm.admit(w.fleet.instIdx[instKey{"od-d", "n"}])
 	if d := lane(w, "od-d"); !d.pending || d.loading {
 		t.Fatalf("od-d beside a busy od-c: pending %v, loading %v", d.pending, d.loading)
 	}
@@ -119,7 +120,7 @@ func TestGuardAbortLatchesUntilStartedByHand(t *testing.T) {
 	w := newWorld(p, sc, Options{Mode: ModeOff})
 	// An operator started the lane by hand, outside poolc.
 	i := w.fleet.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
-	w.gw.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
+	w.routing.setRoute(pools.Route{Alias: "od-e", Lane: "od-e", Node: "n"})
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +133,8 @@ func TestGuardAbortLatchesUntilStartedByHand(t *testing.T) {
 	if aborts := actions(r, "guard-abort"); aborts[1].At != 2*time.Hour {
 		t.Errorf("second abort at %s; want at the manual start", aborts[1].At)
 	}
-	if !w.fleet.insts[i].latched || m.GBReloaded != 0 {
-		t.Errorf("latched %v, reloaded %s", w.fleet.insts[i].latched, pools.GB(m.GBReloaded))
+	if !w.guard.latched(i) || m.GBReloaded != 0 {
+		t.Errorf("latched %v, reloaded %s", w.guard.latched(i), pools.GB(m.GBReloaded))
 	}
 	if m.ToCloud == 0 || m.Failed != 0 || m.Served+m.ToCloud != m.Requests {
 		t.Errorf("requests of the latched lane should go to the cloud: %+v", m)

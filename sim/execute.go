@@ -180,6 +180,12 @@ func (e *executor) wake(xi int32) {
 	}
 }
 
+// preempt cancels an execution a later plan takes over.
+func (e *executor) preempt(x *execution) {
+	x.preempted = true
+	e.cancel(x)
+}
+
 // cancel keeps the steps not yet begun, and those waiting to be retried,
 // from beginning; the attempts in flight finish.
 func (e *executor) cancel(x *execution) {

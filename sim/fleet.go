@@ -3,22 +3,21 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"poolc.dev/poolc/pools"
 )
 
-// fleet is the machines and the lane processes on them: what each node
-// holds in memory and admits (admission.go), which processes are
-// registered, loaded, latched by the guard, draining or stopping, and
-// the weights and pod-pool members set up. It asks the gateway to serve,
-// requeue or cut off a lane's requests (queues), and tells the plan steps
-// waiting for a load how it ended (loads).
+// fleet is the machines and the lane processes on them: which processes
+// are registered on each node, draining or stopping, the aliases routed
+// to each, and the weights and pod-pool members set up. What each node
+// holds in memory is the admission's (admission.go). It asks the gateway
+// to cut off a lane's requests (queues).
 type fleet struct {
 	*clock
 	stats  *stats
+	adm    *admission
+	guard  *guard
 	gw     queues
-	steps  loads
 	health nodeHealth
 
 	nodes   []node
@@ -62,24 +61,20 @@ type loads interface {
 	loadEnded(ref stepRef, ok bool, why string)
 }
 
-func newFleet(clk *clock, st *stats, steps loads, serviceSeconds map[string]float64) *fleet {
+func newFleet(clk *clock, st *stats, adm *admission, g *guard, serviceSeconds map[string]float64) *fleet {
 	return &fleet{
-		clock: clk, stats: st, steps: steps, serviceSeconds: serviceSeconds,
+		clock: clk, stats: st, adm: adm, guard: g, serviceSeconds: serviceSeconds,
 		nodeIdx: map[string]int32{}, instIdx: map[instKey]int32{}, byLane: map[string][]int32{},
 		sizes: map[string]float64{},
 	}
 }
 
-// node is one machine as the fleet has it: memory in use and the lane
-// processes registered on it (its health is the faults', its heartbeats
-// the leases').
+// node is one machine as the fleet has it: the lane processes registered
+// on it (its memory is the admission's, its health the faults', its
+// heartbeats the leases').
 type node struct {
-	name   string
-	budget float64 // what admission may place: pools.Node.Budget
-	used   float64 // memory of the lanes loaded or loading
-	insts  []int32 // lane processes registered here, in (lane) name order
-	// pending are lanes waiting for room to load, first come first served.
-	pending []int32
+	name  string
+	insts []int32 // lane processes registered here, in (lane) name order
 }
 
 // inst is one lane process on one node: registered by a start step (or
@@ -93,48 +88,25 @@ type inst struct {
 	// sets one (0: each request's alias's).
 	serviceSeconds float64
 
-	registered, loaded, loading, pending bool
-	// latched is set when the memory guard aborted the lane's load: it
-	// does not load again until an operator starts it.
-	latched bool
+	registered bool
 	// draining and stopping lanes take no new requests.
 	draining, stopping bool
-
-	// loadEpoch changes when its load is cancelled, so load completions
-	// scheduled before do nothing. A load goes on while the node hangs or
-	// is cut off: only a crash or a stop cancels it.
-	loadEpoch uint32
-	lastUsed  time.Duration
 	// routed counts the aliases routed here: its priority for eviction.
 	routed int
-	// yielding marks a busy lane a load on its node waits for: it serves
-	// yieldLeft more requests (those waiting when the load asked for
-	// room), then takes no more until it is evicted, or until no load
-	// waits on its node any more.
-	yielding  bool
-	yieldLeft int
-
-	// onLoad are plan steps waiting for this lane's load; drainStep is the
-	// drain step waiting for it to go idle.
-	onLoad    []stepRef
+	// drainStep is the drain step waiting for it to go idle.
 	drainStep *stepRef
-	// forPlan marks a load a plan step asked for, for GBLoadedByPlans.
-	forPlan bool
-}
-
-// servable reports whether the gateway may send the lane a request.
-func (in *inst) servable() bool {
-	return in.registered && !in.latched && !in.draining && !in.stopping
 }
 
 // instKey names a lane process: lane and node.
 type instKey struct{ lane, node string }
 
-// addNode adds a machine to the fleet and returns its index.
+// addNode adds a machine to the fleet, and its budget to the admission,
+// and returns its index.
 func (f *fleet) addNode(spec pools.Node) int32 {
 	i := int32(len(f.nodes))
 	f.nodeIdx[spec.Name] = i
-	f.nodes = append(f.nodes, node{name: spec.Name, budget: spec.Budget()})
+	f.nodes = append(f.nodes, node{name: spec.Name})
+	f.adm.setBudget(i, spec.Budget())
 	return i
 }
 
@@ -150,9 +122,7 @@ func (f *fleet) boot(desired pools.Fleet) {
 	for _, l := range desired.Lanes {
 		i := f.register(l)
 		if l.Residency != pools.OnDemand {
-			in := &f.insts[i]
-			in.loaded = true
-			f.nodes[in.node].used += l.MemoryGB
+			f.adm.resident(i)
 		}
 	}
 	f.prefetched = slices.Clone(desired.Prefetched)
@@ -168,6 +138,7 @@ func (f *fleet) register(l pools.LaneState) int32 {
 		i = int32(len(f.insts))
 		f.insts = append(f.insts, inst{spec: l, node: f.nodeIdx[l.Node]})
 		f.instIdx[k] = i
+		f.adm.track(i)
 		f.byLane[l.Name] = insertByNode(f, f.byLane[l.Name], i)
 		n := &f.nodes[f.nodeIdx[l.Node]]
 		n.insts = insertByName(f, n.insts, i)
@@ -176,7 +147,8 @@ func (f *fleet) register(l pools.LaneState) int32 {
 	in.spec = l
 	in.sizeGB = f.sizes[l.Model]
 	in.serviceSeconds = f.serviceSeconds[l.Model]
-	in.registered, in.latched, in.draining, in.stopping = true, false, false, false
+	in.registered, in.draining, in.stopping = true, false, false
+	f.guard.unlatch(i)
 	f.version++
 	return i
 }
@@ -201,14 +173,14 @@ func insertByName(f *fleet, list []int32, i int32) []int32 {
 func (f *fleet) empty(ni int32) {
 	for _, i := range f.nodes[ni].insts {
 		f.gw.cutOff(i, false)
-		f.unload(i)
+		f.adm.unload(i)
 		in := &f.insts[i]
 		if in.draining || in.stopping {
 			in.draining, in.stopping = false, false
 			f.version++
 		}
 	}
-	f.nodes[ni].pending = nil
+	f.adm.forgetWaiting(ni)
 }
 
 // dropReplaced removes from a node back from a crash the lane processes
@@ -225,7 +197,8 @@ func (f *fleet) dropReplaced(ni int32) {
 		for _, j := range f.byLane[in.spec.Name] {
 			other := &f.insts[j]
 			if j != i && other.registered && !other.stopping && f.health.reachable(other.node) {
-				in.registered, in.latched = false, false
+				in.registered = false
+				f.guard.unlatch(i)
 				f.version++
 				f.stats.note(f.now, "replaced", fmt.Sprintf("%s on %s runs on %s now; %s does not restore it", in.spec.Name, f.nodes[ni].name, f.nodes[other.node].name, f.nodes[ni].name))
 				break
@@ -250,12 +223,37 @@ func (f *fleet) name(ni int32) string { return f.nodes[ni].name }
 func (f *fleet) stop(i int32) {
 	in := &f.insts[i]
 	f.gw.cutOff(i, true)
-	f.unload(i)
+	f.adm.unload(i)
 	// The process is gone, and with it the guard's latch.
-	in.registered, in.stopping, in.latched, in.draining = false, false, false, false
+	in.registered, in.stopping, in.draining = false, false, false
+	f.guard.unlatch(i)
 	f.version++
-	if len(f.nodes[in.node].pending) > 0 {
-		f.retryPending(in.node)
+	f.adm.retryPending(in.node)
+	f.adm.restorePreferred(in.node)
+}
+
+// process is lane process i as the fleet has it; onNode lists the lane
+// processes registered on node ni, in (lane) name order.
+func (f *fleet) process(i int32) *inst   { return &f.insts[i] }
+func (f *fleet) onNode(ni int32) []int32 { return f.nodes[ni].insts }
+
+// changed notes that what the controller observes changed; changes is
+// the version that counts such changes, which the controller's loop
+// compares to know whether the fleet is as it last planned from.
+func (f *fleet) changed()        { f.version++ }
+func (f *fleet) changes() uint64 { return f.version }
+
+// changeResidency gives instance i lane l's residency and reports
+// whether the step waits for its load (the lane now stays loaded); the
+// caller ends the step otherwise.
+func (f *fleet) changeResidency(i int32, l pools.LaneState, ref stepRef) bool {
+	in := &f.insts[i]
+	in.spec.Residency = l.Residency
+	f.version++
+	if l.Residency != pools.OnDemand && !f.adm.loaded(i) {
+		f.adm.waitForLoad(i, ref)
+		return true
 	}
-	f.restorePreferred(in.node)
+	f.adm.retryPending(in.node) // a downgraded lane may make room
+	return false
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"poolc.dev/poolc/pools"
@@ -54,11 +53,11 @@ const (
 	reqServing
 )
 
-// gateway is the gateway's state: the aliases and their routes, the
-// requests from arrival to their end, the demand sources that make them,
-// and each lane process's queue. It asks the fleet (lanes) whether a lane
-// can serve and to load it; the fleet asks it to serve, requeue or cut
-// off a lane's requests (queues).
+// gateway is the gateway's requests from arrival to their end, the
+// demand sources that make them, and each lane process's queue; where a
+// request goes is the routing table's (routing.go). It asks the fleet and
+// the admission (lanes) whether a lane can serve and to load it; they ask
+// it to serve, requeue or cut off a lane's requests (queues).
 type gateway struct {
 	clk   *clock
 	st    *stats
@@ -71,13 +70,11 @@ type gateway struct {
 	// no controller reads it.
 	demand *meter
 
-	aliases  []alias
-	aliasIdx map[string]int32
-	reqs     []request
-	free     []int32
-	sources  []source
-	lines    []line // per lane process
-	bad      []bool // per node: the gateway's belief that it does not answer
+	routing *routing
+	reqs    []request
+	free    []int32
+	sources []source
+	lines   []line // per lane process
 }
 
 // lanes is what the gateway asks of the fleet about lane processes (i)
@@ -135,11 +132,11 @@ type queued struct {
 	gen uint32
 }
 
-func newGateway(clk *clock, st *stats, fleet lanes, nodes health, sc Scenario) *gateway {
+func newGateway(clk *clock, st *stats, fleet lanes, nodes health, rt *routing, sc Scenario) *gateway {
 	return &gateway{
-		clk: clk, st: st, fleet: fleet, nodes: nodes, end: sc.Duration,
+		clk: clk, st: st, fleet: fleet, nodes: nodes, routing: rt, end: sc.Duration,
 		waitLimit: secs(sc.Gateway.WaitLimitSeconds), timeout: secs(sc.Gateway.RequestTimeoutSeconds),
-		slo: secs(sc.SLO.WaitSeconds), aliasIdx: map[string]int32{},
+		slo: secs(sc.SLO.WaitSeconds),
 	}
 }
 
@@ -156,87 +153,14 @@ func (g *gateway) line(i int32) *line {
 func (g *gateway) busy(i int32) bool   { return g.line(i).serving >= 0 }
 func (g *gateway) waiting(i int32) int { return g.line(i).waiting }
 
-// isBad reports whether the gateway avoids node ni; a probe after the
-// node answers again clears the mark.
-func (g *gateway) isBad(ni int32) bool {
-	bad := g.badNode(ni)
-	if *bad && g.nodes.probed(ni) {
-		*bad = false
-	}
-	return *bad
-}
-
-// badNode is the gateway's mark on node ni.
-func (g *gateway) badNode(ni int32) *bool {
-	for int(ni) >= len(g.bad) {
-		g.bad = append(g.bad, false)
-	}
-	return &g.bad[ni]
-}
-
-// alias returns the index of the named alias, adding it unrouted.
-func (g *gateway) alias(name string) int32 {
-	i, ok := g.aliasIdx[name]
+// demandFor is the request rate of alias name the demand meter has
+// counted, per minute, if the gateway knows the alias.
+func (g *gateway) demandFor(name string) (float64, bool) {
+	i, ok := g.routing.find(name)
 	if !ok {
-		i = int32(len(g.aliases))
-		g.aliasIdx[name] = i
-		g.aliases = append(g.aliases, alias{name: name, route: noRoute})
+		return 0, false
 	}
-	return i
-}
-
-// setAliases takes the aliases and their fallbacks from a configuration,
-// keeping the routes of aliases it still declares.
-func (g *gateway) setAliases(p *pools.Pool) {
-	for _, a := range p.Aliases {
-		al := &g.aliases[g.alias(a.Name)]
-		al.fallbacks = slices.Clone(a.Fallbacks)
-		al.absent = false
-		al.hasCloud = slices.Contains(a.Fallbacks, pools.Cloud)
-	}
-}
-
-// setRoute points an alias at a lane process, the cloud, or nowhere
-// (r.Lane ""). It reports false when the lane process is not registered.
-func (g *gateway) setRoute(r pools.Route) bool {
-	i := g.alias(r.Alias)
-	target := noRoute
-	switch r.Lane {
-	case "":
-	case pools.Cloud:
-		target = toCloud
-	default:
-		t, ok := g.fleet.lookup(r.Lane, r.Node)
-		if !ok {
-			return false
-		}
-		target = t
-	}
-	a := &g.aliases[i]
-	from := a.route
-	a.route = target
-	if _, server := pools.LaneServerOf(r.Alias); !server {
-		// A lane's server route (pools.LaneServer) only says where the
-		// gateway reaches a lane that aliases fall back to: no alias
-		// routes there.
-		g.fleet.routedTo(from, target)
-	}
-	return true
-}
-
-// routes is the gateway's route table.
-func (g *gateway) routes() []pools.Route {
-	var out []pools.Route
-	for _, a := range g.aliases {
-		switch {
-		case a.route == toCloud:
-			out = append(out, pools.Route{Alias: a.name, Lane: pools.Cloud})
-		case a.route >= 0:
-			s := g.fleet.spec(a.route)
-			out = append(out, pools.Route{Alias: a.name, Lane: s.Name, Node: s.Node, Router: s.Residency == pools.OnDemand})
-		}
-	}
-	return out
+	return g.demand.rate(i, g.clk.now), true
 }
 
 // addDemand makes the demand sources of a scenario, adding the aliases
@@ -244,14 +168,15 @@ func (g *gateway) routes() []pools.Route {
 // schedules each source's first arrival.
 func (g *gateway) addDemand(pool *pools.Pool, sc Scenario) {
 	for _, d := range sc.Demand {
-		if _, ok := g.aliasIdx[d.Alias]; !ok {
-			g.aliases[g.alias(d.Alias)].absent = true
+		if _, ok := g.routing.find(d.Alias); !ok {
+			g.routing.entry(g.routing.alias(d.Alias)).absent = true
 			g.st.note(0, "absent", fmt.Sprintf("pool %s declares no alias %q: its requests fail", pool.Name, d.Alias))
 		}
 	}
 	nth := map[string]int{}
 	for i, d := range sc.Demand {
-		g.sources = append(g.sources, newSource(d, g.aliasIdx[d.Alias], sc.Seed, nth[d.Alias]))
+		a, _ := g.routing.find(d.Alias)
+		g.sources = append(g.sources, newSource(d, a, sc.Seed, nth[d.Alias]))
 		nth[d.Alias]++
 		g.nextArrival(int32(i), 0)
 	}
@@ -316,7 +241,7 @@ func (g *gateway) arrive(r int32) {
 // can take it.
 func (g *gateway) dispatch(r int32) {
 	q := &g.reqs[r]
-	a := &g.aliases[q.alias]
+	a := g.routing.entry(q.alias)
 	for ; ; q.pos++ {
 		target := noRoute
 		switch {
@@ -328,7 +253,7 @@ func (g *gateway) dispatch(r int32) {
 		case a.fallbacks[q.pos-1] == pools.Cloud:
 			target = toCloud
 		default:
-			target = g.laneTarget(a.fallbacks[q.pos-1])
+			target = g.routing.laneTarget(a.fallbacks[q.pos-1])
 		}
 		if target == toCloud {
 			g.toCloud(r)
@@ -338,7 +263,7 @@ func (g *gateway) dispatch(r int32) {
 			continue
 		}
 		ni := g.fleet.nodeOf(target)
-		if g.isBad(ni) {
+		if g.routing.isBad(ni) {
 			continue
 		}
 		if !g.nodes.reachable(ni) {
@@ -356,31 +281,13 @@ func (g *gateway) dispatch(r int32) {
 	}
 }
 
-// laneTarget picks the process of a fallback lane to send a request to:
-// one that can serve on a node the gateway trusts, a loaded one first.
-func (g *gateway) laneTarget(lane string) int32 {
-	best := noRoute
-	for _, i := range g.fleet.processes(lane) {
-		if !g.fleet.servable(i) || g.isBad(g.fleet.nodeOf(i)) {
-			continue
-		}
-		if g.fleet.loaded(i) {
-			return i
-		}
-		if best == noRoute {
-			best = i
-		}
-	}
-	return best
-}
-
 // connectFailed handles a request whose node did not answer.
 func (g *gateway) connectFailed(r int32, gen uint32) {
 	q := &g.reqs[r]
 	if q.gen != gen || q.state != reqConnecting {
 		return
 	}
-	*g.badNode(g.fleet.nodeOf(q.inst)) = true
+	g.routing.markBad(g.fleet.nodeOf(q.inst))
 	g.dispatch(r)
 }
 
@@ -396,7 +303,7 @@ func (g *gateway) enqueue(i, r int32) {
 		return
 	}
 	q.cold = true
-	if g.aliases[q.alias].hasCloud {
+	if g.routing.entry(q.alias).hasCloud {
 		g.clk.at(g.clk.now+g.waitLimit, evColdTimeout, r, q.gen)
 	}
 	g.fleet.admit(i)
@@ -480,7 +387,7 @@ func (g *gateway) coldTimeout(r int32, gen uint32) {
 // giveUp ends a request the gateway timed out: to the cloud when its
 // alias has that fallback, failed otherwise.
 func (g *gateway) giveUp(r int32) {
-	if g.aliases[g.reqs[r].alias].hasCloud {
+	if g.routing.entry(g.reqs[r].alias).hasCloud {
 		g.toCloud(r)
 	} else {
 		g.fail(r)
@@ -494,7 +401,7 @@ func (g *gateway) toCloud(r int32) {
 
 func (g *gateway) fail(r int32) {
 	g.st.Failed++
-	if g.aliases[g.reqs[r].alias].absent {
+	if g.routing.entry(g.reqs[r].alias).absent {
 		g.st.AbsentAlias++
 	}
 	g.release(r)
@@ -536,7 +443,7 @@ func (g *gateway) evicted(i int32) {
 	for _, e := range l.queue[l.head:] {
 		if q := &g.reqs[e.req]; q.gen == e.gen && q.state == reqQueued && q.inst == i {
 			q.cold, q.queued = true, now
-			if g.aliases[q.alias].hasCloud {
+			if g.routing.entry(q.alias).hasCloud {
 				g.clk.at(now+g.waitLimit, evColdTimeout, e.req, q.gen)
 			}
 		}
@@ -585,22 +492,3 @@ func (g *gateway) requeue(i int32, toRoute bool) {
 		g.dispatch(e.req)
 	}
 }
-
-// alias is the gateway's entry for a public name: where it routes and the
-// fallbacks tried when that cannot serve.
-type alias struct {
-	name string
-	// route is the lane process requests go to, or toCloud, or noRoute.
-	route     int32
-	fallbacks []string
-	hasCloud  bool
-	// absent marks an alias the scenario demands that no configuration
-	// in force has declared: its requests fail.
-	absent bool
-}
-
-// Route targets that are not lane processes.
-const (
-	noRoute int32 = -1
-	toCloud int32 = -2
-)

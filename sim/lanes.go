@@ -2,9 +2,18 @@ package sim
 
 import "poolc.dev/poolc/pools"
 
-// The fleet's answers to the gateway's questions (lanes).
+// The fleet's answers to the gateway's questions (lanes); the admission
+// answers those about memory.
 
-var _ lanes = (*fleet)(nil)
+var _ lanes = fleetLanes{}
+
+// fleetLanes is what the gateway asks about lane processes: the fleet for
+// which run where, the admission for their loads, the lru for their use.
+type fleetLanes struct {
+	*fleet
+	*admission
+	*lru
+}
 
 func (f *fleet) processes(lane string) []int32 { return f.byLane[lane] }
 
@@ -15,37 +24,17 @@ func (f *fleet) lookup(lane, node string) (int32, bool) {
 
 func (f *fleet) spec(i int32) *pools.LaneState { return &f.insts[i].spec }
 func (f *fleet) nodeOf(i int32) int32          { return f.insts[i].node }
-func (f *fleet) servable(i int32) bool         { return f.insts[i].servable() }
-func (f *fleet) loaded(i int32) bool           { return f.insts[i].loaded }
 
-func (f *fleet) ready(i int32) bool {
+// servable reports whether the gateway may send lane process i a request.
+func (f *fleet) servable(i int32) bool {
 	in := &f.insts[i]
-	return in.loaded && f.health.reachable(in.node) && !(in.yielding && in.yieldLeft == 0)
+	return in.registered && !f.guard.latched(i) && !in.draining && !in.stopping
 }
-
-func (f *fleet) take(i int32) float64 {
-	in := &f.insts[i]
-	if in.yielding {
-		in.yieldLeft--
-	}
-	in.lastUsed = f.now
-	return in.serviceSeconds
-}
-
-func (f *fleet) used(i int32) { f.insts[i].lastUsed = f.now }
 
 func (f *fleet) freed(i int32) {
-	if f.swappable(i) {
+	if f.adm.swappable(i) {
 		f.becameIdle(i)
 	}
-}
-
-func (f *fleet) abandoned(i int32) {
-	in := &f.insts[i]
-	if f.gw.waiting(i) == 0 && len(in.onLoad) == 0 && in.spec.Residency == pools.OnDemand {
-		f.dropPending(i, "") // nobody wants the load any more
-	}
-	f.freed(i)
 }
 
 func (f *fleet) routedTo(from, to int32) {
@@ -63,13 +52,6 @@ func (f *fleet) routedTo(from, to int32) {
 // idle reports whether lane process i serves and holds no request.
 func (f *fleet) idle(i int32) bool { return !f.gw.busy(i) && f.gw.waiting(i) == 0 }
 
-// swappable reports whether admission may evict lane process i now: it
-// is idle, or it yields and has served what it had to.
-func (f *fleet) swappable(i int32) bool {
-	in := &f.insts[i]
-	return !f.gw.busy(i) && (f.gw.waiting(i) == 0 || in.yielding && in.yieldLeft == 0)
-}
-
 // becameIdle lets what waits for a lane to go idle (or to have yielded)
 // go on: its drain, and the loads waiting on its node for room.
 func (f *fleet) becameIdle(i int32) {
@@ -79,7 +61,5 @@ func (f *fleet) becameIdle(i int32) {
 		in.drainStep = nil
 		f.atStep(f.now, evStepDone, ref)
 	}
-	if len(f.nodes[in.node].pending) > 0 {
-		f.retryPending(in.node)
-	}
+	f.adm.retryPending(in.node)
 }

@@ -79,16 +79,17 @@ func (l *loop) tick() error {
 	downKey, down := w.leases.downSet()
 	warm := l.warm()
 	warmKey := strings.Join(warm, ",")
-	if !l.made.ok || l.made.version != w.fleet.version || l.made.cfg != w.op.cfgVer || l.made.down != downKey || l.made.warm != warmKey {
+	version, cfg := w.fleet.changes(), w.op.changes()
+	if !l.made.ok || l.made.version != version || l.made.cfg != cfg || l.made.down != downKey || l.made.warm != warmKey {
 		pool := w.op.inForce(warm)
-		current := w.fleet.observe(pool, down, w.gw.routes())
+		current := w.fleet.observe(pool, down, w.routing.routes())
 		placed := place.Place(place.Input{Pool: pool, Down: down})
 		p, err := plan.Diff(plan.Input{Pool: pool, Placement: placed, Current: current, Now: epoch.Add(w.now)})
 		if err != nil {
 			return fmt.Errorf("planning at %s: %w", w.now, err)
 		}
 		l.plan, l.pool = p, pool
-		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, w.fleet.version, w.op.cfgVer, downKey, warmKey
+		l.made.ok, l.made.version, l.made.cfg, l.made.down, l.made.warm = true, version, cfg, downKey, warmKey
 	}
 	in := controller.Input{Now: w.now, Plan: l.plan, Pool: l.pool, Advise: l.advise}
 	if l.current != nil {
@@ -126,8 +127,8 @@ func (l *loop) warm() []string {
 	}
 	clear(l.rates)
 	for _, a := range pool.Aliases {
-		if i, ok := w.gw.aliasIdx[a.Name]; ok {
-			l.rates[a.Lane] += w.gw.demand.rate(i, w.now)
+		if rate, ok := w.gw.demandFor(a.Name); ok {
+			l.rates[a.Lane] += rate
 		}
 	}
 	warm := controller.Warm(pool, l.rates, l.held, l.settings)
@@ -164,11 +165,10 @@ func (l *loop) apply(d controller.Decision) error {
 	w.stats.Applies++
 	if d.Code == controller.Preempt {
 		w.stats.note(w.now, "preempt", "the change in progress stops taking new steps")
-		l.current.preempted = true
-		w.exec.cancel(l.current)
+		w.exec.preempt(l.current)
 	}
 	w.stats.note(w.now, "apply", l.plan.Summary()+"; "+d.Reason+l.demandReasons())
-	w.gw.setAliases(l.pool)
+	w.routing.setAliases(l.pool)
 	l.current = nil
 	x, err := w.exec.execute(l.plan)
 	if err != nil {

@@ -20,7 +20,7 @@ func (f *fleet) observe(pool *pools.Pool, down map[string]bool, routes []pools.R
 	}
 	for i := range f.insts {
 		in := &f.insts[i]
-		if !in.registered || in.stopping || in.latched || down[f.nodes[in.node].name] {
+		if !in.registered || in.stopping || f.guard.latched(int32(i)) || down[f.nodes[in.node].name] {
 			continue
 		}
 		l := in.spec
@@ -45,7 +45,7 @@ func (f *fleet) final(routes []pools.Route) pools.Fleet {
 			continue
 		}
 		l := in.spec
-		l.Loaded = in.loaded
+		l.Loaded = f.adm.loaded(int32(i))
 		out.Lanes = append(out.Lanes, l)
 	}
 	return f.complete(out, routes)

@@ -14,6 +14,8 @@ type operator struct {
 	*clock
 	stats  *stats
 	fleet  *fleet
+	adm    *admission
+	guard  *guard
 	faults *faults
 	// join adds a node the configuration names to the fleet, up.
 	join func(n pools.Node, down bool)
@@ -103,7 +105,7 @@ func (o *operator) changeConfig(e Event) error {
 	o.fleet.learnSizes(p)
 	for _, n := range p.Nodes {
 		if i, ok := o.fleet.nodeIdx[n.Name]; ok {
-			o.fleet.nodes[i].budget = n.Budget()
+			o.adm.setBudget(i, n.Budget())
 		} else {
 			o.join(n, false)
 		}
@@ -111,6 +113,10 @@ func (o *operator) changeConfig(e Event) error {
 	o.cfgVer++
 	return nil
 }
+
+// changes counts the changes of the configuration in force: a new
+// configuration, profile or cordon.
+func (o *operator) changes() uint64 { return o.cfgVer }
 
 // startLane is an operator starting a lane by hand: it clears the guard's
 // latch of the lane's processes (on Node, when given) and loads them.
@@ -126,9 +132,9 @@ func (o *operator) startLane(e Event) error {
 			continue
 		}
 		started++
-		in.latched = false
-		o.fleet.version++
-		o.fleet.admit(i)
+		o.guard.unlatch(i)
+		o.fleet.changed()
+		o.adm.admit(i)
 	}
 	detail := e.Lane
 	if e.Node != "" {

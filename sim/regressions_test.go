@@ -19,7 +19,7 @@ func TestALoadSurvivesAHangOrPartition(t *testing.T) {
 			Events:   []Event{{At: 5 * time.Second, Kind: kind, Node: "n", Duration: time.Minute}},
 		}.withDefaults()
 		w := newWorld(p, sc, Options{Mode: ModeOff})
-		w.fleet.admit(w.fleet.instIdx[instKey{"od-a", "n"}]) // loads from 0 s for about 12 s
+		w.adm.admit(w.fleet.instIdx[instKey{"od-a", "n"}]) // loads from 0 s for about 12 s
 		if err := w.run(); err != nil {
 			t.Fatal(err)
 		}
@@ -38,8 +38,7 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	// od-a is busy: base 40 + pref 30 + od-a 30 = 100 of 115.2 GB, and only
 	// pref (30) can be evicted, too little for od-c (50): it must wait.
 	a := w.fleet.instIdx[instKey{"od-a", "n"}]
-	w.fleet.insts[a].loaded = true
-	w.fleet.nodes[0].used += 30
+	w.adm.resident(a)
 	w.gw.reqs = append(w.gw.reqs, request{state: reqServing, inst: a})
 	w.gw.line(a).serving = int32(len(w.gw.reqs) - 1)
 	// A plan makes od-c preferred: the step waits for its load.
@@ -50,7 +49,7 @@ func TestAStepWaitingForRoomFailsWhenTheNodeCrashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !w.fleet.insts[c].pending {
+	if !w.adm.proc(c).pending {
 		t.Fatal("od-c does not wait for room")
 	}
 	w.faults.crash(0)
@@ -88,7 +87,7 @@ func TestAColdWaitIsCountedOnce(t *testing.T) {
 	w.stats.Requests++
 	w.gw.dispatch(r) // od-a loads for 10 s
 	w.now = 5 * time.Second
-	w.gw.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
+	w.routing.setRoute(pools.Route{Alias: "od-a", Lane: "od-b", Node: "n"})
 	w.gw.requeue(w.fleet.instIdx[instKey{"od-a", "n"}], true) // as a drain does: to od-b, which loads too
 	if err := w.run(); err != nil {
 		t.Fatal(err)
@@ -105,8 +104,8 @@ func TestTheLatchGoesWithTheProcess(t *testing.T) {
 	p := onePool(map[string]float64{"od-e": 80})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeAuto})
 	i := w.fleet.register(pools.LaneState{Name: "od-e", Node: "n", Model: "od-e", Residency: pools.OnDemand, MemoryGB: 80, Port: 9000})
-	w.fleet.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
-	if !w.fleet.insts[i].latched {
+	w.adm.admit(i) // 80 GB beside base's 40 passes the 115.2 GB budget: latched
+	if !w.guard.latched(i) {
 		t.Fatal("the guard did not latch od-e")
 	}
 	w.fleet.stop(i)
@@ -127,7 +126,7 @@ func TestAConfigChangeSetsTheNodesBudget(t *testing.T) {
 	if err := w.run(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.fleet.nodes[0].budget, q.Nodes[0].Budget(); got != want {
+	if got, want := w.adm.rooms[0].budget, q.Nodes[0].Budget(); got != want {
 		t.Errorf("budget after the change %v GB, want %v GB", got, want)
 	}
 }
@@ -180,7 +179,7 @@ func TestAPreferredLaneComesBackWhenRoomIsLeft(t *testing.T) {
 	p := onePool(map[string]float64{"od-a": 30, "od-c": 50})
 	w := newWorld(p, Scenario{Duration: time.Hour}.withDefaults(), Options{Mode: ModeOff})
 	load := func(name string) {
-		w.fleet.admit(w.fleet.instIdx[instKey{name, "n"}])
+		w.adm.admit(w.fleet.instIdx[instKey{name, "n"}])
 		if err := w.run(); err != nil {
 			t.Fatal(err)
 		}
@@ -191,6 +190,6 @@ func TestAPreferredLaneComesBackWhenRoomIsLeft(t *testing.T) {
 	}
 	load("od-a") // od-c goes for od-a, leaving 45 GB: room for pref's 30
 	if !lane(w, "pref").loaded && !lane(w, "pref").loading {
-		t.Errorf("pref stays out with %.1f GB free", w.fleet.nodes[0].budget-w.fleet.nodes[0].used)
+		t.Errorf("pref stays out with %.1f GB free", w.adm.rooms[0].budget-w.adm.rooms[0].used)
 	}
 }

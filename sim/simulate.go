@@ -33,7 +33,7 @@ func (w *world) handle(e event) error {
 	case evServiceDone:
 		w.gw.serviceDone(e.a, e.b)
 	case evLoadDone:
-		w.fleet.loadDone(e.a, e.b)
+		w.adm.loadDone(e.a, e.b)
 	case evConnectFailed:
 		w.gw.connectFailed(e.a, e.b)
 	case evColdTimeout:
@@ -56,5 +56,5 @@ func (w *world) handle(e event) error {
 
 // result is what the run measured, with the timeline in time order.
 func (w *world) result() *Result {
-	return w.stats.result(w.end, w.events, w.fleet.final(w.gw.routes()))
+	return w.stats.result(w.end, w.events, w.fleet.final(w.routing.routes()))
 }

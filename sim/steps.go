@@ -21,10 +21,13 @@ import (
 // allows.
 type actuator struct {
 	*clock
-	links  Links
-	fleet  *fleet
-	gw     *gateway
-	faults *faults
+	links   Links
+	fleet   *fleet
+	adm     *admission
+	guard   *guard
+	gw      *gateway
+	routing *routing
+	faults  *faults
 }
 
 // begin starts the work of an attempt of a step; the executor ends it
@@ -67,12 +70,11 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 		i := a.fleet.register(*st.Lane)
 		if st.Lane.Residency == pools.OnDemand {
 			// Its first load, when a request comes, is the plan's doing.
-			in := &a.fleet.insts[i]
-			in.forPlan = !in.loaded && !in.loading
+			a.adm.planLoad(i)
 			after(secs(st.Estimate.Seconds))
 			return
 		}
-		a.fleet.waitForLoad(i, ref)
+		a.adm.waitForLoad(i, ref)
 	case pools.StepResidency:
 		i, ok := a.fleet.lookup(st.Lane.Name, st.Node)
 		if !ok {
@@ -92,7 +94,7 @@ func (a *actuator) begin(x *execution, ref stepRef) {
 		}
 		in := &a.fleet.insts[i]
 		in.draining = true
-		a.fleet.dropPending(i, "the lane was drained while it waited for room to load")
+		a.adm.dropPending(i, "the lane was drained while it waited for room to load")
 		// Requests not yet served follow their alias's route; those in
 		// service finish.
 		a.gw.requeue(i, true)
@@ -145,7 +147,7 @@ func (a *actuator) refuses(s pools.Step) (why string, retryable bool) {
 	case s.Kind == pools.StepPrefetch && a.faults.full(ni):
 		return fmt.Sprintf("node %s has no room for %s: its disk is full", s.Node, s.Prefetch.Model), false
 	case s.Kind == pools.StepStart:
-		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.fleet.insts[i].latched {
+		if i, ok := a.fleet.instIdx[instKey{s.Lane.Name, s.Node}]; ok && a.guard.latched(i) {
 			return fmt.Sprintf("lane %s on %s is latched by the memory guard; an operator must start it", s.Lane.Name, s.Node), false
 		}
 	}
@@ -182,7 +184,7 @@ func (a *actuator) effect(st pools.Step, s *xstep) string {
 			a.fleet.version++
 		}
 	case pools.StepRoute:
-		if !a.gw.setRoute(*st.Route) {
+		if !a.routing.setRoute(*st.Route) {
 			return fmt.Sprintf("lane %s is not running on %s", st.Route.Lane, st.Route.Node)
 		}
 	case pools.StepDrain:

@@ -21,7 +21,7 @@ import (
 	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/plugins/sdk"
-	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/plugins/simactuator"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner"
 	"poolc.dev/poolc/runner/store"
@@ -236,7 +236,7 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	if want := []string{"prefetch:m@a", "start:chat@a"}; !slices.Equal(ids, want) {
 		t.Fatalf("the webhook received %q, want only node a's steps %q\n%s", ids, want, out)
 	}
-	world, err := sim.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	world, err := simactuator.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

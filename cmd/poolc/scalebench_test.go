@@ -14,14 +14,12 @@ import (
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/poolgen"
 	"poolc.dev/poolc/internal/testing/poolctest"
+	"poolc.dev/poolc/internal/testing/scalepool"
 )
 
-// scaleCLILanes are the pool sizes BenchmarkScaleCLI runs the binary on;
-// with -short (CI runs every benchmark once that way) the first two.
-var scaleCLILanes = []int{1000, 10000, 50000, 100000}
-
-// BenchmarkScaleCLI runs the real poolc binary on generated pools of each
-// size in scaleCLILanes, in one directory per size, in the order a user
+// BenchmarkScaleCLI runs the real poolc binary on the generated pools of
+// each size in scalepool.Sizes (with -short, up to
+// scalepool.ShortLanes), in one directory per size, in the order a user
 // would: validate; plan from an empty state; apply from it through the
 // out-of-process sim (its world in its world file); plan after that apply
 // with the refresh (every lane observed through the sim) and without it.
@@ -33,12 +31,8 @@ var scaleCLILanes = []int{1000, 10000, 50000, 100000}
 // iteration starts from a fresh directory.
 func BenchmarkScaleCLI(b *testing.B) {
 	bin := poolctest.Binary(b)
-	for i, lanes := range scaleCLILanes {
-		if testing.Short() && i >= 2 {
-			break
-		}
-		opts := poolgen.Options{Nodes: max(2, lanes/10), Lanes: lanes, Members: lanes / 100, Seed: 1}
-		parts, err := poolgen.Files(poolgen.HCL, opts)
+	for _, lanes := range scalepool.Sizes() {
+		parts, err := scalepool.Files(poolgen.HCL, lanes)
 		if err != nil {
 			b.Fatal(err)
 		}

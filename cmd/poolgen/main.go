@@ -114,21 +114,17 @@ func writeParts(stderr io.Writer, parts int, lang, out string, opts poolgen.Opti
 	if name == "" {
 		name = poolgen.DefaultName
 	}
-	bufs := make([]bytes.Buffer, parts)
-	ws := make([]io.Writer, parts)
-	for i := range bufs {
-		ws[i] = &bufs[i]
-	}
-	if err := poolgen.WriteParts(ws, poolgen.Language(lang), opts); err != nil {
+	files, err := poolgen.Parts(poolgen.Language(lang), opts, parts)
+	if err != nil {
 		return usage(stderr, "%v", err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "poolgen: %v\n", err)
 		return 1
 	}
-	for i := range bufs {
+	for i, data := range files {
 		file := filepath.Join(out, fmt.Sprintf("%s-%d.%s", name, i+1, lang))
-		if err := os.WriteFile(file, bufs[i].Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(file, data, 0o644); err != nil {
 			fmt.Fprintf(stderr, "poolgen: %v\n", err)
 			return 1
 		}

@@ -159,24 +159,22 @@ func WriteParts(ws []io.Writer, lang Language, opts Options) error {
 	return RenderParts(ws, lang, p, opts.comment())
 }
 
-// LanesPerFile is how many lanes Files writes in one file: a generated
-// HCL file of about 80,000 lanes passes the most tokens poolc reads from
-// one HCL file (hclfront.MaxTokens).
-const LanesPerFile = 40000
-
-// Files generates the pool opts describe in lang as the contents of one
-// file per LanesPerFile lanes (one at least), which poolc loads as one
-// pool, as poolgen --files writes them.
-func Files(lang Language, opts Options) ([][]byte, error) {
-	bufs := make([]bytes.Buffer, max(1, (opts.Lanes+LanesPerFile-1)/LanesPerFile))
-	ws := make([]io.Writer, len(bufs))
+// Parts generates the pool opts describe in lang as the contents of n
+// files (see WriteParts), which poolc loads as one pool, as poolgen
+// --files writes them.
+func Parts(lang Language, opts Options, n int) ([][]byte, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%d files: want 1 or more", n)
+	}
+	bufs := make([]bytes.Buffer, n)
+	ws := make([]io.Writer, n)
 	for i := range bufs {
 		ws[i] = &bufs[i]
 	}
 	if err := WriteParts(ws, lang, opts); err != nil {
 		return nil, err
 	}
-	files := make([][]byte, len(bufs))
+	files := make([][]byte, n)
 	for i := range bufs {
 		files[i] = bufs[i].Bytes()
 	}

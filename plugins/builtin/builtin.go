@@ -12,11 +12,11 @@ import (
 	"poolc.dev/poolc/plugins/kube"
 	"poolc.dev/poolc/plugins/llama"
 	"poolc.dev/poolc/plugins/sdk"
-	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/plugins/simactuator"
 )
 
 var registry = map[string]func(version string) sdk.Actuator{
-	"sim":                func(v string) sdk.Actuator { return sim.New(v) },
+	"sim":                func(v string) sdk.Actuator { return simactuator.New(v) },
 	"llama":              func(v string) sdk.Actuator { return llama.NewActuator(v) },
 	"haproxy":            func(v string) sdk.Actuator { return haproxy.NewActuator(v) },
 	imagesync.PluginName: func(v string) sdk.Actuator { return imagesync.NewActuator(v) },

@@ -40,11 +40,12 @@ var layers = []struct {
 	{`^sim/`, 75},
 	{`^orchestrate$`, 80},
 	{`^cli/arguments$`, 95}, // each command's parsed arguments, defaults from the packages
+	{`^cli/views$`, 95},     // how the commands show what they do: writers to an io.Writer
 	{`^(cli|cmd/.*|examples/.*|tools/.*)$`, 100},
 }
 
 // actuator names the actuator a package belongs to, if any.
-var actuator = regexp.MustCompile(`^plugins/(llama|haproxy|kube|imagesync|sim)(/|$)`)
+var actuator = regexp.MustCompile(`^plugins/(llama|haproxy|kube|imagesync|simactuator)(/|$)`)
 
 // privileged are the packages an actuator must not import: what it needs
 // of the configuration and the state comes in its requests.

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/internal/testing/proctree"
-	"poolc.dev/poolc/plugins/sim"
+	"poolc.dev/poolc/plugins/simactuator"
 	"poolc.dev/poolc/pools"
 )
 
@@ -236,9 +236,9 @@ func SparkLab(t testing.TB, dir string, timeScale float64) string {
 // test on what the hardware must never see: a violation the sim
 // recorded, a lane started twice, an alias routed to a lane that is not
 // running. when says at which point of the test it looked.
-func CheckWorld(t testing.TB, dir, when string) sim.World {
+func CheckWorld(t testing.TB, dir, when string) simactuator.World {
 	t.Helper()
-	w, err := sim.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	w, err := simactuator.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 	if err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}

@@ -1,9 +1,10 @@
-// Package sim is the simulator actuator: it stands in for the hardware,
-// handling every step kind against a fleet it keeps in a world file, in
-// virtual time by default or in scaled real time. It checks what real
-// hardware would punish — a lane started twice, an alias routed to a lane
-// that is not running — and records such violations in the world, and it
-// injects faults on request so tests can see failures, crashes and hangs.
+// Package simactuator is the simulator actuator, the plugin named "sim" in
+// pool files: it stands in for the hardware, handling every step kind
+// against a fleet it keeps in a world file, in virtual time by default or
+// in scaled real time. It checks what real hardware would punish — a lane
+// started twice, an alias routed to a lane that is not running — and
+// records such violations in the world, and it injects faults on request
+// so tests can see failures, crashes and hangs.
 //
 // Configuration (the plugin's config block):
 //
@@ -21,7 +22,7 @@
 //	hang           step IDs on which the plugin stops answering
 //	unreachable    nodes the sim cannot reach: Observe reports them
 //	               unobserved (cause unreachable) and steps there fail
-package sim
+package simactuator
 
 import (
 	"bytes"

@@ -1,10 +1,11 @@
-package cli
+package views
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/sim"
@@ -17,10 +18,10 @@ func columnName(r sim.Outcome, compare bool) string {
 	return string(r.Mode)
 }
 
-// writeSimulation shows a simulation report in format: text, json or
+// Simulation shows a simulation report in format: text, json or
 // markdown. compare says the runs are of two configurations, head and
 // base, and leads with head minus base.
-func writeSimulation(w io.Writer, format string, sc sim.Scenario, pool string, runs []sim.Outcome, compare bool) {
+func Simulation(w io.Writer, format string, sc sim.Scenario, pool string, runs []sim.Outcome, compare bool) {
 	var ds [][]sim.Delta
 	if compare {
 		ds = sim.Compare(runs)
@@ -81,13 +82,7 @@ func simulationMarkdown(w io.Writer, sc sim.Scenario, pool string, runs []sim.Ou
 		fmt.Fprint(w, "---:|")
 	}
 	fmt.Fprintln(w)
-	for _, row := range sim.ReportMetrics(compare) {
-		fmt.Fprintf(w, "| %s |", row.Name)
-		for _, r := range runs {
-			fmt.Fprintf(w, " %s |", row.Format(row.Value(r.Result.Metrics)))
-		}
-		fmt.Fprintln(w)
-	}
+	writeMetrics(w, runs, compare, "| %s |", " %s |")
 	if compare {
 		fmt.Fprint(w, "\n</details>\n")
 	}
@@ -133,13 +128,7 @@ func simulationText(w io.Writer, sc sim.Scenario, pool string, runs []sim.Outcom
 		fmt.Fprintf(tw, "%s\t", columnName(r, compare))
 	}
 	fmt.Fprintln(tw)
-	for _, row := range sim.ReportMetrics(compare) {
-		fmt.Fprintf(tw, "%s\t", row.Name)
-		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t", row.Format(row.Value(r.Result.Metrics)))
-		}
-		fmt.Fprintln(tw)
-	}
+	writeMetrics(tw, runs, compare, "%s\t", "%s\t")
 	tw.Flush()
 	for _, r := range runs {
 		if len(r.Result.Timeline) == 0 {
@@ -147,5 +136,38 @@ func simulationText(w io.Writer, sc sim.Scenario, pool string, runs []sim.Outcom
 		}
 		fmt.Fprintf(w, "\nTimeline (%s):\n", columnName(r, compare))
 		writeTimeline(w, r.Result.Timeline)
+	}
+}
+
+// SimulationProgress rewrites one line on a terminal with the progress of
+// a simulation run (label) of total simulated time.
+func SimulationProgress(w io.Writer, label string, total time.Duration) func(done, total time.Duration) {
+	last := time.Time{}
+	return func(done, _ time.Duration) {
+		if time.Since(last) < 100*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "\r\033[K%s: %s of %s simulated (%.0f%%)", label, done.Truncate(time.Second), total, 100*done.Seconds()/total.Seconds())
+	}
+}
+
+// writeMetrics writes a line per metric of the report: its name, then
+// its value in each run, with the formats name and cell.
+func writeMetrics(w io.Writer, runs []sim.Outcome, compare bool, name, cell string) {
+	for _, row := range sim.ReportMetrics(compare) {
+		fmt.Fprintf(w, name, row.Name)
+		for _, r := range runs {
+			fmt.Fprintf(w, cell, row.Format(row.Value(r.Result.Metrics)))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// writeTimeline lists the controller's actions, at their virtual times.
+func writeTimeline(w io.Writer, tl []sim.Action) {
+	for _, a := range tl {
+		d := a.At.Truncate(time.Second)
+		fmt.Fprintf(w, "  %02d:%02d:%02d  %-14s %s\n", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, a.Kind, a.Detail)
 	}
 }

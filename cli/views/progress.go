@@ -1,4 +1,4 @@
-package cli
+package views
 
 import (
 	"encoding/json"
@@ -11,15 +11,17 @@ import (
 	"poolc.dev/poolc/runner"
 )
 
-// progressView shows a run as it goes.
-type progressView interface {
+// Progress shows a run as it goes: Event shows one of the runner's
+// events, Close ends the display.
+type Progress interface {
 	Event(e runner.Event)
 	Close()
 }
 
-// newProgress picks the display: a JSON event per line for machines, live
-// bars on a terminal, one line per event otherwise (CI logs).
-func newProgress(w io.Writer, asJSON, terminal bool, total int) progressView {
+// NewProgress picks the display of a run of total steps: a JSON event per
+// line for machines, live bars on a terminal, one line per event
+// otherwise (CI logs).
+func NewProgress(w io.Writer, asJSON, terminal bool, total int) Progress {
 	switch {
 	case asJSON:
 		return &jsonProgress{enc: json.NewEncoder(w), total: total, start: time.Now()}
@@ -29,10 +31,10 @@ func newProgress(w io.Writer, asJSON, terminal bool, total int) progressView {
 	return &lineProgress{w: w, total: total}
 }
 
-// jsonEvent is one line of apply --json: a runner event, or the summary
+// JSONEvent is one line of apply --json: a runner event, or the summary
 // that ends the stream ("event": "summary"). Every duration is in
 // seconds.
-type jsonEvent struct {
+type JSONEvent struct {
 	FormatVersion   int              `json:"format_version"`
 	Time            time.Time        `json:"time"`
 	Event           runner.EventKind `json:"event"`
@@ -62,11 +64,11 @@ type jsonOutcomes struct {
 
 // summaryEvent is the last event of a run of total steps that began at
 // start.
-func summaryEvent(total int, o jsonOutcomes, start time.Time) jsonEvent {
+func summaryEvent(total int, o jsonOutcomes, start time.Time) JSONEvent {
 	now := time.Now()
 	ok := o.Done == total
 	d := now.Sub(start).Seconds()
-	return jsonEvent{FormatVersion: JSONFormatVersion, Time: now.UTC(), Event: "summary", OK: &ok, Steps: &total, Outcomes: &o, DurationSeconds: &d}
+	return JSONEvent{FormatVersion: JSONFormatVersion, Time: now.UTC(), Event: "summary", OK: &ok, Steps: &total, Outcomes: &o, DurationSeconds: &d}
 }
 
 type jsonProgress struct {
@@ -90,7 +92,7 @@ func (p *jsonProgress) Event(e runner.Event) {
 	case runner.EventCancelled:
 		p.outcomes.Cancelled++
 	}
-	p.enc.Encode(jsonEvent{
+	p.enc.Encode(JSONEvent{
 		FormatVersion: JSONFormatVersion, Time: e.Time, Event: e.Kind, Step: e.Step, Plugin: e.Plugin,
 		Message: e.Message, Fraction: e.Fraction, BytesDone: e.BytesDone, BytesTotal: e.BytesTotal, Attempt: e.Attempt,
 		EstimateSeconds: e.Estimate, ElapsedSeconds: e.Elapsed.Seconds(),

@@ -1,7 +1,8 @@
-package cli
+package views
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/term"
 
 	"poolc.dev/poolc/runner"
 )
@@ -135,7 +137,7 @@ var imageSyncEvents = []runner.Event{
 // The CI view (one line per event) shows the bytes of each report.
 func TestLineProgressShowsBytes(t *testing.T) {
 	var b strings.Builder
-	view := newProgress(&b, false, false, 2)
+	view := NewProgress(&b, false, false, 2)
 	for _, e := range imageSyncEvents[:5] {
 		view.Event(e)
 	}
@@ -163,7 +165,7 @@ func ptyGolden(t *testing.T, name string, cols, total int, events []runner.Event
 	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: uint16(cols)}); err != nil {
 		t.Fatal(err)
 	}
-	if !isTerminal(tty) {
+	if !term.IsTerminal(int(tty.Fd())) {
 		t.Fatal("the pty's end is not seen as a terminal")
 	}
 	out := make(chan []byte, 64)
@@ -201,7 +203,7 @@ func ptyGolden(t *testing.T, name string, cols, total int, events []runner.Event
 		scr.write(got)
 	}
 
-	view := newProgress(tty, false, isTerminal(tty), total)
+	view := NewProgress(tty, false, term.IsTerminal(int(tty.Fd())), total)
 	if _, ok := view.(*liveProgress); !ok {
 		t.Fatalf("on a terminal the display is %T, want the live display", view)
 	}
@@ -229,3 +231,6 @@ func ptyGolden(t *testing.T, name string, cols, total int, events []runner.Event
 		t.Errorf("the screen differs from %s (-update rewrites it):\n%s", path, golden.String())
 	}
 }
+
+// update rewrites the golden files instead of comparing with them.
+var update = flag.Bool("update", false, "rewrite golden files")
