@@ -60,10 +60,10 @@ func (p *Plan) Check() error {
 		}
 		seen[s.ID] = true
 	}
-	if err := p.Before.check(); err != nil {
+	if err := p.Before.check(false); err != nil {
 		return fmt.Errorf("the fleet before the plan: %w", err)
 	}
-	if err := p.After.check(); err != nil {
+	if err := p.After.check(true); err != nil {
 		return fmt.Errorf("the fleet after the plan: %w", err)
 	}
 	return nil

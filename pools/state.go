@@ -389,7 +389,7 @@ func ParseState(name string, data []byte) (*State, error) {
 		return nil, stateError(name, data)
 	}
 	s.Fleet.markRouterRoutes()
-	if err := s.Fleet.check(); err != nil {
+	if err := s.Fleet.check(false); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.Normalize()
@@ -478,10 +478,14 @@ func (idx processIndex) reach(r Route) bool {
 }
 
 // check refuses fleets no poolc would write: duplicate keys, lanes
-// without a node, routes to lanes that do not exist. A lane may run twice
-// under one node and port: as its own process and as a model of the
-// node's router, while its residency crosses on-demand.
-func (s *Fleet) check() error {
+// without a node, and, with reached, routes to processes the fleet does
+// not hold. A lane may run twice under one node and port: as its own
+// process and as a model of the node's router, while its residency
+// crosses on-demand. A fleet as observed may route an alias to a process
+// it does not hold (the gateway still sends it to a lane whose process
+// died): that is what runs, and the plan starts the lane or routes the
+// alias again; the fleet a plan leads to may not.
+func (s *Fleet) check(reached bool) error {
 	type process struct {
 		name, node string
 		port       int
@@ -503,13 +507,13 @@ func (s *Fleet) check() error {
 		procs[key] = true
 	}
 	aliases := map[string]bool{}
-	reached := s.processesOf()
+	index := s.processesOf()
 	for _, r := range s.Routes {
 		if aliases[r.Alias] {
 			return fmt.Errorf("alias %q is routed twice", r.Alias)
 		}
 		aliases[r.Alias] = true
-		if r.Lane != Cloud && !reached.reach(r) {
+		if reached && r.Lane != Cloud && !index.reach(r) {
 			return fmt.Errorf("alias %q routes to lane %q on node %q%s, which the state does not hold", r.Alias, r.Lane, r.Node, r.via())
 		}
 	}
