@@ -13,8 +13,7 @@
 //
 //	go test -tags 'e2e walk' -count=1 -timeout 60m -run TestE2EFleetWalk ./internal/testing/fleetwalk
 //
-// Without them it runs the CI set (ciWalks: seeds and the number of
-// changes of each that pass today, with the bug each then finds);
+// Without them it runs the CI set (ciWalks: two seeds of 30 changes);
 // POOLC_WALK_SEED=N runs one seed, 30 changes unless POOLC_WALK_STEPS=N
 // says how many. .ci/run runs it after the e2e suite. POOLC_WALK_STATE_DIR=/abs/dir gives the llama
 // actuator an absolute state_dir instead of the README's relative
