@@ -80,3 +80,46 @@ func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSavedPlanOfSparePortsPoolWide: a plan saved before spare ports
+// were chosen per node (format_version 2) still applies when it is the
+// plan poolc makes now; one whose lane's second process is on another
+// port is refused as stale, saying why.
+func TestCheckSavedPlanOfSparePortsPoolWide(t *testing.T) {
+	cfg, diags := compiler.Load([]string{"../examples/spark-lab"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	empty := &pools.State{}
+	empty.Normalize()
+	p, err := compiler.Plan(cfg, empty, compiler.PlanOptions{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := func() *pools.SavedPlan {
+		data, err := planjson.MarshalSaved(&pools.SavedPlan{FormatVersion: 2, PoolcVersion: "0.9.0", ConfigHash: cfg.Hash,
+			StateLineage: pools.LineageOf(empty), StateHash: empty.ContentHash(), Plan: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := planjson.ParseSaved("plan.json", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if err := compiler.CheckSavedPlan(cfg, empty, saved()); err != nil {
+		t.Fatalf("a format_version 2 plan that poolc plans again the same: %v", err)
+	}
+	old := saved()
+	for i := range old.Plan.Steps {
+		if s := &old.Plan.Steps[i]; s.Kind == pools.StepStart {
+			s.Lane.Port++
+			break
+		}
+	}
+	err = compiler.CheckSavedPlan(cfg, empty, old)
+	if want := "saved plan is stale: poolc 0.9.0 saved it (format_version 2) choosing spare ports pool-wide"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one with %q", err, want)
+	}
+}

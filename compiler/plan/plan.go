@@ -74,10 +74,11 @@ func Diff(in Input) (*pools.Plan, error) {
 	}
 	cur := in.Current.Clone()
 	des := in.Placement.Desired.Clone()
-	resolve(in.Pool, &cur, &des)
+	spare := in.Pool.SparePorts(&des)
+	resolve(in.Pool, spare, &cur, &des)
 	breakFirst := map[string]bool{} // lanes whose old process goes first
 	for {
-		b := newBuilder(in, cur, des, breakFirst)
+		b := newBuilder(in, cur, des, spare, breakFirst)
 		b.build()
 		cycle := b.cycle()
 		if cycle == nil {
@@ -103,7 +104,8 @@ type builder struct {
 	interruptions   []pools.Interruption
 	// gone lists the processes the plan stops.
 	gone map[process]bool
-	// ports are the lanes' declared ports, spare their spare ones.
+	// ports are the lanes' declared ports, spare their spare ones on the
+	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
 }
 
@@ -127,12 +129,12 @@ func sameProcess(c, d pools.LaneState) bool {
 	return (c.Residency == pools.OnDemand) == (d.Residency == pools.OnDemand)
 }
 
-func newBuilder(in Input, cur, des pools.Fleet, breakFirst map[string]bool) *builder {
+func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst map[string]bool) *builder {
 	ports := map[string]int{}
 	for _, l := range in.Pool.Lanes {
 		ports[l.Name] = l.Port
 	}
-	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: in.Pool.SparePorts(),
+	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: spare,
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
 }
 
