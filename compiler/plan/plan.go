@@ -634,9 +634,13 @@ func routeText(r pools.Route) string {
 // order: each is planned as a member-remove, and each must be observed
 // (by its pod pool's cluster plugin) for the plan to see it at all.
 func Leaving(desired, current pools.Fleet) []pools.MemberState {
+	want := make(map[string]bool, len(desired.Members))
+	for _, m := range desired.Members {
+		want[m.Key()] = true
+	}
 	var out []pools.MemberState
 	for _, m := range current.Members {
-		if findMember(desired, m.Key()) == nil {
+		if !want[m.Key()] {
 			out = append(out, m)
 		}
 	}
@@ -644,13 +648,16 @@ func Leaving(desired, current pools.Fleet) []pools.MemberState {
 	return out
 }
 
-func findMember(f pools.Fleet, key string) *pools.MemberState {
+// membersByKey indexes a fleet's members by their key (the first of a
+// key).
+func membersByKey(f pools.Fleet) map[string]*pools.MemberState {
+	out := make(map[string]*pools.MemberState, len(f.Members))
 	for i := range f.Members {
-		if f.Members[i].Key() == key {
-			return &f.Members[i]
+		if k := f.Members[i].Key(); out[k] == nil {
+			out[k] = &f.Members[i]
 		}
 	}
-	return nil
+	return out
 }
 
 func (b *builder) members() {
@@ -664,8 +671,9 @@ func (b *builder) members() {
 		names = append(names, m.Key())
 	}
 	sort.Strings(names)
+	cur, des := membersByKey(b.cur), membersByKey(b.des)
 	for _, key := range names {
-		c, d := findMember(b.cur, key), findMember(b.des, key)
+		c, d := cur[key], des[key]
 		switch {
 		case c == nil || *c != *d:
 			// A member-ensure records no image of its own: the member
