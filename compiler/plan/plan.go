@@ -104,6 +104,9 @@ type builder struct {
 	interruptions   []pools.Interruption
 	// gone lists the processes the plan stops.
 	gone map[process]bool
+	// view is the pool under the plan's profile, made when first needed
+	// (viewLane).
+	view *pools.View
 	// ports are the lanes' declared ports, spare their spare ones on the
 	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
@@ -532,8 +535,9 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	}
 	var to *pools.Route
 	var why string
+	model := b.modelOf(cr)
 	for _, l := range b.cur.Lanes {
-		if l.Name != cr.Lane && l.Model == b.modelOf(cr) && stable(l.Name) != nil {
+		if l.Name != cr.Lane && l.Model == model && stable(l.Name) != nil {
 			to, why = routeTo(alias, l), "it serves the same model"
 			break
 		}
