@@ -82,5 +82,5 @@ func Desired(cfg *Config) *pools.State {
 // configuration no longer lists: the plan removes them, so their cluster
 // plugins must observe them.
 func Leaving(cfg *Config, current *pools.State) []pools.MemberState {
-	return plan.Leaving(Desired(cfg).Fleet, current.Fleet)
+	return plan.Leaving(pools.Fleet{Members: place.Members(cfg.Pool)}, current.Fleet)
 }

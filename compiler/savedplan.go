@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -35,15 +36,32 @@ func CheckSavedPlan(cfg *Config, current *pools.State, saved *pools.SavedPlan) e
 		if saved.StateHash != current.ContentHash() {
 			return fmt.Errorf("saved plan is stale: the fleet is no longer the one it was planned against (the state file or what the plugins observe changed): %w; plan again", err)
 		}
+		if err := olderSparePorts(saved); err != nil {
+			return err
+		}
 		return fmt.Errorf("saved plan is not the plan of its configuration and state: %w", err)
 	}
 	if saved.StateHash != current.ContentHash() {
 		return fmt.Errorf("saved plan is stale: the content of the state changed since it was planned; plan again")
 	}
 	if !jsonEqual(saved.Plan, again) {
+		if err := olderSparePorts(saved); err != nil {
+			return err
+		}
 		return fmt.Errorf("saved plan is not the plan of its configuration and state: its fleets, interruptions or unplaced lanes differ")
 	}
 	return nil
+}
+
+// olderSparePorts refuses, as stale, a saved plan that differs from the
+// plan poolc makes now and was made before spare ports were chosen per
+// node: its lanes' second processes were on ports searched pool-wide.
+func olderSparePorts(saved *pools.SavedPlan) error {
+	if saved.FormatVersion >= pools.SavedPlanSparePortsPerNode {
+		return nil
+	}
+	return fmt.Errorf("saved plan is stale: poolc %s saved it (format_version %d) choosing spare ports pool-wide, and this poolc chooses them per node, so a lane replaced on its node may start on another port; plan again",
+		cmp.Or(saved.PoolcVersion, "(unknown version)"), saved.FormatVersion)
 }
 
 // sameSteps reports the first step of saved that is not the step of

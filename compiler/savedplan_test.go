@@ -10,10 +10,10 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// TestCheckSavedPlanRefusesEveryEdit plans spark-lab from no state, saves
-// it through JSON as poolc plan --out does, and sees the plan accepted as
-// saved and refused after each edit, naming the step and field.
-func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
+// sparkLabFromNoState is examples/spark-lab, an empty state and the plan
+// from it.
+func sparkLabFromNoState(t *testing.T) (*compiler.Config, *pools.State, *pools.Plan) {
+	t.Helper()
 	cfg, diags := compiler.Load([]string{"../examples/spark-lab"})
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
@@ -24,6 +24,14 @@ func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, empty, p
+}
+
+// TestCheckSavedPlanRefusesEveryEdit plans spark-lab from no state, saves
+// it through JSON as poolc plan --out does, and sees the plan accepted as
+// saved and refused after each edit, naming the step and field.
+func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
+	cfg, empty, p := sparkLabFromNoState(t)
 	data, err := planjson.MarshalSaved(&pools.SavedPlan{FormatVersion: pools.SavedPlanFormatVersion, ConfigHash: cfg.Hash,
 		StateLineage: pools.LineageOf(empty), StateHash: empty.ContentHash(), Plan: p})
 	if err != nil {
@@ -78,5 +86,39 @@ func TestCheckSavedPlanRefusesEveryEdit(t *testing.T) {
 				t.Fatalf("error %v, want one with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestCheckSavedPlanOfSparePortsPoolWide: a plan saved before spare ports
+// were chosen per node (format_version 2) still applies when it is the
+// plan poolc makes now; one whose lane's second process is on another
+// port is refused as stale, saying why.
+func TestCheckSavedPlanOfSparePortsPoolWide(t *testing.T) {
+	cfg, empty, p := sparkLabFromNoState(t)
+	saved := func() *pools.SavedPlan {
+		data, err := planjson.MarshalSaved(&pools.SavedPlan{FormatVersion: 2, PoolcVersion: "0.9.0", ConfigHash: cfg.Hash,
+			StateLineage: pools.LineageOf(empty), StateHash: empty.ContentHash(), Plan: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := planjson.ParseSaved("plan.json", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if err := compiler.CheckSavedPlan(cfg, empty, saved()); err != nil {
+		t.Fatalf("a format_version 2 plan that poolc plans again the same: %v", err)
+	}
+	old := saved()
+	for i := range old.Plan.Steps {
+		if s := &old.Plan.Steps[i]; s.Kind == pools.StepStart {
+			s.Lane.Port++
+			break
+		}
+	}
+	err := compiler.CheckSavedPlan(cfg, empty, old)
+	if want := "saved plan is stale: poolc 0.9.0 saved it (format_version 2) choosing spare ports pool-wide"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one with %q", err, want)
 	}
 }

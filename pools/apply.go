@@ -119,6 +119,10 @@ func (f Fleet) Clone() Fleet {
 // the fleet split by node (see ByNode), so the cost grows with the steps
 // times the largest node, not with the steps times the whole fleet.
 func (f *Fleet) ApplyAll(steps []Step) error {
+	if len(steps) == 0 {
+		f.Normalize() // what splitting and joining it again gives
+		return nil
+	}
 	b := SplitByNode(*f)
 	var err error
 	for _, s := range steps {

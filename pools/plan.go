@@ -244,8 +244,19 @@ func (p *Plan) Summary() string {
 
 // SavedPlanFormatVersion is the version of saved plan files. Version 2
 // binds the plan to the state's content (StateHash) and records the
-// what-if assumptions it was made with (AssumeDown).
-const SavedPlanFormatVersion = 2
+// what-if assumptions it was made with (AssumeDown). Version 3 is the
+// same file, planned with spare ports per node (Pool.SparePorts); a
+// version 2 plan still applies when planning it again gives the same
+// plan, else it is refused as stale (see SavedPlanSparePortsPerNode).
+const SavedPlanFormatVersion = 3
+
+// SavedPlanSparePortsPerNode is the first saved plan format version
+// planned with spare ports per node: an older plan chose them pool-wide.
+const SavedPlanSparePortsPerNode = 3
+
+// SavedPlanBoundToState is the oldest saved plan format version poolc
+// reads: an older one does not bind the plan to the state's content.
+const SavedPlanBoundToState = 2
 
 // SavedPlan is a plan written to a file by `poolc plan --out`, bound to
 // what it was made from: a saved plan is refused when the configuration's

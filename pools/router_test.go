@@ -21,12 +21,13 @@ func TestRouterPortIsTheLlamaPluginsOnlyWhenANodeRunsLlama(t *testing.T) {
 
 func TestSparePortsSkipTheRouterPort(t *testing.T) {
 	p := &Pool{Nodes: []Node{{Name: "a", Runtime: LlamaRuntime}}, Lanes: []Lane{{Name: "x", Port: DefaultRouterPort - 1}, {Name: "y", Port: DefaultRouterPort + 1}}}
-	spare := p.SparePorts()
+	placed := &Fleet{Lanes: []LaneState{{Name: "x", Node: "a"}, {Name: "y", Node: "a"}}}
+	spare := p.SparePorts(placed)
 	if spare["x"] != DefaultRouterPort+2 || spare["y"] != DefaultRouterPort+3 {
 		t.Errorf("spare ports %v: want x past the router port and y's", spare)
 	}
 	p.Nodes[0].Runtime = ""
-	if spare := p.SparePorts(); spare["x"] != DefaultRouterPort {
+	if spare := p.SparePorts(placed); spare["x"] != DefaultRouterPort {
 		t.Errorf("without llama nodes the router port is free: %v", spare)
 	}
 }

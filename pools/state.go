@@ -360,9 +360,15 @@ func (f *Fleet) HasPrefetched(p Prefetch) bool {
 // ones, so equal fleets compare and marshal equal.
 func (f *Fleet) Normalize() {
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
-	slices.SortStableFunc(f.Lanes, compareProcess)
+	// A fleet is most often normalized already (read from a state, cloned):
+	// checking the order costs one comparison per lane, sorting n·log n.
+	if !slices.IsSortedFunc(f.Lanes, compareProcess) {
+		slices.SortStableFunc(f.Lanes, compareProcess)
+	}
 	sort.Slice(f.Routes, func(i, j int) bool { return f.Routes[i].Alias < f.Routes[j].Alias })
-	slices.SortFunc(f.Prefetched, ComparePrefetch)
+	if !slices.IsSortedFunc(f.Prefetched, ComparePrefetch) {
+		slices.SortFunc(f.Prefetched, ComparePrefetch)
+	}
 	sort.Slice(f.Members, func(i, j int) bool { return f.Members[i].Key() < f.Members[j].Key() })
 	if f.Nodes == nil {
 		f.Nodes = []NodeState{}

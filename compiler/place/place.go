@@ -67,6 +67,7 @@ func Place(in Input) Result {
 	lanes := append([]pools.Lane(nil), view.Lanes...)
 	sort.SliceStable(lanes, func(i, j int) bool { return rank(lanes[i].Residency) < rank(lanes[j].Residency) })
 	placed := make(map[string]string, len(lanes))
+	aliases := aliasesByLane(p)
 	prefetched := make(map[pools.Prefetch]bool, len(lanes))
 	for _, l := range lanes {
 		m := p.Model(l.Model)
@@ -121,7 +122,7 @@ func Place(in Input) Result {
 		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
 			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
 			Path: m.Path, SHA256: m.SHA256, Source: m.Source, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
-			Aliases: routerAliases(p, l),
+			Aliases: routerAliases(aliases, l),
 		})
 		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SHA256: m.SHA256, SizeGB: m.SizeGB}); !prefetched[pf] {
 			prefetched[pf] = true
@@ -139,14 +140,7 @@ func Place(in Input) Result {
 		res.Desired.Routes = append(res.Desired.Routes, route)
 	}
 	res.Desired.Routes = append(res.Desired.Routes, laneServers(p, res.Desired.Routes, placed)...)
-	for _, pp := range p.PodPools {
-		for i, m := range pp.Members {
-			res.Desired.Members = append(res.Desired.Members, pools.MemberState{
-				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
-				Capacity: m.Capacity, Registry: m.Registry.String(), Image: SyncedImage(pp, m), PodMemoryGB: pp.PodMemoryGB,
-			})
-		}
-	}
+	res.Desired.Members = Members(p)
 	res.Desired.Normalize()
 	// An on-demand lane is reached through its node's router.
 	for i := range res.Desired.Routes {
@@ -158,20 +152,39 @@ func Place(in Input) Result {
 	return res
 }
 
+// Members is the desired state of the pool's pod-pool members, in the
+// pool's order: they do not depend on placement.
+func Members(p *pools.Pool) []pools.MemberState {
+	var out []pools.MemberState
+	for _, pp := range p.PodPools {
+		for i, m := range pp.Members {
+			out = append(out, pools.MemberState{
+				PodPool: pp.Name, Context: m.Context, Priority: i, SSHHost: m.SSHHost, SSHPort: m.SSHPort,
+				Capacity: m.Capacity, Registry: m.Registry.String(), Image: SyncedImage(pp, m), PodMemoryGB: pp.PodMemoryGB,
+			})
+		}
+	}
+	return out
+}
+
+// aliasesByLane lists the names of the pool's aliases by the lane they
+// route to, in the pool's order.
+func aliasesByLane(p *pools.Pool) map[string][]string {
+	out := map[string][]string{}
+	for _, a := range p.Aliases {
+		out[a.Lane] = append(out[a.Lane], a.Name)
+	}
+	return out
+}
+
 // routerAliases are the names an on-demand lane's section of its node's
 // router answers to: the aliases the pool routes to it (see
-// pools.LaneState.Aliases).
-func routerAliases(p *pools.Pool, l pools.Lane) []string {
+// pools.LaneState.Aliases), aliases being aliasesByLane's index.
+func routerAliases(aliases map[string][]string, l pools.Lane) []string {
 	if l.Residency != pools.OnDemand {
 		return nil
 	}
-	var out []string
-	for _, a := range p.Aliases {
-		if a.Lane == l.Name {
-			out = append(out, a.Name)
-		}
-	}
-	return pools.SortedAliases(out)
+	return pools.SortedAliases(aliases[l.Name])
 }
 
 // laneServers routes, under pools.LaneServer, each placed lane that an

@@ -74,10 +74,11 @@ func Diff(in Input) (*pools.Plan, error) {
 	}
 	cur := in.Current.Clone()
 	des := in.Placement.Desired.Clone()
-	resolve(in.Pool, &cur, &des)
+	spare := in.Pool.SparePorts(&des)
+	resolve(in.Pool, spare, &cur, &des)
 	breakFirst := map[string]bool{} // lanes whose old process goes first
 	for {
-		b := newBuilder(in, cur, des, breakFirst)
+		b := newBuilder(in, cur, des, spare, breakFirst)
 		b.build()
 		cycle := b.cycle()
 		if cycle == nil {
@@ -103,7 +104,11 @@ type builder struct {
 	interruptions   []pools.Interruption
 	// gone lists the processes the plan stops.
 	gone map[process]bool
-	// ports are the lanes' declared ports, spare their spare ones.
+	// view is the pool under the plan's profile, made when first needed
+	// (viewLane).
+	view *pools.View
+	// ports are the lanes' declared ports, spare their spare ones on the
+	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
 }
 
@@ -127,12 +132,12 @@ func sameProcess(c, d pools.LaneState) bool {
 	return (c.Residency == pools.OnDemand) == (d.Residency == pools.OnDemand)
 }
 
-func newBuilder(in Input, cur, des pools.Fleet, breakFirst map[string]bool) *builder {
+func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst map[string]bool) *builder {
 	ports := map[string]int{}
 	for _, l := range in.Pool.Lanes {
 		ports[l.Name] = l.Port
 	}
-	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: in.Pool.SparePorts(),
+	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: spare,
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
 }
 
@@ -530,8 +535,9 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 	}
 	var to *pools.Route
 	var why string
+	model := b.modelOf(cr)
 	for _, l := range b.cur.Lanes {
-		if l.Name != cr.Lane && l.Model == b.modelOf(cr) && stable(l.Name) != nil {
+		if l.Name != cr.Lane && l.Model == model && stable(l.Name) != nil {
 			to, why = routeTo(alias, l), "it serves the same model"
 			break
 		}
@@ -632,9 +638,13 @@ func routeText(r pools.Route) string {
 // order: each is planned as a member-remove, and each must be observed
 // (by its pod pool's cluster plugin) for the plan to see it at all.
 func Leaving(desired, current pools.Fleet) []pools.MemberState {
+	want := make(map[string]bool, len(desired.Members))
+	for _, m := range desired.Members {
+		want[m.Key()] = true
+	}
 	var out []pools.MemberState
 	for _, m := range current.Members {
-		if findMember(desired, m.Key()) == nil {
+		if !want[m.Key()] {
 			out = append(out, m)
 		}
 	}
@@ -642,13 +652,16 @@ func Leaving(desired, current pools.Fleet) []pools.MemberState {
 	return out
 }
 
-func findMember(f pools.Fleet, key string) *pools.MemberState {
+// membersByKey indexes a fleet's members by their key (the first of a
+// key).
+func membersByKey(f pools.Fleet) map[string]*pools.MemberState {
+	out := make(map[string]*pools.MemberState, len(f.Members))
 	for i := range f.Members {
-		if f.Members[i].Key() == key {
-			return &f.Members[i]
+		if k := f.Members[i].Key(); out[k] == nil {
+			out[k] = &f.Members[i]
 		}
 	}
-	return nil
+	return out
 }
 
 func (b *builder) members() {
@@ -662,8 +675,9 @@ func (b *builder) members() {
 		names = append(names, m.Key())
 	}
 	sort.Strings(names)
+	cur, des := membersByKey(b.cur), membersByKey(b.des)
 	for _, key := range names {
-		c, d := findMember(b.cur, key), findMember(b.des, key)
+		c, d := cur[key], des[key]
 		switch {
 		case c == nil || *c != *d:
 			// A member-ensure records no image of its own: the member

@@ -316,7 +316,7 @@ func TestApplyingThePlanReachesTheDesiredFleetAndReplanningIsEmpty(t *testing.T)
 // file, and routes naming the port of the process they reach.
 func settled(pool *pools.Pool, desired, f pools.Fleet) pools.Fleet {
 	want := desired.Clone()
-	spare := pool.SparePorts()
+	spare := pool.SparePorts(&desired)
 	for i := range want.Lanes {
 		d := &want.Lanes[i]
 		for _, l := range f.Instances(d.Name) {

@@ -29,16 +29,26 @@ func (b *builder) moveReason(from string, d pools.LaneState) string {
 			return fmt.Sprintf("%s: %s %s", head, from, e.Why)
 		}
 	}
-	lane := b.in.Pool.Lane(d.Name)
-	if lane != nil {
-		view := b.in.Pool.Under(b.in.Profile)
-		for _, l := range view.Lanes {
-			if l.Name == d.Name && !slices.Contains(b.in.Pool.Candidates(l), from) {
-				return fmt.Sprintf("%s: %s is no longer a candidate in its placement", head, from)
-			}
-		}
+	if l := b.viewLane(d.Name); l != nil && !slices.Contains(b.in.Pool.Candidates(*l), from) {
+		return fmt.Sprintf("%s: %s is no longer a candidate in its placement", head, from)
 	}
 	return fmt.Sprintf("%s: %s comes first in its placement and has room", head, d.Node)
+}
+
+// viewLane is the named lane as the plan's profile shapes it, or nil.
+// The view is made once per builder: a plan that moves many lanes asks
+// for many of them.
+func (b *builder) viewLane(name string) *pools.Lane {
+	if b.view == nil {
+		v := b.in.Pool.Under(b.in.Profile)
+		b.view = &v
+	}
+	lanes := b.view.Lanes // in name order, as the pool's
+	i, ok := slices.BinarySearchFunc(lanes, name, func(l pools.Lane, name string) int { return strings.Compare(l.Name, name) })
+	if !ok {
+		return nil
+	}
+	return &lanes[i]
 }
 
 // retireReason says why a lane's process on c.Node stops.

@@ -34,9 +34,9 @@ import (
 //
 // The desired weights files and routes follow; routes of the current fleet
 // that name no port (states written before routes did) are read as the
-// port of their lane's process on the node.
-func resolve(pool *pools.Pool, cur, des *pools.Fleet) {
-	spare := pool.SparePorts()
+// port of their lane's process on the node. spare is each lane's spare
+// port on the node des places it on.
+func resolve(pool *pools.Pool, spare map[string]int, cur, des *pools.Fleet) {
 	onNode := byNode(cur)
 	for i := range cur.Routes {
 		r := &cur.Routes[i]

@@ -279,3 +279,26 @@ func TestAnOnDemandUpgradeIsInPlaceAndReportedAsAnInterruption(t *testing.T) {
 		}
 	}
 }
+
+// TestASparePortIsFreeOnItsNode: a lane replaced on its node starts its
+// second process on the port above its own when only a lane of another
+// node declares that port (spare ports belong to a node), and planning
+// again after the plan is empty.
+func TestASparePortIsFreeOnItsNode(t *testing.T) {
+	twoNodes := func(sha string) *pools.Pool {
+		p := upgradePool(128, pools.Model{SHA256: sha})
+		p.Nodes = append(p.Nodes, pools.Node{Name: "b", MemoryGB: 128, Guard: p.Nodes[0].Guard})
+		p.Lanes[1].Placement = []string{"b"} // embed declares 8081, on b
+		return p
+	}
+	cur := place.Place(place.Input{Pool: twoNodes(oldSHA)}).Desired
+	pool := twoNodes(newSHA)
+	p := diff(t, pool, cur)
+	start := p.Step("start:chat@a:8081")
+	if start == nil || start.Lane.Port != 8081 {
+		t.Fatalf("steps %v, want start:chat@a:8081", ids(p))
+	}
+	if again := diff(t, pool, applied(t, cur, p)); !again.Empty() {
+		t.Fatalf("planning again gives %v", ids(again))
+	}
+}

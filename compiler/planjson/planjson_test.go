@@ -114,7 +114,7 @@ func TestAMalformedSavedPlanIsRefused(t *testing.T) {
 		{`{"format_version":1,"plan":{"steps":[{"id":"m","kind":"image-sync"}]}}`, "a image-sync step needs its member"},
 		{`{"format_version":1,"plan":{"steps":[{"kind":"stop"}]}}`, "step 1 has no ID"},
 		{`{"format_version":1,"plan":{"after":{"routes":[{"alias":"a","lane":"l","node":"n"}]}}}`, `the fleet after the plan: alias "a" routes to lane "l" on node "n", which the state does not hold`},
-		{`{"format_version":3,"plan":{}}`, "newer than this poolc reads"},
+		{`{"format_version":4,"plan":{}}`, "newer than this poolc reads"},
 		{`{"format_version":1,"plan":{}}`, "does not bind the plan to the state it was made from"},
 		{`{"format_version":2,"state_lineage":"none","plan":{}}`, "does not bind the plan to the state it was made from"},
 		{"{\"format_version\":1,\n\"plan\":[}", "plan.json:2:9: invalid character"},

@@ -11,7 +11,8 @@ import (
 // that apply can refuse it when the configuration or the state changed
 // since (see compiler.CheckSavedPlan).
 //
-//	format_version  2 (pools.SavedPlanFormatVersion); 1 is refused
+//	format_version  3 (pools.SavedPlanFormatVersion); 2 is read (spare ports
+//	                were chosen pool-wide then), 1 is refused
 //	poolc_version   the poolc that planned
 //	config_hash     sha256 of the configuration files, config_files their paths
 //	state_lineage   the state planned against, "none" for no state file
@@ -74,7 +75,7 @@ func ParseSaved(name string, data []byte) (*pools.SavedPlan, error) {
 	if err := out.Plan.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if saved.FormatVersion < pools.SavedPlanFormatVersion || saved.StateHash == "" || saved.StateLineage == "" {
+	if saved.FormatVersion < pools.SavedPlanBoundToState || saved.StateHash == "" || saved.StateLineage == "" {
 		return nil, fmt.Errorf("%s: saved plan format_version %d does not bind the plan to the state it was made from: plan again", name, saved.FormatVersion)
 	}
 	return out, nil

@@ -339,12 +339,23 @@ func PoolsStep(s sdk.Step) pools.Step {
 	return out
 }
 
+// NodesByName indexes an inventory's nodes by name, for SDKFleet.
+func NodesByName(inv *sdk.Inventory) map[string]*sdk.Node {
+	out := make(map[string]*sdk.Node, len(inv.Nodes))
+	for i := range inv.Nodes {
+		if n := &inv.Nodes[i]; out[n.Name] == nil {
+			out[n.Name] = n
+		}
+	}
+	return out
+}
+
 // SDKFleet is the SDK's fleet for poolc's, for actuators that keep their
-// world in poolc's terms; nodes and models are filled from the inventory
-// where it has them.
-func SDKFleet(f pools.Fleet, inv sdk.Inventory) sdk.Fleet {
+// world in poolc's terms; nodes are filled from an inventory's, indexed
+// by NodesByName, where it has them.
+func SDKFleet(f pools.Fleet, nodes map[string]*sdk.Node) sdk.Fleet {
 	node := func(name string) sdk.Node {
-		if n := inv.Node(name); n != nil {
+		if n := nodes[name]; n != nil {
 			return *n
 		}
 		return sdk.Node{Name: name}

@@ -109,6 +109,7 @@ type Sim struct {
 	mu    sync.Mutex
 	cfg   Config
 	inv   sdk.Inventory
+	nodes map[string]*sdk.Node // inv's nodes by name
 	world World
 	log   *worldLog // writes the world's changes (world.go)
 }
@@ -166,6 +167,7 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 	defer s.mu.Unlock()
 	s.cfg = cfg
 	s.inv = req.Inventory
+	s.nodes = convert.NodesByName(&s.inv)
 	path := ""
 	if cfg.World != ":memory:" {
 		path = cfg.World
@@ -200,7 +202,7 @@ func (s *Sim) Observe(context.Context, sdk.ObserveRequest) sdk.ObserveResponse {
 		f.Prefetched = slices.DeleteFunc(f.Prefetched, func(p pools.Prefetch) bool { return p.Node == n })
 		unobs = append(unobs, sdk.Unobserved{Kind: sdk.TargetNode, Name: n, Cause: sdk.CauseUnreachable, Detail: "sim: node " + n + " is unreachable, as configured"})
 	}
-	out := convert.SDKFleet(f, s.inv)
+	out := convert.SDKFleet(f, s.nodes)
 	out.Unobserved = unobs
 	return sdk.ObserveResponse{Fleet: out}
 }
@@ -212,7 +214,7 @@ func (s *Sim) everything() bool {
 }
 
 // runsOn reports whether the node is one of the sim's.
-func (s *Sim) runsOn(node string) bool { return s.everything() || s.inv.Node(node) != nil }
+func (s *Sim) runsOn(node string) bool { return s.everything() || s.nodes[node] != nil }
 
 // mine is the part of f that belongs to the sim's targets.
 func (s *Sim) mine(f pools.Fleet) pools.Fleet {
@@ -262,7 +264,7 @@ func (s *Sim) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk.Prog
 	r := s.ApplyStep(ctx, convert.PoolsStep(req.Step), convert.SDKProgress(progress))
 	out := sdk.ApplyResponse{Retryable: r.Retryable, Diagnostics: convert.SDKDiagnostics(r.Diagnostics)}
 	if r.Observed != nil {
-		f := convert.SDKFleet(*r.Observed, s.inv)
+		f := convert.SDKFleet(*r.Observed, s.nodes)
 		out.Observed = &f
 	}
 	return out
