@@ -557,15 +557,7 @@ func (f *fleet) checkSafe(when string) {
 // step cut off used to leave behind.
 func (f *fleet) noLeftovers(when string) {
 	f.t.Helper()
-	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(f.t.Context(), "show", "servers", "state")
-	if err != nil {
-		f.t.Fatalf("%s: %v", when, err)
-	}
-	srvs, err := parseServersState(out)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for _, s := range srvs {
+	for _, s := range f.servers(when) {
 		if s.Maint() || laneOfBackend(s.Backend) == "" || s.Backend == Cloud {
 			continue
 		}
@@ -580,6 +572,20 @@ func (f *fleet) noLeftovers(when string) {
 			f.t.Errorf("%s: server %s/%s is live towards %s:%d, where no lane serves (%v)", when, s.Backend, s.Name, s.Addr, s.Port, err)
 		}
 	}
+}
+
+// servers is every server of HAProxy's, as its admin socket shows them.
+func (f *fleet) servers(when string) []Server {
+	f.t.Helper()
+	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(f.t.Context(), "show", "servers", "state")
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	srvs, err := parseServersState(out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return srvs
 }
 
 // events matches the lines apply prints as a step starts or ends.

@@ -26,11 +26,7 @@ const reloadWait = 30 * time.Second
 // file says what runs, so a deeper list is seen (ensureFallbackDepth)
 // and reloaded for, whichever change wrote the file first.
 func (g *Gateway) writeConfig(ctx context.Context, forReload bool) error {
-	out, err := g.rt.Exec(ctx, "show", "servers", "state")
-	if err != nil {
-		return err
-	}
-	srvs, err := parseServersState(out)
+	srvs, err := g.allServers(ctx)
 	if err != nil {
 		return err
 	}

@@ -120,16 +120,8 @@ func TestE2EALaneOnlyFallenBackToIsServedWhereItRuns(t *testing.T) {
 // one, ready at node i's address and the lane's port; none when i < 0.
 func (f *fleet) laneServedAt(when, lane string, i int) {
 	f.t.Helper()
-	out, err := (Runtime{Dial: f.proxy.localDialer()}).Exec(f.t.Context(), "show", "servers", "state")
-	if err != nil {
-		f.t.Fatalf("%s: %v", when, err)
-	}
-	srvs, err := parseServersState(out)
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	var live []string
-	for _, s := range srvs {
+	for _, s := range f.servers(when) {
 		if s.Backend == LaneBackendName(lane) && !s.Maint() {
 			live = append(live, fmt.Sprintf("%s ready=%v", joinHostPort(s.Addr, s.Port), s.Ready()))
 		}

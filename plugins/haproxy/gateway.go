@@ -221,20 +221,7 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 		}
 	}
 	say("alias %s routes to %s", alias, to)
-	if to.Lane != Cloud && to.Node != "" {
-		if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
-			return err
-		}
-	}
-	if err := g.persist(ctx); err != nil {
-		return err
-	}
-	for _, s := range leaving {
-		if err := g.retire(ctx, s, say); err != nil {
-			return err
-		}
-	}
-	if err := g.persist(ctx); err != nil {
+	if err := g.settle(ctx, to, leaving, say); err != nil {
 		return err
 	}
 	if err := g.retireUnrouted(ctx, be, say); err != nil {
@@ -270,11 +257,7 @@ func (g *Gateway) serveLane(ctx context.Context, lane string, to *Endpoint, prog
 			}
 		}
 		// Every backend's servers: a lane whose backend is gone has none.
-		out, err := g.rt.Exec(ctx, "show", "servers", "state")
-		if err != nil {
-			return err
-		}
-		srvs, err := parseServersState(out)
+		srvs, err := g.allServers(ctx)
 		if err != nil {
 			return err
 		}
@@ -302,14 +285,21 @@ func (g *Gateway) serveLane(ctx context.Context, lane string, to *Endpoint, prog
 			return err
 		}
 		say("lane %s is served at %s for the aliases falling back to it", lane, to)
-		if to.Node != "" {
-			if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
-				return err
-			}
-		}
-		if err := g.persist(ctx); err != nil {
+	}
+	return g.settle(ctx, to, leaving, say)
+}
+
+// settle records where a route step sent its alias or lane server (the
+// node of to's address, the map and server state) and retires the
+// servers leaving, recording again once they are in maintenance.
+func (g *Gateway) settle(ctx context.Context, to *Endpoint, leaving []Server, say func(string, ...any)) error {
+	if to != nil && to.Lane != Cloud && to.Node != "" {
+		if err := g.nameNode(ctx, joinHostPort(to.Addr, to.Port), to.Node); err != nil {
 			return err
 		}
+	}
+	if err := g.persist(ctx); err != nil {
+		return err
 	}
 	for _, s := range leaving {
 		if err := g.retire(ctx, s, say); err != nil {
@@ -345,11 +335,7 @@ func (g *Gateway) retireUnrouted(ctx context.Context, keep string, say func(stri
 			used[LaneBackendName(f)] = true
 		}
 	}
-	out, err := g.rt.Exec(ctx, "show", "servers", "state")
-	if err != nil {
-		return err
-	}
-	srvs, err := parseServersState(out)
+	srvs, err := g.allServers(ctx)
 	if err != nil {
 		return err
 	}
@@ -520,6 +506,15 @@ func (g *Gateway) routes(ctx context.Context) (map[string]string, error) {
 	return parseMap(out)
 }
 
+// allServers is every server of every backend, as HAProxy has them now.
+func (g *Gateway) allServers(ctx context.Context) ([]Server, error) {
+	out, err := g.rt.Exec(ctx, "show", "servers", "state")
+	if err != nil {
+		return nil, err
+	}
+	return parseServersState(out)
+}
+
 func (g *Gateway) servers(ctx context.Context, be string) ([]Server, error) {
 	out, err := g.rt.Exec(ctx, "show", "servers", "state", be)
 	if err != nil {
@@ -613,11 +608,7 @@ func (g *Gateway) Observe(ctx context.Context) ([]Observed, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := g.rt.Exec(ctx, "show", "servers", "state")
-	if err != nil {
-		return nil, err
-	}
-	srvs, err := parseServersState(out)
+	srvs, err := g.allServers(ctx)
 	if err != nil {
 		return nil, err
 	}

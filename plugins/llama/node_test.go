@@ -362,33 +362,7 @@ func TestAProbeAnswerTooLargeSaysSo(t *testing.T) {
 // running lane and wait on its /health: it kills it and starts the lane.
 func TestAStartKillsItsLanesOwnProcessThatIsStopping(t *testing.T) {
 	ctx := context.Background()
-	set := testSettings(t)
-	set.Env[llamastub.EnvLinger] = "10m"
-	n := NewNode(Local{}, set)
-	l := testLane(t, "cognition", 200_000, "chat")
-	stopAtEnd(t, n, l)
-	if err := n.Start(ctx, l, nil); err != nil {
-		t.Fatal(err)
-	}
-	obs, err := n.Observe(ctx, nil)
-	if err != nil || len(obs.Lanes) != 1 {
-		t.Fatalf("observed %+v %v", obs, err)
-	}
-	old := obs.Lanes[0].PID
-	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := http.Get("http://" + l.probeAddr() + "/health"); err != nil {
-			break // the port closed; the process lingers
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the port did not close after SIGTERM")
-		}
-	}
-	if !processLives(old) {
-		t.Fatal("the stand-in did not linger after SIGTERM; the test needs it to")
-	}
+	n, l, old := stoppingLane(t, testSettings(t))
 	var lines []string
 	if err := n.Start(ctx, l, func(s string) { lines = append(lines, s) }); err != nil {
 		t.Fatalf("start after the lane was told to stop: %v (progress %q)", err, lines)
@@ -412,34 +386,9 @@ func TestAStartKillsItsLanesOwnProcessThatIsStopping(t *testing.T) {
 func TestAStoppingProcessIsObservedAsItsLaneNotLoaded(t *testing.T) {
 	ctx := context.Background()
 	set := testSettings(t)
-	set.Env[llamastub.EnvLinger] = "10m"
 	set.DrainTimeout = time.Minute
-	n := NewNode(Local{}, set)
-	l := testLane(t, "cognition", 200_000, "chat")
-	stopAtEnd(t, n, l)
-	if err := n.Start(ctx, l, nil); err != nil {
-		t.Fatal(err)
-	}
+	n, l, old := stoppingLane(t, set)
 	obs, err := n.Observe(ctx, nil)
-	if err != nil || len(obs.Lanes) != 1 || !obs.Lanes[0].Loaded {
-		t.Fatalf("observed %+v %v, want cognition loaded", obs, err)
-	}
-	old := obs.Lanes[0].PID
-	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := http.Get("http://" + l.probeAddr() + "/health"); err != nil {
-			break // the port closed; the process lingers
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the port did not close after SIGTERM")
-		}
-	}
-	if !processLives(old) {
-		t.Fatal("the stand-in did not linger after SIGTERM; the test needs it to")
-	}
-	obs, err = n.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,4 +413,39 @@ func TestAStoppingProcessIsObservedAsItsLaneNotLoaded(t *testing.T) {
 	if obs, err := n.Observe(ctx, nil); err != nil || len(obs.Lanes) != 0 || len(obs.Drift) != 0 {
 		t.Errorf("after the stop: %+v %v; want nothing", obs, err)
 	}
+}
+
+// stoppingLane starts lane cognition on a node of set, loaded, and
+// SIGTERMs it: the stand-in closes its port at once and lingers, as
+// llama-server does. It returns the node, the lane and the pid.
+func stoppingLane(t *testing.T, set Settings) (*Node, Lane, int) {
+	t.Helper()
+	ctx := context.Background()
+	set.Env[llamastub.EnvLinger] = "10m"
+	n := NewNode(Local{}, set)
+	l := testLane(t, "cognition", 200_000, "chat")
+	stopAtEnd(t, n, l)
+	if err := n.Start(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := n.Observe(ctx, nil)
+	if err != nil || len(obs.Lanes) != 1 || !obs.Lanes[0].Loaded {
+		t.Fatalf("observed %+v %v, want cognition loaded", obs, err)
+	}
+	pid := obs.Lanes[0].PID
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := http.Get("http://" + l.probeAddr() + "/health"); err != nil {
+			break // the port closed; the process lingers
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port did not close after SIGTERM")
+		}
+	}
+	if !processLives(pid) {
+		t.Fatal("the stand-in did not linger after SIGTERM; the test needs it to")
+	}
+	return n, l, pid
 }
