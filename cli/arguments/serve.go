@@ -27,10 +27,18 @@ func (a *EtcdServe) Positional(args []string, _ int) error {
 
 // PluginServe is poolc plugin-serve NAME.
 type PluginServe struct {
-	none
 	// Args should be one built-in actuator's name; the command refuses
 	// anything else, naming the built-ins.
 	Args []string
+	// Debug serves the actuator for a debugger, printing the
+	// POOLC_REATTACH_PLUGINS line that points poolc at it, instead of
+	// serving the poolc process that started it.
+	Debug bool
+}
+
+// Flags declares plugin-serve's flags.
+func (a *PluginServe) Flags(fs *pflag.FlagSet) {
+	fs.BoolVar(&a.Debug, "debug", false, "serve for a debugger until interrupted, printing the POOLC_REATTACH_PLUGINS line to point poolc at it")
 }
 
 // Positional keeps the arguments for the command to check.
