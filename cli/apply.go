@@ -3,21 +3,16 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/compiler/render"
-	"poolc.dev/poolc/internal/plural"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/plugins/host"
 	"poolc.dev/poolc/pools"
@@ -115,6 +110,7 @@ func runApply(a *arguments.Apply, io Stdio) int {
 		return ExitError
 	}
 
+	v := views.Apply{Out: io.Out, Err: io.Err, JSON: a.JSON, Color: useColor(io.Out, a.NoColor)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	signals := make(chan os.Signal, 2)
@@ -122,10 +118,10 @@ func runApply(a *arguments.Apply, io Stdio) int {
 	defer signal.Stop(signals)
 	go func() {
 		<-signals
-		fmt.Fprintln(io.Err, "\nStopping: no new steps; cancelling the steps in flight. Press Ctrl-C again to stop at once.")
+		v.Stopping()
 		cancel()
 		<-signals
-		fmt.Fprintln(io.Err, "Stopped at once. The journal and state hold every finished step; the next apply refreshes and carries on.")
+		v.StoppedAtOnce()
 		store.Exit(130) // releases the lock
 	}()
 
@@ -134,18 +130,15 @@ func runApply(a *arguments.Apply, io Stdio) int {
 		Common: orchestrate.Common{
 			Config: cfg, StatePath: a.State, Refresh: a.Refresh, LockTimeout: a.LockTimeout,
 			ObserveTimeout: a.StepTimeout, Operation: "apply", Version: Version(), Now: now(),
-			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err,
+			Notice: func(msg string) { views.Notice(io.Err, msg) }, PluginOutput: io.Err,
 		},
 		Saved:             saved,
 		AssumeDown:        a.AssumeDown,
 		AllowInterruption: a.AllowInterruption,
 		RetryUncertain:    a.RetryUncertain,
-		MayHaveRun:        func(steps []orchestrate.Uncertain, resent bool) { writeMayHaveRun(io, a.JSON, steps, resent) },
+		MayHaveRun:        v.MayHaveRun,
 		Planned: func(p *pools.Plan, drift []host.Drift) {
-			if !a.JSON {
-				writeDrift(io.Out, drift)
-				render.Text(io.Out, p, render.TextOptions{Color: useColor(io.Out, a.NoColor)})
-			}
+			v.Planned(p, drift)
 			view = views.NewProgress(io.Out, a.JSON, !a.JSON && isTerminal(io.Out), len(p.Steps))
 		},
 		Run: runner.Options{Parallelism: a.Parallelism, StepTimeout: a.StepTimeout, Retries: a.RunnerRetries()},
@@ -157,7 +150,7 @@ func runApply(a *arguments.Apply, io Stdio) int {
 				applyFail(io, "not on a terminal: pass --auto-approve to apply without confirmation")
 				return false
 			}
-			fmt.Fprint(io.Out, "\nDo you want to carry out these steps? Only 'yes' is accepted: ")
+			v.Confirm()
 			answer, _ := bufio.NewReader(io.In).ReadString('\n')
 			return strings.TrimSpace(answer) == "yes"
 		}
@@ -180,37 +173,11 @@ func runApply(a *arguments.Apply, io Stdio) int {
 	if !resp.Ran {
 		return ExitOK
 	}
-	writeApplyOutcome(io, resp, a.JSON)
+	v.Outcome(resp.Result, resp.Summary)
 	if resp.Result.OK() {
 		return ExitOK
 	}
 	return ExitError
-}
-
-// writeApplyOutcome ends the human view of an apply that ran: "Apply
-// complete" on standard output, or each failed step's diagnostics and
-// the summary on standard error (with --json, the summary event has
-// said it all unless a step failed).
-func writeApplyOutcome(io Stdio, resp *orchestrate.ApplyResponse, asJSON bool) {
-	res := resp.Result
-	if res.WriteErr != nil {
-		fmt.Fprintf(io.Err, "poolc apply: recording the apply: %v\n", res.WriteErr)
-	}
-	if res.OK() {
-		if !asJSON {
-			fmt.Fprintf(io.Out, "\nApply complete: %s done.\n", plural.Count(len(res.Steps), "step"))
-		}
-		return
-	}
-	for _, s := range res.Steps {
-		if s.Outcome != runner.Failed {
-			continue
-		}
-		for _, d := range s.Diagnostics {
-			fmt.Fprintf(io.Err, "%s failed (%s): %s\n", s.ID, orDash(s.Plugin), d.Message)
-		}
-	}
-	fmt.Fprintf(io.Err, "Apply failed: %s.\n", resp.Summary)
 }
 
 // isTerminal reports whether a stream is a terminal.
@@ -221,38 +188,4 @@ func isTerminal(v any) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// writeDrift lists what the refresh found different from the state, each
-// difference with the plugin that saw it.
-func writeDrift(w io.Writer, drift []host.Drift) {
-	if len(drift) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "Drift: the plugins see %s from the state:\n", plural.Count(len(drift), "difference"))
-	for _, d := range drift {
-		fmt.Fprintf(w, "  ~ %s (seen by plugin %s)\n", d.What, d.Plugin)
-	}
-	fmt.Fprintln(w)
-}
-
-// writeMayHaveRun reports the steps a killed apply left that may have run:
-// a line each on stderr, or a "may-have-run" event each with --json.
-func writeMayHaveRun(io Stdio, asJSON bool, steps []orchestrate.Uncertain, resent bool) {
-	enc := json.NewEncoder(io.Out)
-	for _, u := range steps {
-		what := "not in the new plan, so not sent again"
-		switch {
-		case u.Planned && resent:
-			what = "sending it again (--retry-uncertain)"
-		case u.Planned:
-			what = "not sent again"
-		}
-		msg := u.Why() + "; " + what
-		if asJSON {
-			enc.Encode(views.JSONEvent{FormatVersion: JSONFormatVersion, Time: time.Now().UTC(), Event: "may-have-run", Step: u.Step, Plugin: u.Plugin, Message: msg})
-			continue
-		}
-		fmt.Fprintf(io.Err, "warning: %s\n", msg)
-	}
 }

@@ -250,6 +250,6 @@ with -buildvcs=false or outside a checkout.
   poolc devel (git 487f9b2733c7fb1f8b20334c5241678e4158e0e5, 2026-12-01T10:48:07Z)`
 
 func runVersion(_ *arguments.Version, io Stdio) int {
-	fmt.Fprintf(io.Out, "poolc %s\n", buildVersion())
+	views.Version(io.Out, buildVersion())
 	return ExitOK
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/internal/etcdlocal"
 )
 
@@ -69,7 +70,7 @@ func runEtcdServe(a *arguments.EtcdServe, io Stdio) int {
 			return err
 		}
 		defer e.Close()
-		fmt.Fprintf(io.Out, "etcd is serving on %s, its data in %s; use endpoints = [%q] in a pool's state block. Ctrl-C stops it.\n", a.Listen, a.DataDir, a.Listen)
+		views.EtcdServing(io.Out, a.Listen, a.DataDir)
 		select {
 		case <-ctx.Done():
 			return nil

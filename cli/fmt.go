@@ -2,10 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/pools"
@@ -54,7 +54,7 @@ func formatFiles(paths []string, check bool, io Stdio) int {
 				continue
 			}
 		}
-		fmt.Fprintln(io.Out, name)
+		views.Formatted(io.Out, name)
 	}
 	diags.Sort()
 	writeDiagnostics(io, diags)

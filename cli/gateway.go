@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/plugins/haproxy"
@@ -57,8 +58,7 @@ func runGatewayConfig(a *arguments.GatewayConfig, io Stdio) int {
 				return err
 			}
 		}
-		_, err = io.Out.Write([]byte(text))
-		return err
+		return views.GatewayConfig(io.Out, text)
 	}()
 	if err != nil {
 		return fail(io, "gateway config", err.Error())

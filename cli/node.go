@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/pools"
@@ -95,8 +92,7 @@ func runNodeTokenCreate(a *arguments.NodeTokenCreate, io Stdio) int {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(io.Out, tok)
-		fmt.Fprintf(io.Err, "Token for node %s, single use, valid until %s. It is not shown again.\n", a.Node, exp.Format(time.RFC3339))
+		views.NodeToken(io.Out, io.Err, a.Node, tok, exp)
 		return nil
 	})
 }
@@ -107,7 +103,7 @@ func runNodeJoin(a *arguments.NodeJoin, io Stdio) int {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Out, "Enrolled node %s in pool %s; its credential is in %s. Run poolc node agent on it.\n", e.Node, cfg.Pool.Name, e.CredentialFile)
+		views.NodeEnrolled(io.Out, e.Node, cfg.Pool.Name, e.CredentialFile)
 		return nil
 	})
 }
@@ -121,7 +117,7 @@ func runNodeAgent(a *arguments.NodeAgent, io Stdio) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return agent.Run(ctx, func() {
-			fmt.Fprintf(io.Err, "Node %s is up: its lease lives %ds past each heartbeat; reporting every %v.\n", agent.Node, r.LeaseTTL(), a.Interval)
+			views.NodeUp(io.Err, agent.Node, r.LeaseTTL(), a.Interval)
 		})
 	})
 }
@@ -133,46 +129,10 @@ func runNodeList(a *arguments.NodeList, io Stdio) int {
 			return err
 		}
 		if a.JSON {
-			return writeMembersJSON(io.Out, ms)
+			return views.MembersJSON(io.Out, ms)
 		}
-		return writeMembersText(io.Out, ms, time.Now())
+		return views.Members(io.Out, ms, time.Now())
 	})
-}
-
-// writeMembersJSON is the JSON view of node list: an array of the
-// enrolled nodes.
-func writeMembersJSON(w io.Writer, ms []membership.Member) error {
-	type row struct {
-		Name   string             `json:"name"`
-		Up     bool               `json:"up"`
-		Cordon pools.Cordon       `json:"cordon,omitempty"`
-		Report *membership.Report `json:"report,omitempty"`
-	}
-	rows := []row{}
-	for _, m := range ms {
-		rows = append(rows, row{m.Name, m.Live, m.Cordon, m.Report})
-	}
-	data, _ := json.MarshalIndent(rows, "", "  ")
-	_, err := w.Write(append(data, '\n'))
-	return err
-}
-
-// writeMembersText is the human view of node list: a table, the age of
-// each report as of now.
-func writeMembersText(w io.Writer, ms []membership.Member, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tSTATUS\tCORDON\tMEMORY\tFREE\tLLAMA\tREPORTED")
-	for _, m := range ms {
-		status, mem, free, llama, age := "down", "-", "-", "-", "-"
-		if m.Live {
-			status = "up"
-			mem, free = pools.GB(m.Report.MemoryTotalGB), pools.GB(m.Report.MemoryFreeGB)
-			llama = fmt.Sprint(len(m.Report.LlamaServers))
-			age = now.Sub(m.Report.Time).Round(time.Second).String() + " ago"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, status, orDash(string(m.Cordon)), mem, free, llama, age)
-	}
-	return tw.Flush()
 }
 
 const (
@@ -196,7 +156,7 @@ func setCordon(a *arguments.NodeName, io Stdio, name string, c pools.Cordon) int
 		if err := r.SetCordon(context.Background(), a.Node, c); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Out, "Node %s: %s. Run poolc plan to see what moves.\n", a.Node, orDash(string(c)))
+		views.NodeCordon(io.Out, a.Node, c)
 		return nil
 	})
 }
@@ -206,7 +166,7 @@ func runNodeLeave(a *arguments.NodeName, io Stdio) int {
 		if err := r.Leave(context.Background(), a.Node); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Out, "Node %s left the pool.\n", a.Node)
+		views.NodeLeft(io.Out, a.Node)
 		return nil
 	})
 }

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/compiler/planjson"
-	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
@@ -95,7 +95,7 @@ Exit codes: 0 success, 1 the file is not a readable plan.`
 func runPlan(a *arguments.Plan, io Stdio) int {
 	io.diags = diagFormFor(a.Format == "json", false, io.Err, a.NoColor)
 	if err := arguments.PlanFormat(a.Format); err != nil {
-		fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+		views.Failure(io.Err, "plan", err.Error())
 		return ExitError
 	}
 	cfg, diags := compiler.LoadWith(a.Paths.Paths, memoryChecked(false))
@@ -110,7 +110,7 @@ func runPlan(a *arguments.Plan, io Stdio) int {
 	resp, err := orchestrate.Plan(context.Background(), orchestrate.PlanRequest{
 		Common: orchestrate.Common{Config: cfg, StatePath: a.State, Refresh: a.Refresh, Lock: a.Lock,
 			LockTimeout: a.LockTimeout, ObserveTimeout: a.ObserveTimeout, Operation: "plan", Version: Version(), Now: now(),
-			Notice: func(msg string) { fmt.Fprintln(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
+			Notice: func(msg string) { views.Notice(io.Err, msg) }, PluginOutput: io.Err, UnpinnedInside: unpinned},
 		AssumeDown: a.AssumeDown,
 		Base:       a.Base,
 	})
@@ -127,18 +127,18 @@ func runPlan(a *arguments.Plan, io Stdio) int {
 	writeDiagnostics(io, diags) // warnings
 	if a.Out != "" {
 		if err := savePlan(a.Out, cfg, resp.State, a.AssumeDown, p); err != nil {
-			fmt.Fprintf(io.Err, "poolc plan: saving the plan: %v\n", err)
+			views.Failure(io.Err, "plan", "saving the plan: "+err.Error())
 			return ExitError
 		}
 	}
 	if a.Format != "json" {
-		writeDrift(io.Out, resp.Drift)
+		views.Drift(io.Out, resp.Drift)
 	}
-	if err := writePlan(io, p, a.Format, useColor(io.Out, a.NoColor)); err != nil {
-		fmt.Fprintf(io.Err, "poolc plan: %v\n", err)
+	if err := views.Plan(io.Out, p, a.Format, useColor(io.Out, a.NoColor), Version()); err != nil {
+		views.Failure(io.Err, "plan", err.Error())
 		return ExitError
 	}
-	writeMemory(io.Out, cfg, p, a.Format)
+	views.Memory(io.Out, cfg.Pool, p, a.Format)
 	if a.DetailedExitcode && (!p.Empty() || len(p.Unserved) > 0) {
 		return ExitChanges
 	}
@@ -152,38 +152,12 @@ func runShow(a *arguments.Show, io Stdio) int {
 		saved, err = readSavedPlan(a.PlanFile)
 	}
 	if err == nil {
-		err = writePlan(io, saved.Plan, a.Format, useColor(io.Out, a.NoColor))
+		err = views.Plan(io.Out, saved.Plan, a.Format, useColor(io.Out, a.NoColor), Version())
 	}
 	if err != nil {
 		return fail(io, "show", err.Error())
 	}
 	return ExitOK
-}
-
-// writeMemory adds each node's budget, declared and estimated memory and
-// headroom under the plan's placement, when any model has an estimate.
-func writeMemory(w io.Writer, cfg *compiler.Config, p *pools.Plan, format string) {
-	if format == "json" || !render.HasEstimates(cfg.Pool) {
-		return
-	}
-	rows := render.Memory(cfg.Pool, p.After)
-	if format == "markdown" {
-		render.MemoryMarkdown(w, rows)
-		return
-	}
-	render.MemoryText(w, rows)
-}
-
-func writePlan(io Stdio, p *pools.Plan, format string, color bool) error {
-	switch format {
-	case "json":
-		return render.JSON(io.Out, p, Version())
-	case "markdown":
-		render.Markdown(io.Out, p)
-		return nil
-	}
-	render.Text(io.Out, p, render.TextOptions{Color: color})
-	return nil
 }
 
 // useColor reports whether text output gets colors: only on a terminal,

@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/plugins/builtin"
 	"poolc.dev/poolc/plugins/host"
@@ -49,19 +47,14 @@ func runPlugins(a *arguments.Plugins, io Stdio) int {
 		return ExitError
 	}
 	defer set.Close()
-	writePluginRows(io.Out, pluginRows(cfg, set))
+	views.Plugins(io.Out, pluginRows(cfg, set))
 	return ExitOK
-}
-
-// pluginRow is one plugin poolc plugins lists.
-type pluginRow struct {
-	name, status, version, kinds, serves, binary, sha256 string
 }
 
 // pluginRows are the plugins the pool declares (or uses by default), then
 // the built-ins and the binaries on the plugin path it does not declare.
-func pluginRows(cfg *compiler.Config, set *host.Set) []pluginRow {
-	var rows []pluginRow
+func pluginRows(cfg *compiler.Config, set *host.Set) []views.PluginRow {
+	var rows []views.PluginRow
 	declared := map[string]bool{}
 	for _, info := range set.Plugins() {
 		declared[info.Name] = true
@@ -79,30 +72,20 @@ func pluginRows(cfg *compiler.Config, set *host.Set) []pluginRow {
 		case d != nil && !d.Builtin:
 			status = "declared, unpinned, ran"
 		}
-		rows = append(rows, pluginRow{info.Name, status, orDash(info.Version), kindList(info.Kinds),
-			orDash(strings.Join(info.Targets, ", ")), orDash(info.Path), orDash(info.SHA256)})
+		rows = append(rows, views.PluginRow{Name: info.Name, Status: status, Version: info.Version, Kinds: kindList(info.Kinds),
+			Serves: strings.Join(info.Targets, ", "), Binary: info.Path, SHA256: info.SHA256})
 	}
 	for _, name := range builtin.Names() {
 		if !declared[name] {
-			rows = append(rows, pluginRow{name, "built-in, not declared", "-", "-", "-", "-", "-"})
+			rows = append(rows, views.PluginRow{Name: name, Status: "built-in, not declared"})
 		}
 	}
 	for _, found := range onPluginPath(cfg.Dir()) {
 		if !declared[found.name] {
-			rows = append(rows, pluginRow{found.name, "found, not declared", "-", "-", "-", found.path, "-"})
+			rows = append(rows, views.PluginRow{Name: found.name, Status: "found, not declared", Binary: found.path})
 		}
 	}
 	return rows
-}
-
-// writePluginRows is the human view of poolc plugins: a table.
-func writePluginRows(w io.Writer, rows []pluginRow) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tSTEP KINDS\tSERVES\tBINARY\tSHA256")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.status, r.version, r.kinds, r.serves, r.binary, r.sha256)
-	}
-	tw.Flush()
 }
 
 func declaration(p *pools.Pool, name string) *pools.Plugin {
@@ -114,11 +97,10 @@ func declaration(p *pools.Pool, name string) *pools.Plugin {
 	return nil
 }
 
+// kindList is the step kinds a plugin handles: "all", or a
+// comma-separated list ("" for none).
 func kindList(kinds []sdk.StepKind) string {
-	switch len(kinds) {
-	case 0:
-		return "-"
-	case len(sdk.AllStepKinds()):
+	if len(kinds) > 0 && len(kinds) == len(sdk.AllStepKinds()) {
 		return "all"
 	}
 	s := make([]string, len(kinds))

@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/orchestrate"
 )
@@ -86,10 +81,8 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 		err = orchestrate.RunPods(ctx, orchestrate.PodsRunRequest{
 			Config: cfg, Pool: a.Pool, File: a.File, Command: a.Command,
 			Count: a.Count, Timeout: a.Timeout, Kubeconfig: a.Kubeconfig,
-			Skipped: func(reasons []string) {
-				fmt.Fprintf(io.Err, "poolc pods run: %s\n", strings.Join(reasons, "\npoolc pods run: "))
-			},
-			Placed:   func(p orchestrate.Placed) { writePlaced(io.Out, p) },
+			Skipped:  func(reasons []string) { views.PodsSkipped(io.Err, reasons) },
+			Placed:   func(p orchestrate.Placed) { views.Placed(io.Out, p) },
 			Progress: io.Err,
 		})
 	}
@@ -97,16 +90,6 @@ func runPodsRun(a *arguments.PodsRun, io Stdio) int {
 		return fail(io, "pods run", err.Error())
 	}
 	return ExitOK
-}
-
-// writePlaced is the line of pods run for a Job placed.
-func writePlaced(w io.Writer, placed orchestrate.Placed) {
-	refused := strings.Join(placed.Refused, ",")
-	if refused == "" {
-		refused = "-"
-	}
-	fmt.Fprintf(w, "placed context=%s namespace=%s job=%s refused=%s waited=%s\n",
-		placed.Context, placed.Namespace, placed.Job, refused, placed.Waited.Round(time.Millisecond))
 }
 
 func loadPodPools(paths []string) (*compiler.Config, error) {
@@ -141,32 +124,7 @@ func podsStatus(a *arguments.PodsStatus, io Stdio) (bool, error) {
 		return false, err
 	}
 	if a.Format == "json" {
-		return ok, writeMemberStatusJSON(io.Out, rows)
+		return ok, views.PodsStatusJSON(io.Out, rows)
 	}
-	return ok, writeMemberStatusText(io.Out, rows)
-}
-
-// writeMemberStatusJSON is the JSON view of pods status.
-func writeMemberStatusJSON(w io.Writer, rows []orchestrate.MemberStatus) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"members": rows})
-}
-
-// writeMemberStatusText is the human view of pods status: a table.
-func writeMemberStatusText(w io.Writer, rows []orchestrate.MemberStatus) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "POOL\tCONTEXT\tNAMESPACE\tUSED\tCAPACITY")
-	for _, r := range rows {
-		used := fmt.Sprint(r.Used)
-		if !r.Counted {
-			used = "?"
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", r.Pool, r.Context, r.Namespace, used, r.Capacity)
-		if r.Error != "" {
-			line = fmt.Sprintf("%s\t%s\t%s\t-\t-\t%s", r.Pool, r.Context, r.Namespace, r.Error)
-		}
-		fmt.Fprintln(tw, line)
-	}
-	return tw.Flush()
+	return ok, views.PodsStatus(io.Out, rows)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/cli/views"
@@ -47,7 +46,7 @@ Exit codes: 0 success, 1 an invalid pool or scenario, or an error.`
 func runSimulate(o *arguments.Simulate, io Stdio) int {
 	args := o.Paths.Paths
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(io.Err, "poolc simulate: "+format+"\n", a...)
+		views.Failure(io.Err, "simulate", fmt.Sprintf(format, a...))
 		return ExitError
 	}
 	switch {
@@ -58,7 +57,7 @@ func runSimulate(o *arguments.Simulate, io Stdio) int {
 		if !ok {
 			return fail("no reference scenario %q: want one of %s", o.Print, strings.Join(scenarios.Names(), ", "))
 		}
-		io.Out.Write(src)
+		views.ScenarioSource(io.Out, src)
 		return ExitOK
 	}
 	if o.Scenario == "" {
@@ -122,7 +121,7 @@ func runSimulate(o *arguments.Simulate, io Stdio) int {
 			}
 			res, err := sim.Run(c.cfg.Pool, sc, opt)
 			if opt.Progress != nil {
-				fmt.Fprint(io.Err, "\r\033[K")
+				views.SimulationProgressDone(io.Err)
 			}
 			if err != nil {
 				return fail("%s, mode %s: %v", c.name, m, err)
@@ -147,7 +146,7 @@ func simModes(mode string) ([]sim.Mode, error) {
 // listScenarios writes the reference scenarios, one a line: the name and
 // what it does.
 func listScenarios(io Stdio) int {
-	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	var rows []views.ScenarioRow
 	for _, name := range scenarios.Names() {
 		file, src, _ := scenarios.Lookup(name)
 		f, diags := scenario.Read(file, src)
@@ -155,9 +154,9 @@ func listScenarios(io Stdio) int {
 			writeDiagnostics(io, diags)
 			return ExitError
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, f.Scenario.Duration, f.Scenario.Description)
+		rows = append(rows, views.ScenarioRow{Name: name, Duration: f.Scenario.Duration, Description: f.Scenario.Description})
 	}
-	tw.Flush()
+	views.Scenarios(io.Out, rows)
 	return ExitOK
 }
 
@@ -166,7 +165,7 @@ func listScenarios(io Stdio) int {
 func scenarioRefused(io Stdio, name string, d pools.Diagnostics) int {
 	writeDiagnostics(io, d)
 	if file, _, ok := scenarios.Lookup(name); ok {
-		fmt.Fprintf(io.Err, "(%s is a reference scenario, written for examples/spark-lab: 'poolc simulate --print %s > %s' writes a copy to adapt)\n", name, name, file)
+		views.ReferenceScenarioRefused(io.Err, name, file)
 	}
 	return ExitError
 }

@@ -2,11 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
 
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
-	"poolc.dev/poolc/compiler/render"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
@@ -58,9 +57,9 @@ func runStateShow(a *arguments.StateShow, io Stdio) int {
 	st, err := readState(a.State.State, a.Paths.Paths)
 	if err == nil {
 		if a.Format == "json" {
-			err = writeStateJSON(io.Out, st)
+			err = views.StateJSON(io.Out, st)
 		} else {
-			writeStateText(io.Out, st, func() *pools.Pool { return configuredPool(a.State.State, a.Paths.Paths) })
+			views.State(io.Out, st, func() *pools.Pool { return configuredPool(a.State.State, a.Paths.Paths) })
 		}
 	}
 	if err != nil {
@@ -69,38 +68,12 @@ func runStateShow(a *arguments.StateShow, io Stdio) int {
 	return ExitOK
 }
 
-// writeStateJSON is the JSON view of a state: the state file's own JSON.
-func writeStateJSON(w io.Writer, st *pools.State) error {
-	data, err := st.Marshal()
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	return err
-}
-
-// writeStateText is the human view of a state: its lineage and serial,
-// its canonical text, then what the last refresh read of its lanes'
-// processes beside the configured pool's memory (configured is asked
-// only when there is a state).
-func writeStateText(w io.Writer, st *pools.State, configured func() *pools.Pool) {
-	if st.Lineage == "" {
-		fmt.Fprintln(w, "No state: nothing has been applied to this pool yet ('poolc apply' records what it does).")
-		return
-	}
-	fmt.Fprintf(w, "# pool %s, lineage %s, serial %d\n%s", orDash(st.Pool), orDash(st.Lineage), st.Serial, render.StateText(st.Fleet))
-	if obs := render.ObservedText(st.Fleet, configured()); obs != "" {
-		fmt.Fprintf(w, "# as the last refresh read them on the nodes\n%s", obs)
-	}
-}
-
 func runStateList(a *arguments.StateList, io Stdio) int {
 	st, err := readState(a.State.State, a.Paths.Paths)
 	if err != nil {
 		return fail(io, "state list", err.Error())
 	}
-	for _, addr := range stateAddresses(st) {
-		fmt.Fprintln(io.Out, addr)
-	}
+	views.StateAddresses(io.Out, stateAddresses(st))
 	return ExitOK
 }
 
@@ -148,7 +121,7 @@ func runForceUnlock(a *arguments.ForceUnlock, io Stdio) int {
 	if err != nil {
 		return fail(io, "force-unlock", err.Error())
 	}
-	fmt.Fprintf(io.Out, "Unlocked %s.\n", b)
+	views.Unlocked(io.Out, b)
 	return ExitOK
 }
 
@@ -174,11 +147,4 @@ func configuredPool(file string, paths []string) *pools.Pool {
 		return nil
 	}
 	return cfg.Pool
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"fmt"
-
 	"poolc.dev/poolc/cli/arguments"
+	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/runner/store"
@@ -51,7 +50,7 @@ func runStatePull(a *arguments.StatePull, io Stdio) int {
 	}
 	st, err := readState("", a.Paths.Paths)
 	if err == nil {
-		err = writeStateJSON(io.Out, st)
+		err = views.StateJSON(io.Out, st)
 	}
 	if err != nil {
 		return fail(io, "state pull", err.Error())
@@ -81,6 +80,6 @@ func copyState(io Stdio, name string, paths []string, o arguments.Copy, open fun
 	if err != nil {
 		return fail(io, name, err.Error())
 	}
-	fmt.Fprintf(io.Out, "Copied the state of pool %s from %s (lineage %s, serial %d) to %s (serial %d).\n", cfg.Pool.Name, from, c.Lineage, c.Serial, to, c.ToSerial)
+	views.StateCopied(io.Out, cfg.Pool.Name, from, to, c)
 	return ExitOK
 }

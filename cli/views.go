@@ -56,7 +56,7 @@ func fail(io Stdio, command, message string) int {
 		writeDiagnostics(io, pools.Diagnostics{{Severity: pools.Error, Code: command, Message: message}})
 		return ExitError
 	}
-	fmt.Fprintf(io.Err, "poolc %s: %s\n", command, message)
+	views.Failure(io.Err, command, message)
 	return ExitError
 }
 

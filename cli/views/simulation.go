@@ -171,3 +171,39 @@ func writeTimeline(w io.Writer, tl []sim.Action) {
 		fmt.Fprintf(w, "  %02d:%02d:%02d  %-14s %s\n", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, a.Kind, a.Detail)
 	}
 }
+
+// SimulationProgressDone clears the progress line SimulationProgress
+// wrote, once its run ended.
+func SimulationProgressDone(w io.Writer) {
+	fmt.Fprint(w, "\r\033[K")
+}
+
+// ScenarioRow is a reference scenario simulate --list shows.
+type ScenarioRow struct {
+	Name        string
+	Duration    time.Duration
+	Description string
+}
+
+// Scenarios is simulate --list: the reference scenarios, one a line,
+// with how long each runs and what it does.
+func Scenarios(w io.Writer, rows []ScenarioRow) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Duration, r.Description)
+	}
+	tw.Flush()
+}
+
+// ScenarioSource is simulate --print: a reference scenario's file as
+// written.
+func ScenarioSource(w io.Writer, src []byte) {
+	w.Write(src)
+}
+
+// ReferenceScenarioRefused follows, on standard error, the mistakes
+// found in reference scenario name: its file is embedded, so it says how
+// to get a copy to adapt.
+func ReferenceScenarioRefused(errw io.Writer, name, file string) {
+	fmt.Fprintf(errw, "(%s is a reference scenario, written for examples/spark-lab: 'poolc simulate --print %s > %s' writes a copy to adapt)\n", name, name, file)
+}

@@ -1,4 +1,4 @@
-package cli
+package views
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestNodeListViews(t *testing.T) {
 			LlamaServers: []membership.Process{{}, {}}}},
 	}
 	var text bytes.Buffer
-	if err := writeMembersText(&text, ms, now); err != nil {
+	if err := Members(&text, ms, now); err != nil {
 		t.Fatal(err)
 	}
 	want := "NODE        STATUS  CORDON   MEMORY  FREE     LLAMA  REPORTED\n" +
@@ -28,14 +28,14 @@ func TestNodeListViews(t *testing.T) {
 		t.Errorf("text view:\n%s\nwant:\n%s", text.String(), want)
 	}
 	var js bytes.Buffer
-	if err := writeMembersJSON(&js, nil); err != nil || js.String() != "[]\n" {
+	if err := MembersJSON(&js, nil); err != nil || js.String() != "[]\n" {
 		t.Errorf("JSON view of no node: %q, %v; want an empty array", js.String(), err)
 	}
 }
 
 func TestPodsStatusTextView(t *testing.T) {
 	var b bytes.Buffer
-	err := writeMemberStatusText(&b, []orchestrate.MemberStatus{
+	err := PodsStatus(&b, []orchestrate.MemberStatus{
 		{Pool: "harness", Context: "pool-node-b", Namespace: "harness", Used: 3, Capacity: 8, Counted: true},
 		{Pool: "harness", Context: "pool-node-c", Namespace: "harness", Capacity: 2},
 		{Pool: "harness", Context: "pool-node-d", Namespace: "harness", Error: "connection refused"},
