@@ -4,11 +4,13 @@
 // runs it: it calls the package that does the work (compiler,
 // orchestrate, membership, runner/store, sim) and hands the result to a
 // view that writes to the injected streams of Stdio, so every command's
-// output is testable. Views: in package views, diagnostics and
-// validation, apply's progress as JSON lines, log lines or live bars on a
-// terminal, and the simulation report (views.go binds them to Stdio);
-// plans (plan.go) and each command's tables beside its run function. Main
-// prints every usage error; fail every other refusal.
+// output is testable. Every command's output is a view of package
+// views: diagnostics and validation, plans, apply's progress (JSON
+// lines, log lines or live bars on a terminal) and its outcome, each
+// command's tables and messages, with a JSON view beside the human one
+// where the command has --format json or --json, and the simulation
+// report (views.go binds the diagnostics to Stdio). Main prints every
+// usage error and the help; fail every other refusal.
 package cli
 
 import (

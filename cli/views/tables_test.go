@@ -2,12 +2,14 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"poolc.dev/poolc/membership"
 	"poolc.dev/poolc/orchestrate"
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner"
 )
 
 func TestNodeListViews(t *testing.T) {
@@ -49,5 +51,61 @@ func TestPodsStatusTextView(t *testing.T) {
 		"harness  pool-node-d  harness    -     -  connection refused\n"
 	if b.String() != want {
 		t.Errorf("text view:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestPluginsViewDashesEmptyColumns(t *testing.T) {
+	var b bytes.Buffer
+	Plugins(&b, []PluginRow{
+		{Name: "sim", Status: "built-in default", Version: "devel", Kinds: "all", Serves: `node "a"`},
+		{Name: "llama", Status: "built-in, not declared"},
+	})
+	want := "NAME   STATUS                  VERSION  STEP KINDS  SERVES    BINARY  SHA256\n" +
+		"sim    built-in default        devel    all         node \"a\"  -       -\n" +
+		"llama  built-in, not declared  -        -           -         -       -\n"
+	if b.String() != want {
+		t.Errorf("plugins view:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestApplyOutcomeViews(t *testing.T) {
+	failed := runner.Result{Steps: []runner.StepResult{
+		{ID: "start:chat@a", Outcome: runner.Done, Plugin: "sim"},
+		{ID: "route:chat", Outcome: runner.Failed, Diagnostics: pools.Diagnostics{{Message: "gateway refused"}}},
+	}}
+	for _, asJSON := range []bool{false, true} {
+		var out, errw bytes.Buffer
+		Apply{Out: &out, Err: &errw, JSON: asJSON}.Outcome(failed, "1 done, 1 failed")
+		if want := "route:chat failed (-): gateway refused\nApply failed: 1 done, 1 failed.\n"; out.String() != "" || errw.String() != want {
+			t.Errorf("failed apply, json=%v: stdout %q, stderr %q; want stderr %q", asJSON, out.String(), errw.String(), want)
+		}
+	}
+	done := runner.Result{Steps: failed.Steps[:1]}
+	var out, errw bytes.Buffer
+	Apply{Out: &out, Err: &errw}.Outcome(done, "")
+	if out.String() != "\nApply complete: 1 step done.\n" || errw.String() != "" {
+		t.Errorf("apply done: stdout %q, stderr %q", out.String(), errw.String())
+	}
+	out.Reset()
+	Apply{Out: &out, Err: &errw, JSON: true}.Outcome(done, "")
+	if out.String() != "" || errw.String() != "" {
+		t.Errorf("apply done with --json: stdout %q, stderr %q; the summary event says it", out.String(), errw.String())
+	}
+}
+
+func TestMayHaveRunViews(t *testing.T) {
+	steps := []pools.MayHaveRun{{Step: "start:chat@a", Plugin: "x", Part: "lanes", Planned: true}}
+	var out, errw bytes.Buffer
+	Apply{Out: &out, Err: &errw}.MayHaveRun(steps, false)
+	if want := "warning: " + steps[0].Why() + "; not sent again\n"; errw.String() != want || out.String() != "" {
+		t.Errorf("text: stdout %q, stderr %q; want stderr %q", out.String(), errw.String(), want)
+	}
+	out.Reset()
+	errw.Reset()
+	Apply{Out: &out, Err: &errw, JSON: true}.MayHaveRun(steps, true)
+	var e JSONEvent
+	if err := json.Unmarshal(out.Bytes(), &e); err != nil || e.Event != "may-have-run" || e.Step != "start:chat@a" ||
+		e.Message != steps[0].Why()+"; sending it again (--retry-uncertain)" || errw.String() != "" {
+		t.Errorf("JSON: stdout %q (%v), stderr %q", out.String(), err, errw.String())
 	}
 }
