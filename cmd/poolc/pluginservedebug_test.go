@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,29 +21,7 @@ import (
 // through the process it names, and fails once that process is gone.
 func TestPluginServeDebugReattach(t *testing.T) {
 	bin := poolctest.Binary(t)
-	dir := t.TempDir()
-	pool := `pool "lab" {
-  node "a" {
-    address   = "a.lan"
-    memory_gb = 64
-  }
-  model "chat-model" {
-    path      = "/models/chat.gguf"
-    size_gb   = 10
-    memory_gb = 30
-  }
-  lane "chat" {
-    model     = "chat-model"
-    residency = "keep-warm"
-    aliases   = ["chat"]
-    placement = ["a"]
-    port      = 8080
-  }
-}
-`
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(pool), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := poolctest.SparkLab(t, t.TempDir(), 0)
 
 	serve := exec.Command(bin, "plugin-serve", "sim", "--debug")
 	stdout, err := serve.StdoutPipe()
@@ -112,7 +89,7 @@ func TestPluginServeDebugReattach(t *testing.T) {
 		return string(out), err
 	}
 	out, err := plan()
-	if err != nil || !strings.Contains(out, "+ start chat@a") {
+	if err != nil || !strings.Contains(out, "+ start cognition@spark-node-03") {
 		t.Fatalf("plan through the reattached sim: %v\n%s", err, out)
 	}
 
