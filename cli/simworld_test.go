@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -18,7 +19,7 @@ func dropLaneCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: droplane WORLD LANE NODE")
 	}
 	path := ts.MkAbs(args[0])
-	world, err := simactuator.ReadWorld(path)
+	world, log, err := simactuator.OpenWorld(path)
 	ts.Check(err)
 	lanes := world.Fleet.Lanes
 	world.Fleet.Lanes = slices.DeleteFunc(slices.Clone(lanes), func(l pools.LaneState) bool {
@@ -27,5 +28,5 @@ func dropLaneCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(world.Fleet.Lanes) == len(lanes) {
 		ts.Fatalf("%s has no lane %s on %s", args[0], args[1], args[2])
 	}
-	ts.Check(simactuator.WriteWorld(path, world))
+	ts.Check(errors.Join(log.Snapshot(&world), log.Close()))
 }

@@ -1,15 +1,18 @@
 // Package journal is poolc's one write-ahead journal: records appended
-// as JSON lines, replayed onto the last snapshot, and folded into the
-// snapshot when they are all in it.
+// as JSON lines by group commit (Appender), read back whole lines only, a
+// torn last line dropped (Lines), replayed onto the last snapshot, and
+// folded into the snapshot when they are all in it.
 //
-// It holds the records of an apply (Record, read back as Records, which
-// say what an interrupted apply left and which finished steps a snapshot
-// does not hold yet), the Writer every state backend's journal
-// implements, and the file backend: Appender, a file of lines written by
-// group commit, and File, the journal of one apply in such a file beside
-// the state file it announces. The etcd backend (package etcdjournal)
-// keeps the same records as keys. The sim actuator keeps its world's
-// changes in an Appender too.
+// It keeps two things that way. The state store's journal holds the
+// records of an apply (Record, read back as Records, which say what an
+// interrupted apply left and which finished steps a snapshot does not
+// hold yet) behind the Writer every state backend implements: File, the
+// journal of one apply in a file beside the state file (Beside), whose
+// snapshots are the state files a SaveFunc writes and announces by
+// lineage and serial; the etcd backend (package etcdjournal) keeps the
+// same records as keys. Log keeps any other value (the sim actuator's
+// world) as a snapshot file and a journal of numbered changes beside it,
+// snapshotted when the journal outgrows the snapshot.
 package journal
 
 import (

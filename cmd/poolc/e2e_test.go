@@ -236,7 +236,7 @@ func TestApplyThroughTheWebhookPlugin(t *testing.T) {
 	if want := []string{"prefetch:m@a", "start:chat@a"}; !slices.Equal(ids, want) {
 		t.Fatalf("the webhook received %q, want only node a's steps %q\n%s", ids, want, out)
 	}
-	world, err := simactuator.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	world, _, err := simactuator.OpenWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

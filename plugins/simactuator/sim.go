@@ -175,11 +175,11 @@ func (s *Sim) Configure(_ context.Context, req sdk.ConfigureRequest) sdk.Configu
 			path = filepath.Join(req.WorkDir, path)
 		}
 	}
-	w, log, err := loadWorld(path)
+	w, log, err := OpenWorld(path)
 	if err != nil {
 		return sdk.ConfigureResponse{Diagnostics: sdk.Errorf([]string{"world"}, err.Error())}
 	}
-	s.log.close()
+	s.log.Close()
 	s.world, s.log = w, log
 	return sdk.ConfigureResponse{}
 }

@@ -49,7 +49,7 @@ func TestTheWorldPersistsAcrossPluginProcesses(t *testing.T) {
 	if len(obs.Fleet.Lanes) != 1 || !obs.Fleet.Lanes[0].Loaded || len(obs.Fleet.Routes) != 1 {
 		t.Fatalf("observed %+v", obs.Fleet)
 	}
-	w, err := ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	w, _, err := OpenWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 	if err != nil || w.Starts["chat@a"] != 1 || w.ClockSeconds != 17 {
 		t.Fatalf("world %+v %v", w, err)
 	}

@@ -57,7 +57,7 @@ func Open(path string) *File { return &File{Path: path} }
 func (f *File) LockPath() string { return f.Path + ".lock" }
 
 // JournalPath is the journal file's path.
-func (f *File) JournalPath() string { return f.Path + ".journal" }
+func (f *File) JournalPath() string { return journal.Beside(f.Path) }
 
 // Read returns the state: the state file (or an empty state, serial 0 and
 // no lineage, when there is none yet) with the effects of the steps the

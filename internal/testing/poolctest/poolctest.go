@@ -238,7 +238,7 @@ func SparkLab(t testing.TB, dir string, timeScale float64) string {
 // running. when says at which point of the test it looked.
 func CheckWorld(t testing.TB, dir, when string) simactuator.World {
 	t.Helper()
-	w, err := simactuator.ReadWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
+	w, _, err := simactuator.OpenWorld(filepath.Join(dir, ".poolc", "sim-world.json"))
 	if err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
