@@ -65,6 +65,33 @@ func TestTheWorldFileCoalescesWrites(t *testing.T) {
 	if bytes.Contains(data, []byte("\n ")) {
 		t.Error("the world file is indented")
 	}
+	// Both files are written as the sim wrote them before its world was
+	// kept in a journal.Log.
+	var snap struct {
+		World
+		Seq uint64 `json:"journal_seq,omitempty"`
+	}
+	asBefore(t, data, &snap)
+	journal, _ := os.ReadFile(path + ".journal")
+	for line := range bytes.Lines(journal) {
+		var c struct {
+			Seq uint64 `json:"seq"`
+			change
+		}
+		asBefore(t, bytes.TrimSuffix(line, []byte("\n")), &c)
+	}
+}
+
+// asBefore checks that data is v's JSON: what encoding/json writes of v
+// once v is read from data.
+func asBefore(t *testing.T, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := json.Marshal(v); !bytes.Equal(again, data) {
+		t.Fatalf("written\n%.300s\nwhere the sim wrote\n%.300s", data, again)
+	}
 }
 
 // A snapshot covers the journal before it: a world read after a snapshot
