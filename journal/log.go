@@ -130,18 +130,11 @@ func (l *Log[V, C]) Record(v *V, c C) error {
 	if err := l.open(); err != nil {
 		return err
 	}
-	line, err := json.Marshal(c)
+	line, err := numbered(c, "seq", l.seq, true)
 	if err != nil {
 		return err
 	}
-	if len(line) < 2 || line[0] != '{' {
-		return fmt.Errorf("journaling %T: its JSON is no object", c)
-	}
-	numbered := append([]byte(`{"seq":`), strconv.FormatUint(l.seq, 10)...)
-	if len(line) > 2 {
-		numbered = append(numbered, ',')
-	}
-	l.journal.queueLine(append(numbered, line[1:]...))
+	l.journal.queueLine(line)
 	return nil
 }
 
@@ -207,20 +200,9 @@ func (l *Log[V, C]) Snapshot(v *V) error {
 	if err := l.open(); err != nil {
 		return err
 	}
-	data, err := json.Marshal(v)
+	data, err := numbered(v, "journal_seq", l.seq, false)
 	if err != nil {
 		return err
-	}
-	if len(data) < 2 || data[0] != '{' {
-		return fmt.Errorf("snapshotting %T: its JSON is no object", v)
-	}
-	if l.seq > 0 {
-		if len(data) > 2 {
-			data = append(data[:len(data)-1], ',')
-		} else {
-			data = data[:1]
-		}
-		data = append(append(append(data, `"journal_seq":`...), strconv.FormatUint(l.seq, 10)...), '}')
 	}
 	if err := atomicfile.Write(l.path, data, 0o644); err != nil {
 		return err
@@ -229,6 +211,35 @@ func (l *Log[V, C]) Snapshot(v *V) error {
 	l.snapshots++
 	l.journal.Reset()
 	return nil
+}
+
+// numbered is v's JSON object with the member name set to n, as its
+// first member or its last; with none when n is 0.
+func numbered(v any, name string, n uint64, first bool) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 2 || data[0] != '{' {
+		return nil, fmt.Errorf("journaling %T: its JSON is no object", v)
+	}
+	if n == 0 {
+		return data, nil
+	}
+	member := strconv.AppendUint([]byte(`"`+name+`":`), n, 10)
+	body := data[1 : len(data)-1]
+	if first {
+		out := append([]byte{'{'}, member...)
+		if len(body) > 0 {
+			out = append(out, ',')
+		}
+		return append(append(out, body...), '}'), nil
+	}
+	data = data[:len(data)-1]
+	if len(body) > 0 {
+		data = append(data, ',')
+	}
+	return append(append(data, member...), '}'), nil
 }
 
 // Close closes the journal file, once every change recorded is written.
