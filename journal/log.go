@@ -81,7 +81,7 @@ func OpenLog[V, C any](path string, v *V, ready func(*V), apply func(*V, C) erro
 			var seq struct {
 				Seq uint64 `json:"journal_seq"`
 			}
-			if err := errors.Join(json.Unmarshal(data, v), json.Unmarshal(data, &seq)); err != nil {
+			if err := unmarshal(data, v, &seq); err != nil {
 				return nil, fmt.Errorf("%s: %v", path, err)
 			}
 			l.seq, l.snapBytes = seq.Seq, len(data)
@@ -102,7 +102,7 @@ func (l *Log[V, C]) replay(v *V) error {
 			Seq uint64 `json:"seq"`
 		}
 		var c C
-		if err := errors.Join(json.Unmarshal(line, &seq), json.Unmarshal(line, &c)); err != nil {
+		if err := unmarshal(line, &c, &seq); err != nil {
 			return fmt.Errorf("%s:%d: %v", where, n, err)
 		}
 		if seq.Seq <= l.seq {
@@ -115,6 +115,16 @@ func (l *Log[V, C]) replay(v *V) error {
 		return nil
 	})
 	return err
+}
+
+// unmarshal reads data into each of vs, stopping at the first error.
+func unmarshal(data []byte, vs ...any) error {
+	for _, v := range vs {
+		if err := json.Unmarshal(data, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Record makes c in v and queues it for the journal, to be written by
