@@ -5,21 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"poolc.dev/poolc/internal/sshx"
 )
 
 // Node runs and observes the lanes of one machine.
 type Node struct {
-	host Host
-	set  Settings
+	*session
 	// router serialises the changes of the node's router (its preset,
 	// models and bound): each reads what the router serves and writes it
 	// back changed, so two at once would lose one.
@@ -28,7 +24,7 @@ type Node struct {
 
 // NewNode returns the lanes of host, run as settings say.
 func NewNode(host Host, settings Settings) *Node {
-	return &Node{host: host, set: settings.withDefaults()}
+	return &Node{session: &session{host: host, set: settings.withDefaults()}}
 }
 
 // Progress receives a line about a step as it goes.
@@ -55,43 +51,6 @@ type laneMeta struct {
 
 func (m laneMeta) lane() Lane {
 	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
-}
-
-// run runs program with positional parameters args on the host within
-// the settings' CommandTimeout.
-func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
-	return n.runFor(ctx, n.set.CommandTimeout, program, args...)
-}
-
-// runFor is run within d.
-func (n *Node) runFor(ctx context.Context, d time.Duration, program string, args ...string) (string, error) {
-	out, err := n.exec(ctx, d, shArgv(program, args...), nil)
-	return string(out), err
-}
-
-// exec runs argv on the host within d: past it the command is killed
-// (its process group with it) and the error is a *CommandTimeoutError.
-func (n *Node) exec(ctx context.Context, d time.Duration, argv []string, stdin io.Reader) ([]byte, error) {
-	ctx2, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	out, err := n.host.Run(ctx2, argv, stdin)
-	if err != nil && ctx.Err() == nil && errors.Is(ctx2.Err(), context.DeadlineExceeded) {
-		return out, &CommandTimeoutError{Host: n.host.String(), Command: sshx.CommandName(argv), Timeout: d}
-	}
-	return out, err
-}
-
-// CommandTimeoutError is a remote command that did not finish within its
-// bound; it was killed.
-type CommandTimeoutError struct {
-	Host    string
-	Command string
-	Timeout time.Duration
-}
-
-// Error implements error.
-func (e *CommandTimeoutError) Error() string {
-	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout.Round(time.Millisecond))
 }
 
 // StartError is a lane that did not come up: it exited while loading or
