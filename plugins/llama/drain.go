@@ -144,7 +144,7 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 // what it served). "" when neither is known: no pidfile, a status that
 // cannot be read, a process that listens or a port another holds.
 func (n *Node) unreachable(ctx context.Context, l Lane) string {
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return ""
 	}
@@ -157,7 +157,7 @@ func (n *Node) unreachable(ctx context.Context, l Lane) string {
 	case !r.isLane(l):
 		return ""
 	}
-	id, err := n.identity(ctx, r.pid, l)
+	id, err := n.procs.identity(ctx, r.pid, l)
 	if err != nil || !id.alive || id.listening || id.unseen {
 		return ""
 	}

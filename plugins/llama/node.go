@@ -16,6 +16,7 @@ import (
 // Node runs and observes the lanes of one machine.
 type Node struct {
 	*session
+	procs *processes
 	// router serialises the changes of the node's router (its preset,
 	// models and bound): each reads what the router serves and writes it
 	// back changed, so two at once would lose one.
@@ -24,34 +25,12 @@ type Node struct {
 
 // NewNode returns the lanes of host, run as settings say.
 func NewNode(host Host, settings Settings) *Node {
-	return &Node{session: &session{host: host, set: settings.withDefaults()}}
+	s := &session{host: host, set: settings.withDefaults()}
+	return &Node{session: s, procs: &processes{s}}
 }
 
 // Progress receives a line about a step as it goes.
 type Progress func(msg string)
-
-// laneMeta is what the start writes beside a lane's pidfile, so observe
-// knows which port and model the process should answer with.
-type laneMeta struct {
-	Name    string   `json:"name"`
-	Host    string   `json:"host"`
-	Port    int      `json:"port"`
-	Model   string   `json:"model"`
-	Aliases []string `json:"aliases"`
-	SHA256  string   `json:"sha256,omitempty"`
-	Source  string   `json:"source,omitempty"`
-	// Residency is the lane's residency as started or last changed in
-	// place; metadata written before it was recorded has none.
-	Residency string `json:"residency,omitempty"`
-	// Models and ModelsMax are a router's: the on-demand lanes its preset
-	// holds and its --models-max.
-	Models    []RouterModel `json:"models,omitempty"`
-	ModelsMax int           `json:"models_max,omitempty"`
-}
-
-func (m laneMeta) lane() Lane {
-	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
-}
 
 // StartError is a lane that did not come up: it exited while loading or
 // did not answer in time. Log is the tail of its log.
@@ -121,7 +100,7 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
 	}
 	if strings.TrimSpace(string(out)) == "exited" {
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited as its unit %s started on %s (no main process)", unit, n.host), Log: n.logTail(l.key())}
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited as its unit %s started on %s (no main process)", unit, n.host), Log: n.procs.logTail(l.key())}
 	}
 	word, pidText, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	pid, err := strconv.Atoi(pidText)
@@ -138,8 +117,8 @@ func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []str
 				progress(fmt.Sprintf("lane %s: pid %d on %s is the lane's own process but no longer listens on port %d (told to stop by an apply that was cut off): killing it and starting the lane again", l.Name, pid, n.host, l.Port))
 			}
 			n.disown(l, m, unit, true, pid)
-			if id, err := n.identity(ctx, pid, l); err != nil || id.alive {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("its stopping process (pid %d) on %s outlived a SIGKILL", pid, n.host), Log: n.logTail(l.key())}
+			if id, err := n.procs.identity(ctx, pid, l); err != nil || id.alive {
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("its stopping process (pid %d) on %s outlived a SIGKILL", pid, n.host), Log: n.procs.logTail(l.key())}
 			}
 			return n.launchMeta(ctx, l, meta, argv, progress)
 		}
@@ -175,7 +154,7 @@ const stoppingGrace = 3 * time.Second
 func (n *Node) stopping(ctx context.Context, l Lane, pid int) (bool, error) {
 	deadline := time.Now().Add(stoppingGrace)
 	for {
-		id, err := n.identity(ctx, pid, l)
+		id, err := n.procs.identity(ctx, pid, l)
 		var held *PortHeldError
 		switch {
 		case errors.As(err, &held):
@@ -194,7 +173,7 @@ func (n *Node) stopping(ctx context.Context, l Lane, pid int) (bool, error) {
 		case <-time.After(n.set.Poll):
 		}
 	}
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -244,7 +223,7 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 	p := n.prober(l)
 	last := "no answer yet"
 	for {
-		id, err := n.identity(ctx, pid, l)
+		id, err := n.procs.identity(ctx, pid, l)
 		var held *PortHeldError
 		switch {
 		case errors.As(err, &held):
@@ -254,7 +233,7 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 				last = err.Error()
 			}
 		case !id.alive:
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
+			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.procs.logTail(l.key())}
 		case id.unseen && !id.listening:
 			last = id.notListening(pid, l)
 		}
@@ -279,7 +258,7 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.key())}
+				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.procs.logTail(l.key())}
 			}
 			return ctx.Err()
 		case <-time.After(n.set.Poll):
@@ -290,14 +269,14 @@ func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
 // stillOwns checks, after the lane answered, that process pid is alive
 // and alone holds lane l's port.
 func (n *Node) stillOwns(ctx context.Context, pid int, l Lane) error {
-	id, err := n.identity(ctx, pid, l)
+	id, err := n.procs.identity(ctx, pid, l)
 	switch {
 	case err != nil:
 		return err
 	case !id.alive:
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) on %s has exited", pid, n.host), Log: n.logTail(l.key())}
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) on %s has exited", pid, n.host), Log: n.procs.logTail(l.key())}
 	case !id.listening:
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but on %s %s", n.host, id.notListening(pid, l)), Log: n.logTail(l.key())}
+		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but on %s %s", n.host, id.notListening(pid, l)), Log: n.procs.logTail(l.key())}
 	}
 	return nil
 }
@@ -326,20 +305,11 @@ func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
 	return nil
 }
 
-func (n *Node) logTail(key string) string {
-	// The lane failed already; the log is best effort, so it gets its own
-	// short deadline instead of the step's, which may have passed.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, key)
-	return out
-}
-
 // SetResidency records l.Residency in the metadata of lane l's running
 // process, which a residency change between keep-warm and preferred
 // leaves as it is; a lane that does not run is an error.
 func (n *Node) SetResidency(ctx context.Context, l Lane) error {
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return err
 	}
@@ -370,7 +340,7 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return err
 	}
@@ -410,11 +380,11 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	}
 	// Without a manager, and for a process the manager did not run (one
 	// started before service_manager changed), poolc signals it itself.
-	if alive, err := n.alive(ctx, pid); err != nil || alive {
+	if alive, err := n.procs.alive(ctx, pid); err != nil || alive {
 		if m.render != nil && progress != nil {
 			progress(fmt.Sprintf("lane %s (pid %s) is not the process of unit %s; signalling it", l.Name, pid, unit))
 		}
-		if err := n.signalStop(ctx, l, pid, progress); err != nil {
+		if err := n.procs.signalStop(ctx, l, pid, progress); err != nil {
 			return err
 		}
 	}
@@ -432,74 +402,5 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 // forgotten under its lane's start lock, so a start writing it is never
 // undone; live processes are left alone.
 func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
-	st, err := n.status(ctx)
-	if err != nil {
-		return err
-	}
-	m, err := n.set.manager()
-	if err != nil {
-		return err
-	}
-	for _, key := range st.order {
-		if st.records[key].alive {
-			continue
-		}
-		out, err := n.run(ctx, m.forgetGone, n.set.StateDir, key, m.unit(key))
-		if err != nil {
-			return err
-		}
-		if pid, ok := strings.CutPrefix(strings.TrimSpace(out), "forgot "); ok && progress != nil {
-			progress(fmt.Sprintf("forgot %s's pidfile: pid %s is gone", key, pid))
-		}
-	}
-	return nil
-}
-
-// signalStop sends process pid SIGTERM and, if it has not exited after
-// StopGrace, SIGKILL.
-func (n *Node) signalStop(ctx context.Context, l Lane, pid string, progress Progress) error {
-	if _, err := n.run(ctx, scriptSignal, "TERM", pid); err != nil {
-		return err
-	}
-	if n.waitGone(ctx, pid, n.set.StopGrace) {
-		return nil
-	}
-	if progress != nil {
-		progress(fmt.Sprintf("lane %s (pid %s) still up %s after SIGTERM; sending SIGKILL", l.Name, pid, n.set.StopGrace))
-	}
-	if _, err := n.run(ctx, scriptSignal, "KILL", pid); err != nil {
-		return err
-	}
-	if !n.waitGone(ctx, pid, n.set.StopGrace) {
-		return fmt.Errorf("lane %s (pid %s) on %s survives SIGKILL", l.Name, pid, n.host)
-	}
-	return nil
-}
-
-// alive reports whether process pid runs on the node.
-func (n *Node) alive(ctx context.Context, pid string) (bool, error) {
-	out, err := n.run(ctx, scriptAlive, pid)
-	if err != nil {
-		return false, err
-	}
-	return strings.TrimSpace(out) == "alive", nil
-}
-
-// waitGone polls until process pid has exited or d passes.
-func (n *Node) waitGone(ctx context.Context, pid string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		alive, err := n.alive(ctx, pid)
-		if err == nil && !alive {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(n.set.Poll):
-		}
-	}
+	return n.procs.forgetGone(ctx, progress)
 }

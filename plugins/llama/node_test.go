@@ -260,7 +260,7 @@ func TestAZombieIsNotALane(t *testing.T) {
 	if err != nil || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
 		t.Fatalf("%+v %v", obs, err)
 	}
-	if alive, err := n.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
+	if alive, err := n.procs.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
 		t.Errorf("a zombie is alive: %v %v", alive, err)
 	}
 	// A start over the zombie's pidfile starts the lane (seen in the

@@ -42,7 +42,7 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 	if len(models) == 0 {
 		return spec, nil
 	}
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return spec, err
 	}

@@ -42,7 +42,7 @@ func TestRouterTakesLanesInPlaceWhileAnotherStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := func() int {
-		st, err := n.status(ctx)
+		st, err := n.procs.status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

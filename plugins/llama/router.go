@@ -132,7 +132,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err := rl.Validate(); err != nil {
 		return err
 	}
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func hasProcess(state string) bool {
 // RouterServes returns the on-demand lanes the node's router was last
 // started with (its record, kept while its pidfile is), nil when none.
 func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return nil, err
 	}

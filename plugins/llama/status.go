@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"poolc.dev/poolc/plugins/sdk"
 )
 
 // record is one pidfile of a node's state directory as the status script
@@ -65,14 +63,6 @@ func (st nodeStatus) lane(l Lane) (record, bool) {
 	return record{}, false
 }
 
-func (n *Node) status(ctx context.Context) (nodeStatus, error) {
-	out, err := n.run(ctx, scriptStatus, n.set.StateDir)
-	if err != nil {
-		return nodeStatus{}, fmt.Errorf("reading the lanes of %s: %w", n.host, err)
-	}
-	return parseStatus(out)
-}
-
 // parseStatus reads the output of scriptStatus.
 func parseStatus(out string) (nodeStatus, error) {
 	st := nodeStatus{records: map[string]record{}}
@@ -122,20 +112,6 @@ func parseStatus(out string) (nodeStatus, error) {
 	return st, sc.Err()
 }
 
-// process is what the node reports of lane l's live process (pid, own
-// command line, resident memory), nil when it cannot tell.
-func (n *Node) process(ctx context.Context, l Lane) *sdk.LaneProcess {
-	st, err := n.status(ctx)
-	if err != nil {
-		return nil
-	}
-	r, ok := st.lane(l)
-	if !ok || !r.alive {
-		return nil
-	}
-	return &sdk.LaneProcess{PID: r.pid, CommandLine: r.argv, ResidentBytes: r.rss}
-}
-
 // RunningLane is a lane observed serving on a node: its own process, or
 // (OnDemand) a model of the node's router, whose weights are in memory
 // only while Loaded.
@@ -168,7 +144,7 @@ type Observation struct {
 // whether the file is there (size, and the sha256 recorded when it was
 // prefetched).
 func (n *Node) Observe(ctx context.Context, models []string) (Observation, error) {
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return Observation{}, err
 	}
@@ -190,7 +166,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 		// The process must be the one listening on the lane's port: a
 		// port another process holds is drift (it serves, not the lane);
 		// a listener that cannot be read is not known, an error.
-		id, err := n.identity(ctx, r.pid, l)
+		id, err := n.procs.identity(ctx, r.pid, l)
 		var held *PortHeldError
 		switch {
 		case errors.As(err, &held):
