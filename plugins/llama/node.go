@@ -17,6 +17,7 @@ import (
 type Node struct {
 	*session
 	procs *processes
+	files *modelFiles
 	// router serialises the changes of the node's router (its preset,
 	// models and bound): each reads what the router serves and writes it
 	// back changed, so two at once would lose one.
@@ -26,7 +27,7 @@ type Node struct {
 // NewNode returns the lanes of host, run as settings say.
 func NewNode(host Host, settings Settings) *Node {
 	s := &session{host: host, set: settings.withDefaults()}
-	return &Node{session: s, procs: &processes{s}}
+	return &Node{session: s, procs: &processes{s}, files: &modelFiles{s}}
 }
 
 // Progress receives a line about a step as it goes.
@@ -403,4 +404,23 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 // undone; live processes are left alone.
 func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
 	return n.procs.forgetGone(ctx, progress)
+}
+
+// Prefetch brings the model to its path on the node: a file already there
+// with the right sha256 is kept; otherwise the source is copied to
+// PATH.part (resuming what an interrupted copy left there: the node
+// downloads with a Range request, a local file is sent from the size of
+// the node's PATH.part on, nothing before it again), checked against the
+// sha256 (a mismatch deletes the copy and leaves the path as it was) and
+// renamed to the path. Free disk is checked first.
+func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
+	return n.files.prefetch(ctx, m, progress)
+}
+
+// SweepPartials removes the partial downloads a prefetch left on the node
+// (a copy cut off) whose model path is not among keep: the model moved or
+// left, so no prefetch would resume or remove them. It returns the files
+// removed.
+func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
+	return n.files.sweepPartials(ctx, keep)
 }

@@ -244,7 +244,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 		}
 	}
 	for _, path := range models {
-		m, err := n.probeModel(ctx, path)
+		m, err := n.files.probeModel(ctx, path)
 		if err != nil {
 			return obs, err
 		}
