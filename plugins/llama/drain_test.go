@@ -143,7 +143,7 @@ func TestARouterRestartDrainsAStreamOnAnotherModel(t *testing.T) {
 	go func() {
 		streamed <- loadgen.Send(ctx, http.DefaultClient, "http://"+rl.probeAddr(), loadgen.Request{Model: "b", MaxTokens: 200, IgnoreEOS: true})
 	}()
-	busy := n.modelBusy(rl, "b")
+	busy := n.drain.modelBusy(rl, "b")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if b, err := busy(ctx); err == nil && b > 0 {
 			break

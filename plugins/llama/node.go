@@ -18,6 +18,7 @@ type Node struct {
 	*session
 	procs *processes
 	files *modelFiles
+	drain *drainer
 	// router serialises the changes of the node's router (its preset,
 	// models and bound): each reads what the router serves and writes it
 	// back changed, so two at once would lose one.
@@ -27,7 +28,9 @@ type Node struct {
 // NewNode returns the lanes of host, run as settings say.
 func NewNode(host Host, settings Settings) *Node {
 	s := &session{host: host, set: settings.withDefaults()}
-	return &Node{session: s, procs: &processes{s}, files: &modelFiles{s}}
+	n := &Node{session: s, procs: &processes{s}, files: &modelFiles{s}}
+	n.drain = &drainer{s, n.procs}
+	return n
 }
 
 // Progress receives a line about a step as it goes.
@@ -423,4 +426,27 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 // removed.
 func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
 	return n.files.sweepPartials(ctx, keep)
+}
+
+// Drain waits until the lane processes no request and holds none back
+// (no slot is_processing, no deferred request), or DrainTimeout passes.
+// llama-server does not drain by itself, so the gateway must already send
+// the lane's aliases elsewhere. A probe that fails, times out or answers
+// what does not parse says nothing: the lane is busy, unknown, and the
+// drain probes again. Only a lane whose recorded process is gone, or
+// alive with its port closed (told to stop), has nothing in flight
+// without saying so. The router (RouterLane) answers
+// /slots and /metrics only for a model named in the query, so its drain
+// sums the probes of every model it reports loaded or loading.
+func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
+	return n.drain.drain(ctx, l, progress)
+}
+
+// DrainRouterModel waits until the router's model name processes and
+// holds back no request, or DrainTimeout passes, as Drain does. The
+// probe never loads the model (autoload=false): a model the router does
+// not run answers 400 "model is not loaded", which is idle. The gateway
+// must already send the lane's aliases elsewhere.
+func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
+	return n.drain.routerModel(ctx, n.routerLane(r), name, progress)
 }

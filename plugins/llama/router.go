@@ -209,7 +209,7 @@ var errNoReload = errors.New("the router did not take its new preset on GET /mod
 // reloaded to take them. The router's metadata then records the new
 // models.
 func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec record, preset string, progress Progress) error {
-	states, err := n.routerModels(ctx, rl)
+	states, err := n.prober(rl).routerModels(ctx)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) erro
 	ctx, cancel := context.WithTimeout(ctx, routerExitWait)
 	defer cancel()
 	for {
-		states, err := n.routerModels(ctx, rl)
+		states, err := n.prober(rl).routerModels(ctx)
 		if err == nil && !slices.ContainsFunc(states, func(s RouterModelState) bool { return s.Name == name && hasProcess(s.State) }) {
 			return nil
 		}
@@ -407,11 +407,12 @@ type RouterModelState struct {
 
 // RouterModels returns what the node's router reports of its models.
 func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
-	return n.routerModels(ctx, n.routerLane(r))
+	return n.prober(n.routerLane(r)).routerModels(ctx)
 }
 
-func (n *Node) routerModels(ctx context.Context, rl Lane) ([]RouterModelState, error) {
-	p := n.prober(rl)
+// routerModels is what the router that p asks reports of its models
+// (GET /models).
+func (p prober) routerModels(ctx context.Context) ([]RouterModelState, error) {
 	code, body, err := p.get(ctx, "/models")
 	if err != nil {
 		return nil, err

@@ -193,7 +193,7 @@ func (n *Node) Observe(ctx context.Context, models []string) (Observation, error
 			continue
 		}
 		if name == RouterLane {
-			models, err := n.routerModels(ctx, l)
+			models, err := n.prober(l).routerModels(ctx)
 			if err != nil {
 				obs.Drift = append(obs.Drift, fmt.Sprintf("router: pid %d does not answer on port %d: %v", r.pid, l.Port, err))
 				continue
