@@ -148,7 +148,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	sameMax := running && rec.modelsMax() == strconv.Itoa(r.ModelsMax)
 	switch {
 	case sameMax && current == preset && slices.EqualFunc(rec.meta.Models, r.Models, sameRouterModel):
-		return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+		return n.sup.waitReady(ctx, routerReady(rl, r), rec.pid)
 	case sameMax:
 		err := n.reloadRouter(ctx, rl, r, rec, preset, progress)
 		if !errors.Is(err, errNoReload) {
@@ -168,7 +168,7 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err := n.writePreset(ctx, preset); err != nil {
 		return err
 	}
-	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, n.set.routerArgv(rl, r.ModelsMax), progress)
+	return n.sup.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, n.set.routerArgv(rl, r.ModelsMax), progress)
 }
 
 func (n *Node) writePreset(ctx context.Context, preset string) error {
@@ -255,7 +255,7 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
 		return fmt.Errorf("recording the router's models on %s: %w", n.host, err)
 	}
-	return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+	return n.sup.waitReady(ctx, routerReady(rl, r), rec.pid)
 }
 
 // reload asks the router to reread its preset and checks it took it:
