@@ -2,20 +2,16 @@ package llama
 
 import (
 	"context"
-	"sync"
 )
 
 // Node runs and observes the lanes of one machine.
 type Node struct {
 	*session
-	procs *processes
-	files *modelFiles
-	drain *drainer
-	sup   *supervisor
-	// router serialises the changes of the node's router (its preset,
-	// models and bound): each reads what the router serves and writes it
-	// back changed, so two at once would lose one.
-	router sync.Mutex
+	procs  *processes
+	files  *modelFiles
+	drain  *drainer
+	sup    *supervisor
+	router *router
 }
 
 // NewNode returns the lanes of host, run as settings say.
@@ -24,6 +20,7 @@ func NewNode(host Host, settings Settings) *Node {
 	n := &Node{session: s, procs: &processes{s}, files: &modelFiles{s}}
 	n.drain = &drainer{s, n.procs}
 	n.sup = &supervisor{s, n.procs, n.drain}
+	n.router = &router{session: s, procs: n.procs, drain: n.drain, sup: n.sup}
 	return n
 }
 
@@ -79,7 +76,7 @@ func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
 // not run answers 400 "model is not loaded", which is idle. The gateway
 // must already send the lane's aliases elsewhere.
 func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
-	return n.drain.routerModel(ctx, n.routerLane(r), name, progress)
+	return n.drain.routerModel(ctx, n.router.routerLane(r), name, progress)
 }
 
 // Start runs the lane unless it already runs, and waits until /health
@@ -107,4 +104,30 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 // reported and the remaining requests are cut.
 func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	return n.sup.stop(ctx, l, progress)
+}
+
+// EnsureRouter makes the node's router serve spec. A router already
+// running with spec's --models-max takes a changed preset in place: poolc
+// rewrites the preset and asks GET /models?reload=1, on which
+// llama-server's router rereads it, leaving every running model whose
+// section is unchanged serving (see reloadRouter); the node's other
+// on-demand lanes lose no request. Only a change of --models-max, which
+// the router reads at startup alone, or a router that does not take the
+// reload, restarts it: drained, stopped, started with the new preset. A
+// router already serving spec is left alone. It waits until /health
+// answers 200 and /v1/models lists every alias. A router with no models
+// is stopped.
+func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress) error {
+	return n.router.ensure(ctx, r, progress)
+}
+
+// RouterServes returns the on-demand lanes the node's router was last
+// started with (its record, kept while its pidfile is), nil when none.
+func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
+	return n.router.serves(ctx)
+}
+
+// RouterModels returns what the node's router reports of its models.
+func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
+	return n.router.models(ctx, r)
 }

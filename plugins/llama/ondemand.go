@@ -112,8 +112,8 @@ func keptBound(k, n, current int) int {
 // steps of one apply, run in parallel, each build on the last: none is
 // lost, whatever order they run in.
 func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add bool, progress Progress) error {
-	n.router.Lock()
-	defer n.router.Unlock()
+	n.router.changes.Lock()
+	defer n.router.changes.Unlock()
 	current, err := n.RouterServes(ctx)
 	if err != nil {
 		return err
