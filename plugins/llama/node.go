@@ -1,17 +1,22 @@
 package llama
 
-import (
-	"context"
-)
+import "context"
 
-// Node runs and observes the lanes of one machine.
+// Node runs and observes the lanes of one machine. It is a composition
+// of components, one purpose each, over one host session (session.go):
+// the processes and their pidfiles (processes.go), the model files
+// (prefetch.go), the drain (drain.go), the lanes' own processes under
+// their service manager (supervisor.go), the node's router (router.go)
+// and the observation (observe.go). Its methods are what the actuator
+// calls.
 type Node struct {
-	*session
-	procs  *processes
-	files  *modelFiles
-	drain  *drainer
-	sup    *supervisor
-	router *router
+	session *session
+	procs   *processes
+	files   *modelFiles
+	drain   *drainer
+	sup     *supervisor
+	router  *router
+	obs     *observer
 }
 
 // NewNode returns the lanes of host, run as settings say.
@@ -21,21 +26,12 @@ func NewNode(host Host, settings Settings) *Node {
 	n.drain = &drainer{s, n.procs}
 	n.sup = &supervisor{s, n.procs, n.drain}
 	n.router = &router{session: s, procs: n.procs, drain: n.drain, sup: n.sup}
+	n.obs = &observer{s, n.procs, n.files}
 	return n
 }
 
 // Progress receives a line about a step as it goes.
 type Progress func(msg string)
-
-// ForgetGone forgets every pidfile of the node whose process is gone,
-// lane or router: a process killed before its lane moved (to another
-// port or node, or into the router) or went leaves one that no stop step
-// forgets, since the observation does not report it as a lane. Each is
-// forgotten under its lane's start lock, so a start writing it is never
-// undone; live processes are left alone.
-func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
-	return n.procs.forgetGone(ctx, progress)
-}
 
 // Prefetch brings the model to its path on the node: a file already there
 // with the right sha256 is kept; otherwise the source is copied to
@@ -54,6 +50,22 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 // removed.
 func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
 	return n.files.sweepPartials(ctx, keep)
+}
+
+// Start runs the lane unless it already runs, and waits until /health
+// answers 200 (503 means still loading), /props serves the lane's model
+// and /v1/models lists every alias. A lane whose process exits while
+// loading fails with the end of its log; a lane whose pidfile names a live
+// process serving another model is refused, never started twice.
+func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
+	return n.sup.start(ctx, l, progress)
+}
+
+// SetResidency records l.Residency in the metadata of lane l's running
+// process, which a residency change between keep-warm and preferred
+// leaves as it is; a lane that does not run is an error.
+func (n *Node) SetResidency(ctx context.Context, l Lane) error {
+	return n.sup.setResidency(ctx, l)
 }
 
 // Drain waits until the lane processes no request and holds none back
@@ -79,22 +91,6 @@ func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, 
 	return n.drain.routerModel(ctx, n.router.routerLane(r), name, progress)
 }
 
-// Start runs the lane unless it already runs, and waits until /health
-// answers 200 (503 means still loading), /props serves the lane's model
-// and /v1/models lists every alias. A lane whose process exits while
-// loading fails with the end of its log; a lane whose pidfile names a live
-// process serving another model is refused, never started twice.
-func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
-	return n.sup.start(ctx, l, progress)
-}
-
-// SetResidency records l.Residency in the metadata of lane l's running
-// process, which a residency change between keep-warm and preferred
-// leaves as it is; a lane that does not run is an error.
-func (n *Node) SetResidency(ctx context.Context, l Lane) error {
-	return n.sup.setResidency(ctx, l)
-}
-
 // Stop drains the lane, then sends SIGTERM and, if it has not exited
 // after StopGrace, SIGKILL (a lane run as a unit: its service manager
 // stops the unit so, and poolc removes the unit), and forgets its
@@ -104,6 +100,16 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 // reported and the remaining requests are cut.
 func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 	return n.sup.stop(ctx, l, progress)
+}
+
+// ForgetGone forgets every pidfile of the node whose process is gone,
+// lane or router: a process killed before its lane moved (to another
+// port or node, or into the router) or went leaves one that no stop step
+// forgets, since the observation does not report it as a lane. Each is
+// forgotten under its lane's start lock, so a start writing it is never
+// undone; live processes are left alone.
+func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
+	return n.procs.forgetGone(ctx, progress)
 }
 
 // EnsureRouter makes the node's router serve spec. A router already
@@ -130,4 +136,11 @@ func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
 // RouterModels returns what the node's router reports of its models.
 func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
 	return n.router.models(ctx, r)
+}
+
+// Observe reports the node's lanes and, for each model path asked about,
+// whether the file is there (size, and the sha256 recorded when it was
+// prefetched).
+func (n *Node) Observe(ctx context.Context, models []string) (Observation, error) {
+	return n.obs.observe(ctx, models)
 }

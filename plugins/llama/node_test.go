@@ -94,7 +94,7 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 // waitBusy waits until the lane has a request in flight.
 func waitBusy(t *testing.T, n *Node, l Lane) {
 	t.Helper()
-	p := n.prober(l)
+	p := n.session.prober(l)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := p.busy(context.Background()); err == nil && b > 0 {
 			return
