@@ -289,7 +289,7 @@ func (a *Actuator) Apply(ctx context.Context, req sdk.ApplyRequest, progress sdk
 				lane.Loaded = !onDemand(st.Lane)
 				if !onDemand(st.Lane) {
 					// The process as it runs now, read on the node.
-					lane.Process = n.process(ctx, l)
+					lane.Process = n.procs.process(ctx, l)
 				}
 				observed.Lanes = []sdk.Lane{lane}
 			}

@@ -37,7 +37,7 @@ func TestE2EAHashThatNeverEndsFailsWithinItsBound(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, _ := sshNode(t, testsshd.WithEnv("PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH")))
-			n.set.CommandTimeout = 3 * time.Second
+			n.session.set.CommandTimeout = 3 * time.Second
 			data, sum := weights(t, 200_000)
 			src := filepath.Join(t.TempDir(), "src.gguf")
 			os.WriteFile(src, data, 0o644)

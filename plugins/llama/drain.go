@@ -23,41 +23,37 @@ func (e *DrainTimeoutError) Error() string {
 	return fmt.Sprintf("lane %s is not idle after %s (last seen: %s)", e.Lane, e.Timeout, e.Last)
 }
 
-// Drain waits until the lane processes no request and holds none back
-// (no slot is_processing, no deferred request), or DrainTimeout passes.
-// llama-server does not drain by itself, so the gateway must already send
-// the lane's aliases elsewhere. A probe that fails, times out or answers
-// what does not parse says nothing: the lane is busy, unknown, and the
-// drain probes again. Only a lane whose recorded process is gone, or
-// alive with its port closed (told to stop), has nothing in flight
-// without saying so. The router (RouterLane) answers
-// /slots and /metrics only for a model named in the query, so its drain
-// sums the probes of every model it reports loaded or loading.
-func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
+// drainer waits for a lane's requests to finish: its own process's, a
+// router's (the sum of its models') or one model's of a router, probing
+// /slots and /metrics within DrainTimeout; a probe that says nothing is
+// busy, unknown, unless the lane's process is known gone or told to stop.
+type drainer struct {
+	*session
+	procs *processes
+}
+
+// drain carries out Node.Drain.
+func (d *drainer) drain(ctx context.Context, l Lane, progress Progress) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	busy := n.prober(l).busy
+	busy := d.prober(l).busy
 	if l.Name == RouterLane {
-		busy = func(ctx context.Context) (int, error) { return n.routerBusy(ctx, l) }
+		busy = func(ctx context.Context) (int, error) { return d.routerBusy(ctx, l) }
 	}
-	return n.drainProbe(ctx, l, l.Name, busy, progress)
+	return d.drainProbe(ctx, l, l.Name, busy, progress)
 }
 
-// DrainRouterModel waits until the router's model name processes and
-// holds back no request, or DrainTimeout passes, as Drain does. The
-// probe never loads the model (autoload=false): a model the router does
-// not run answers 400 "model is not loaded", which is idle. The gateway
-// must already send the lane's aliases elsewhere.
-func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
-	rl := n.routerLane(r)
-	return n.drainProbe(ctx, rl, name, n.modelBusy(rl, name), progress)
+// routerModel waits until model name of the router rl processes and
+// holds back no request, as Node.DrainRouterModel says.
+func (d *drainer) routerModel(ctx context.Context, rl Lane, name string, progress Progress) error {
+	return d.drainProbe(ctx, rl, name, d.modelBusy(rl, name), progress)
 }
 
 // modelBusy is the probe of model name of router rl: with autoload=false,
 // so that it loads nothing, and errNotLoaded (that model alone) as 0.
-func (n *Node) modelBusy(rl Lane, name string) func(context.Context) (int, error) {
-	p := n.prober(rl).withQuery("model=" + url.QueryEscape(name) + "&autoload=false")
+func (d *drainer) modelBusy(rl Lane, name string) func(context.Context) (int, error) {
+	p := d.prober(rl).withQuery("model=" + url.QueryEscape(name) + "&autoload=false")
 	return func(ctx context.Context) (int, error) {
 		b, err := p.busy(ctx)
 		if errors.Is(err, errNotLoaded) {
@@ -69,8 +65,8 @@ func (n *Node) modelBusy(rl Lane, name string) func(context.Context) (int, error
 
 // routerBusy sums the probes of the router's models that GET /models
 // reports loaded or loading; any of them unknown is unknown.
-func (n *Node) routerBusy(ctx context.Context, rl Lane) (int, error) {
-	states, err := n.routerModels(ctx, rl)
+func (d *drainer) routerBusy(ctx context.Context, rl Lane) (int, error) {
+	states, err := d.prober(rl).routerModels(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -79,7 +75,7 @@ func (n *Node) routerBusy(ctx context.Context, rl Lane) (int, error) {
 		if s.State != "loaded" && s.State != "loading" {
 			continue
 		}
-		b, err := n.modelBusy(rl, s.Name)(ctx)
+		b, err := d.modelBusy(rl, s.Name)(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("model %s: %w", s.Name, err)
 		}
@@ -94,8 +90,8 @@ func (n *Node) routerBusy(ctx context.Context, rl Lane) (int, error) {
 // busy is "busy, unknown": the drain goes on. Each change of what it
 // sees is reported through progress, and the last is in the timeout's
 // error.
-func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func(context.Context) (int, error), progress Progress) error {
-	ctx2, cancel := context.WithTimeout(ctx, n.set.DrainTimeout)
+func (d *drainer) drainProbe(ctx context.Context, proc Lane, name string, busy func(context.Context) (int, error), progress Progress) error {
+	ctx2, cancel := context.WithTimeout(ctx, d.set.DrainTimeout)
 	defer cancel()
 	say := func(msg string) {
 		if progress != nil {
@@ -117,7 +113,7 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 		case ctx2.Err() != nil:
 			// A probe cut by the drain timeout tells nothing new.
 		default:
-			if why := n.unreachable(ctx2, proc); why != "" {
+			if why := d.unreachable(ctx2, proc); why != "" {
 				say(fmt.Sprintf("%s, so nothing is in flight (the probe: %v)", why, err))
 				return nil
 			}
@@ -131,8 +127,8 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ctx2.Done():
-			return &DrainTimeoutError{Lane: name, Last: last, Timeout: n.set.DrainTimeout}
-		case <-time.After(n.set.Poll):
+			return &DrainTimeoutError{Lane: name, Last: last, Timeout: d.set.DrainTimeout}
+		case <-time.After(d.set.Poll):
 		}
 	}
 }
@@ -143,8 +139,8 @@ func (n *Node) drainProbe(ctx context.Context, proc Lane, name string, busy func
 // (told to stop: llama-server closes its port at once on SIGTERM and cuts
 // what it served). "" when neither is known: no pidfile, a status that
 // cannot be read, a process that listens or a port another holds.
-func (n *Node) unreachable(ctx context.Context, l Lane) string {
-	st, err := n.status(ctx)
+func (d *drainer) unreachable(ctx context.Context, l Lane) string {
+	st, err := d.procs.status(ctx)
 	if err != nil {
 		return ""
 	}
@@ -157,7 +153,7 @@ func (n *Node) unreachable(ctx context.Context, l Lane) string {
 	case !r.isLane(l):
 		return ""
 	}
-	id, err := n.identity(ctx, r.pid, l)
+	id, err := d.procs.identity(ctx, r.pid, l)
 	if err != nil || !id.alive || id.listening || id.unseen {
 		return ""
 	}

@@ -132,7 +132,7 @@ func TestARouterRestartDrainsAStreamOnAnotherModel(t *testing.T) {
 	dir := t.TempDir()
 	spec := RouterSpec{Host: "127.0.0.1", Port: freePort(t), ModelsMax: 2,
 		Models: []RouterModel{testRouterModel(t, dir, "a", "a"), testRouterModel(t, dir, "b", "b")}}
-	rl := n.routerLane(spec)
+	rl := n.router.routerLane(spec)
 	stopAtEnd(t, n, rl)
 	if err := n.EnsureRouter(ctx, spec, nil); err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestARouterRestartDrainsAStreamOnAnotherModel(t *testing.T) {
 	go func() {
 		streamed <- loadgen.Send(ctx, http.DefaultClient, "http://"+rl.probeAddr(), loadgen.Request{Model: "b", MaxTokens: 200, IgnoreEOS: true})
 	}()
-	busy := n.modelBusy(rl, "b")
+	busy := n.drain.modelBusy(rl, "b")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if b, err := busy(ctx); err == nil && b > 0 {
 			break
@@ -172,7 +172,7 @@ func TestADrainOfAnUnloadedRouterModelLeavesItUnloaded(t *testing.T) {
 	ctx := context.Background()
 	n := NewNode(Local{}, testSettings(t))
 	spec := RouterSpec{Host: "127.0.0.1", Port: freePort(t), Models: []RouterModel{testRouterModel(t, t.TempDir(), "a", "a")}}
-	stopAtEnd(t, n, n.routerLane(spec))
+	stopAtEnd(t, n, n.router.routerLane(spec))
 	if err := n.EnsureRouter(ctx, spec, nil); err != nil {
 		t.Fatal(err)
 	}

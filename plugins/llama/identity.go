@@ -2,7 +2,6 @@ package llama
 
 import (
 	"bufio"
-	"context"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -154,44 +153,12 @@ func (e *PortHeldError) Error() string {
 	return fmt.Sprintf("lane %s: port %d of %s is held by pid %d (%s), not by the lane's process (pid %d)", e.Lane, e.Port, e.Host, e.Holder.pid, e.Holder.args, e.PID)
 }
 
-// owner reports whether process pid lives and who listens on lane l's
-// port.
-func (n *Node) owner(ctx context.Context, pid int, l Lane) (owner, error) {
-	out, err := n.run(ctx, scriptOwner, strconv.Itoa(pid), strconv.Itoa(l.Port))
-	if err != nil {
-		return owner{}, fmt.Errorf("who listens on port %d of %s: %w", l.Port, n.host, err)
-	}
-	return parseOwner(out)
-}
-
 // identityCheck is what identity found: whether the process lives,
 // whether it listens on the lane's port, and whether a listener there
 // has an owner poolc cannot see (another user's process, or one that
 // exited while it looked).
 type identityCheck struct {
 	alive, listening, unseen bool
-}
-
-// identity checks that process pid is alive and that nothing but it
-// holds lane l's port. A port held by another process it can name is a
-// *PortHeldError.
-func (n *Node) identity(ctx context.Context, pid int, l Lane) (identityCheck, error) {
-	o, err := n.owner(ctx, pid, l)
-	if err != nil {
-		return identityCheck{}, err
-	}
-	c := identityCheck{alive: o.alive}
-	for _, h := range o.holders(l) {
-		switch h.pid {
-		case pid:
-			c.listening = true
-		case 0:
-			c.unseen = true
-		default:
-			return c, &PortHeldError{Lane: l.Name, Host: n.host.String(), Port: l.Port, PID: pid, Holder: h}
-		}
-	}
-	return c, nil
 }
 
 // notListening says why process pid is not seen holding lane l's port.

@@ -32,7 +32,7 @@ func TestAStartOnAPortAnotherProcessHoldsFailsNamingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { foreign.Process.Kill(); foreign.Wait() })
-	p := n.prober(l)
+	p := n.session.prober(l)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if code, _, err := p.get(ctx, "/health"); err == nil && code == 200 {
 			break

@@ -1,114 +1,55 @@
 package llama
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"path"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
+import "context"
 
-	"poolc.dev/poolc/internal/sshx"
-)
-
-// Node runs and observes the lanes of one machine.
+// Node runs and observes the lanes of one machine. It is a composition
+// of components, one purpose each, over one host session (session.go):
+// the processes and their pidfiles (processes.go), the model files
+// (prefetch.go), the drain (drain.go), the lanes' own processes under
+// their service manager (supervisor.go), the node's router (router.go)
+// and the observation (observe.go). Its methods are what the actuator
+// calls.
 type Node struct {
-	host Host
-	set  Settings
-	// router serialises the changes of the node's router (its preset,
-	// models and bound): each reads what the router serves and writes it
-	// back changed, so two at once would lose one.
-	router sync.Mutex
+	session *session
+	procs   *processes
+	files   *modelFiles
+	drain   *drainer
+	sup     *supervisor
+	router  *router
+	obs     *observer
 }
 
 // NewNode returns the lanes of host, run as settings say.
 func NewNode(host Host, settings Settings) *Node {
-	return &Node{host: host, set: settings.withDefaults()}
+	s := &session{host: host, set: settings.withDefaults()}
+	n := &Node{session: s, procs: &processes{s}, files: &modelFiles{s}}
+	n.drain = &drainer{s, n.procs}
+	n.sup = &supervisor{s, n.procs, n.drain}
+	n.router = &router{session: s, procs: n.procs, drain: n.drain, sup: n.sup}
+	n.obs = &observer{s, n.procs, n.files}
+	return n
 }
 
 // Progress receives a line about a step as it goes.
 type Progress func(msg string)
 
-// laneMeta is what the start writes beside a lane's pidfile, so observe
-// knows which port and model the process should answer with.
-type laneMeta struct {
-	Name    string   `json:"name"`
-	Host    string   `json:"host"`
-	Port    int      `json:"port"`
-	Model   string   `json:"model"`
-	Aliases []string `json:"aliases"`
-	SHA256  string   `json:"sha256,omitempty"`
-	Source  string   `json:"source,omitempty"`
-	// Residency is the lane's residency as started or last changed in
-	// place; metadata written before it was recorded has none.
-	Residency string `json:"residency,omitempty"`
-	// Models and ModelsMax are a router's: the on-demand lanes its preset
-	// holds and its --models-max.
-	Models    []RouterModel `json:"models,omitempty"`
-	ModelsMax int           `json:"models_max,omitempty"`
+// Prefetch brings the model to its path on the node: a file already there
+// with the right sha256 is kept; otherwise the source is copied to
+// PATH.part (resuming what an interrupted copy left there: the node
+// downloads with a Range request, a local file is sent from the size of
+// the node's PATH.part on, nothing before it again), checked against the
+// sha256 (a mismatch deletes the copy and leaves the path as it was) and
+// renamed to the path. Free disk is checked first.
+func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
+	return n.files.prefetch(ctx, m, progress)
 }
 
-func (m laneMeta) lane() Lane {
-	return Lane{Name: m.Name, Host: m.Host, Port: m.Port, Model: m.Model, Aliases: m.Aliases, SHA256: m.SHA256, Source: m.Source, Residency: m.Residency}
-}
-
-// run runs program with positional parameters args on the host within
-// the settings' CommandTimeout.
-func (n *Node) run(ctx context.Context, program string, args ...string) (string, error) {
-	return n.runFor(ctx, n.set.CommandTimeout, program, args...)
-}
-
-// runFor is run within d.
-func (n *Node) runFor(ctx context.Context, d time.Duration, program string, args ...string) (string, error) {
-	out, err := n.exec(ctx, d, shArgv(program, args...), nil)
-	return string(out), err
-}
-
-// exec runs argv on the host within d: past it the command is killed
-// (its process group with it) and the error is a *CommandTimeoutError.
-func (n *Node) exec(ctx context.Context, d time.Duration, argv []string, stdin io.Reader) ([]byte, error) {
-	ctx2, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	out, err := n.host.Run(ctx2, argv, stdin)
-	if err != nil && ctx.Err() == nil && errors.Is(ctx2.Err(), context.DeadlineExceeded) {
-		return out, &CommandTimeoutError{Host: n.host.String(), Command: sshx.CommandName(argv), Timeout: d}
-	}
-	return out, err
-}
-
-// CommandTimeoutError is a remote command that did not finish within its
-// bound; it was killed.
-type CommandTimeoutError struct {
-	Host    string
-	Command string
-	Timeout time.Duration
-}
-
-// Error implements error.
-func (e *CommandTimeoutError) Error() string {
-	return fmt.Sprintf("%s on %s did not finish within %s: killed", e.Command, e.Host, e.Timeout.Round(time.Millisecond))
-}
-
-// StartError is a lane that did not come up: it exited while loading or
-// did not answer in time. Log is the tail of its log.
-type StartError struct {
-	Lane   string
-	Reason string
-	Log    string
-}
-
-// Error implements error.
-func (e *StartError) Error() string {
-	msg := fmt.Sprintf("lane %s %s", e.Lane, e.Reason)
-	if s := strings.TrimSpace(e.Log); s != "" {
-		msg += "; its log ends:\n" + s
-	}
-	return msg
+// SweepPartials removes the partial downloads a prefetch left on the node
+// (a copy cut off) whose model path is not among keep: the model moved or
+// left, so no prefetch would resume or remove them. It returns the files
+// removed.
+func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
+	return n.files.sweepPartials(ctx, keep)
 }
 
 // Start runs the lane unless it already runs, and waits until /health
@@ -117,287 +58,37 @@ func (e *StartError) Error() string {
 // loading fails with the end of its log; a lane whose pidfile names a live
 // process serving another model is refused, never started twice.
 func (n *Node) Start(ctx context.Context, l Lane, progress Progress) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	return n.launchMeta(ctx, l, laneMeta{}, n.set.argv(l), progress)
-}
-
-// launchMeta starts the server argv as lane l unless l runs, with the
-// metadata's router fields from meta, and waits until it serves. The
-// process runs as the settings' service manager says: detached, with
-// the environment on stdin after the metadata (one NAME=value a line),
-// or as a unit whose file poolc renders here and passes on stdin.
-func (n *Node) launchMeta(ctx context.Context, l Lane, meta laneMeta, argv []string, progress Progress) error {
-	meta.Name, meta.Host, meta.Port, meta.Model, meta.Aliases = l.Name, l.listenHost(), l.Port, l.Model, sortedSet(l.Aliases)
-	meta.SHA256, meta.Source, meta.Residency = l.SHA256, l.Source, l.Residency
-	line, _ := json.Marshal(meta)
-	m, err := n.set.manager()
-	if err != nil {
-		return err
-	}
-	env, err := n.set.environ()
-	if err != nil {
-		return err
-	}
-	unit := m.unit(l.key())
-	args := []string{n.set.StateDir, l.key(), unit}
-	stdin := string(line) + "\n"
-	if m.render == nil {
-		// The environment goes on stdin, never on a command line, which
-		// every user of the node can read (ps): a token stays the lane's.
-		args = append(args, argv...)
-		for _, kv := range env {
-			stdin += kv + "\n"
-		}
-	} else {
-		text, err := n.unitFile(ctx, m, unitSpec{Name: unit, Lane: l.key(), Argv: argv, Env: env, StopGrace: n.set.StopGrace})
-		if err != nil {
-			return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
-		}
-		stdin += text
-	}
-	out, err := n.exec(ctx, n.set.CommandTimeout, shArgv(m.start, args...), strings.NewReader(stdin))
-	if err != nil {
-		return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
-	}
-	if strings.TrimSpace(string(out)) == "exited" {
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited as its unit %s started on %s (no main process)", unit, n.host), Log: n.logTail(l.key())}
-	}
-	word, pidText, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || (word != "started" && word != "running") {
-		return fmt.Errorf("starting lane %s on %s: unexpected answer %q", l.Name, n.host, out)
-	}
-	if word == "running" {
-		stopping, err := n.stopping(ctx, l, pid)
-		if err != nil {
-			return fmt.Errorf("starting lane %s on %s: %w", l.Name, n.host, err)
-		}
-		if stopping {
-			if progress != nil {
-				progress(fmt.Sprintf("lane %s: pid %d on %s is the lane's own process but no longer listens on port %d (told to stop by an apply that was cut off): killing it and starting the lane again", l.Name, pid, n.host, l.Port))
-			}
-			n.disown(l, m, unit, true, pid)
-			if id, err := n.identity(ctx, pid, l); err != nil || id.alive {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("its stopping process (pid %d) on %s outlived a SIGKILL", pid, n.host), Log: n.logTail(l.key())}
-			}
-			return n.launchMeta(ctx, l, meta, argv, progress)
-		}
-	}
-	if progress != nil {
-		progress(fmt.Sprintf("lane %s %s as pid %d on %s, waiting for /health", l.Name, word, pid, n.host))
-	}
-	if err := n.waitReady(ctx, l, pid); err != nil {
-		var held *PortHeldError
-		if errors.As(err, &held) {
-			n.disown(l, m, unit, word == "started", pid)
-		}
-		return err
-	}
-	if progress != nil {
-		progress(fmt.Sprintf("lane %s serves %s on port %d", l.Name, l.Model, l.Port))
-	}
-	return nil
-}
-
-// stoppingGrace is how long a lane's process found running must stay
-// alive without listening on its port before a start takes it for one
-// that is stopping: llama-server listens before it loads, so only a
-// process that has just been exec'd, or one told to stop, does not.
-const stoppingGrace = 3 * time.Second
-
-// stopping reports whether process pid, found running under lane l's
-// pidfile, is the lane's own server (its command line says so, so a
-// reused pid is never taken for it) that does not listen on l's port
-// while nothing else does, through stoppingGrace: a lane signalled to
-// stop by an apply that was then killed. llama-server closes its port at
-// once on SIGTERM and may live a minute more; no start can wait that out.
-func (n *Node) stopping(ctx context.Context, l Lane, pid int) (bool, error) {
-	deadline := time.Now().Add(stoppingGrace)
-	for {
-		id, err := n.identity(ctx, pid, l)
-		var held *PortHeldError
-		switch {
-		case errors.As(err, &held):
-			return false, nil // waitReady names the holder
-		case err != nil:
-			return false, err
-		case !id.alive || id.listening || id.unseen:
-			return false, nil
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(n.set.Poll):
-		}
-	}
-	st, err := n.status(ctx)
-	if err != nil {
-		return false, err
-	}
-	rec, ok := st.lane(l)
-	return ok && rec.pid == pid && rec.isLane(l), nil
-}
-
-// disown forgets the files of lane l, whose process (pid) is not the one
-// holding its port, so that nothing records it as running: a process
-// this start launched is killed first (with its unit); one it found
-// running, named by a pidfile it did not write, is left alone.
-func (n *Node) disown(l Lane, m serviceManager, unit string, launched bool, pid int) {
-	// The step may be cancelled already: the clean-up has its own bound.
-	ctx, cancel := context.WithTimeout(context.Background(), n.set.CommandTimeout)
-	defer cancel()
-	if launched {
-		n.run(ctx, scriptSignal, "KILL", strconv.Itoa(pid))
-	}
-	n.run(ctx, m.forget, n.set.StateDir, l.key(), unit)
-}
-
-// unitFile renders the unit of u under manager m: the state directory
-// and the executable resolved to absolute paths on the node first.
-func (n *Node) unitFile(ctx context.Context, m serviceManager, u unitSpec) (string, error) {
-	out, err := n.run(ctx, scriptResolve, n.set.StateDir, u.Argv[0])
-	if err != nil {
-		return "", err
-	}
-	dir, bin, err := parseResolve(out)
-	if err != nil {
-		return "", err
-	}
-	u.Argv = append([]string{bin}, u.Argv[1:]...)
-	u.Log = unitLog(dir, u.Lane)
-	return m.render(u)
-}
-
-// waitReady polls the lane until it serves, its process exits or the
-// start timeout passes. Before each /health and after the last, the
-// process must be alive and no other process may hold the lane's port
-// (a *PortHeldError names it); /health 200 counts only once the process
-// itself listens there.
-func (n *Node) waitReady(ctx context.Context, l Lane, pid int) error {
-	timeout := n.set.startTimeout(l.SizeBytes)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	p := n.prober(l)
-	last := "no answer yet"
-	for {
-		id, err := n.identity(ctx, pid, l)
-		var held *PortHeldError
-		switch {
-		case errors.As(err, &held):
-			return held
-		case err != nil:
-			if ctx.Err() == nil {
-				last = err.Error()
-			}
-		case !id.alive:
-			return &StartError{Lane: l.Name, Reason: fmt.Sprintf("exited while loading on %s (pid %d)", n.host, pid), Log: n.logTail(l.key())}
-		case id.unseen && !id.listening:
-			last = id.notListening(pid, l)
-		}
-		code, body, err := p.get(ctx, "/health")
-		switch {
-		case err == nil && code == http.StatusOK && id.listening:
-			if err := n.checkServes(ctx, p, l); err != nil {
-				return err
-			}
-			return n.stillOwns(ctx, pid, l)
-		case err == nil && code == http.StatusOK:
-			last = fmt.Sprintf("200, but pid %d is not yet seen listening on port %d", pid, l.Port)
-		case err == nil && code == http.StatusServiceUnavailable:
-			last = "503 (loading)"
-		case err == nil:
-			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(string(body)))
-		case ctx.Err() == nil:
-			// A probe cut by the start timeout tells nothing: the last
-			// answer the lane gave stays the one reported.
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &StartError{Lane: l.Name, Reason: fmt.Sprintf("did not answer /health 200 within %s on %s (last: %s)", timeout, n.host, last), Log: n.logTail(l.key())}
-			}
-			return ctx.Err()
-		case <-time.After(n.set.Poll):
-		}
-	}
-}
-
-// stillOwns checks, after the lane answered, that process pid is alive
-// and alone holds lane l's port.
-func (n *Node) stillOwns(ctx context.Context, pid int, l Lane) error {
-	id, err := n.identity(ctx, pid, l)
-	switch {
-	case err != nil:
-		return err
-	case !id.alive:
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but its process (pid %d) on %s has exited", pid, n.host), Log: n.logTail(l.key())}
-	case !id.listening:
-		return &StartError{Lane: l.Name, Reason: fmt.Sprintf("answered, but on %s %s", n.host, id.notListening(pid, l)), Log: n.logTail(l.key())}
-	}
-	return nil
-}
-
-// checkServes verifies that a healthy lane serves its model under every alias.
-func (n *Node) checkServes(ctx context.Context, p prober, l Lane) error {
-	// A router serves no single file (its /props wants ?model=).
-	var pr props
-	if l.Name != RouterLane {
-		if err := p.getJSON(ctx, "/props", &pr); err != nil {
-			return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
-		}
-	}
-	if l.Name != RouterLane && pr.ModelPath != l.Model {
-		return fmt.Errorf("lane %s on %s: port %d serves %s, not %s (another process holds the port?)", l.Name, n.host, l.Port, pr.ModelPath, l.Model)
-	}
-	names, err := p.modelNames(ctx)
-	if err != nil {
-		return fmt.Errorf("lane %s on %s: %w", l.Name, n.host, err)
-	}
-	for _, a := range l.Aliases {
-		if !names[a] {
-			return fmt.Errorf("lane %s on %s: /v1/models does not list alias %q", l.Name, n.host, a)
-		}
-	}
-	return nil
-}
-
-func (n *Node) logTail(key string) string {
-	// The lane failed already; the log is best effort, so it gets its own
-	// short deadline instead of the step's, which may have passed.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, _ := n.run(ctx, scriptLogTail, n.set.StateDir, key)
-	return out
+	return n.sup.start(ctx, l, progress)
 }
 
 // SetResidency records l.Residency in the metadata of lane l's running
 // process, which a residency change between keep-warm and preferred
 // leaves as it is; a lane that does not run is an error.
 func (n *Node) SetResidency(ctx context.Context, l Lane) error {
-	st, err := n.status(ctx)
-	if err != nil {
-		return err
-	}
-	r, ok := st.lane(l)
-	if !ok || !r.isLane(l) {
-		return fmt.Errorf("lane %s does not run on port %d of %s: its residency cannot change in place", l.Name, l.Port, n.host)
-	}
-	meta := r.meta
-	meta.Residency = l.Residency
-	line, err := json.Marshal(meta)
-	if err != nil {
-		return err
-	}
-	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, r.name+".json")), strings.NewReader(string(line)+"\n")); err != nil {
-		return fmt.Errorf("recording lane %s's residency on %s: %w", l.Name, n.host, err)
-	}
-	return nil
+	return n.sup.setResidency(ctx, l)
+}
+
+// Drain waits until the lane processes no request and holds none back
+// (no slot is_processing, no deferred request), or DrainTimeout passes.
+// llama-server does not drain by itself, so the gateway must already send
+// the lane's aliases elsewhere. A probe that fails, times out or answers
+// what does not parse says nothing: the lane is busy, unknown, and the
+// drain probes again. Only a lane whose recorded process is gone, or
+// alive with its port closed (told to stop), has nothing in flight
+// without saying so. The router (RouterLane) answers
+// /slots and /metrics only for a model named in the query, so its drain
+// sums the probes of every model it reports loaded or loading.
+func (n *Node) Drain(ctx context.Context, l Lane, progress Progress) error {
+	return n.drain.drain(ctx, l, progress)
+}
+
+// DrainRouterModel waits until the router's model name processes and
+// holds back no request, or DrainTimeout passes, as Drain does. The
+// probe never loads the model (autoload=false): a model the router does
+// not run answers 400 "model is not loaded", which is idle. The gateway
+// must already send the lane's aliases elsewhere.
+func (n *Node) DrainRouterModel(ctx context.Context, r RouterSpec, name string, progress Progress) error {
+	return n.drain.routerModel(ctx, n.router.routerLane(r), name, progress)
 }
 
 // Stop drains the lane, then sends SIGTERM and, if it has not exited
@@ -408,62 +99,7 @@ func (n *Node) SetResidency(ctx context.Context, l Lane) error {
 // anything. A drain that times out does not prevent the stop: it is
 // reported and the remaining requests are cut.
 func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	st, err := n.status(ctx)
-	if err != nil {
-		return err
-	}
-	rec, ok := st.lane(l)
-	key := l.key()
-	if ok {
-		key = rec.name
-	}
-	m, err := n.set.manager()
-	if err != nil {
-		return err
-	}
-	unit := m.unit(key)
-	if !ok || !rec.alive || !rec.isLane(l) {
-		if ok && progress != nil {
-			progress(fmt.Sprintf("lane %s is not running (%s); forgetting its pidfile", l.Name, rec.describe()))
-		}
-		_, err := n.run(ctx, m.forget, n.set.StateDir, key, unit)
-		return err
-	}
-	if err := n.Drain(ctx, l, progress); err != nil {
-		var dte *DrainTimeoutError
-		if !errors.As(err, &dte) {
-			return err
-		}
-		if progress != nil {
-			progress(err.Error() + "; stopping anyway")
-		}
-	}
-	pid := strconv.Itoa(rec.pid)
-	if m.render != nil {
-		// The manager sends SIGTERM, then SIGKILL after StopGrace (the
-		// unit's stop timeout), and returns once the unit is down.
-		if _, err := n.run(ctx, m.stop, unit); err != nil {
-			return err
-		}
-	}
-	// Without a manager, and for a process the manager did not run (one
-	// started before service_manager changed), poolc signals it itself.
-	if alive, err := n.alive(ctx, pid); err != nil || alive {
-		if m.render != nil && progress != nil {
-			progress(fmt.Sprintf("lane %s (pid %s) is not the process of unit %s; signalling it", l.Name, pid, unit))
-		}
-		if err := n.signalStop(ctx, l, pid, progress); err != nil {
-			return err
-		}
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	_, err = n.run(ctx, m.forget, n.set.StateDir, key, unit)
-	return err
+	return n.sup.stop(ctx, l, progress)
 }
 
 // ForgetGone forgets every pidfile of the node whose process is gone,
@@ -473,74 +109,38 @@ func (n *Node) Stop(ctx context.Context, l Lane, progress Progress) error {
 // forgotten under its lane's start lock, so a start writing it is never
 // undone; live processes are left alone.
 func (n *Node) ForgetGone(ctx context.Context, progress Progress) error {
-	st, err := n.status(ctx)
-	if err != nil {
-		return err
-	}
-	m, err := n.set.manager()
-	if err != nil {
-		return err
-	}
-	for _, key := range st.order {
-		if st.records[key].alive {
-			continue
-		}
-		out, err := n.run(ctx, m.forgetGone, n.set.StateDir, key, m.unit(key))
-		if err != nil {
-			return err
-		}
-		if pid, ok := strings.CutPrefix(strings.TrimSpace(out), "forgot "); ok && progress != nil {
-			progress(fmt.Sprintf("forgot %s's pidfile: pid %s is gone", key, pid))
-		}
-	}
-	return nil
+	return n.procs.forgetGone(ctx, progress)
 }
 
-// signalStop sends process pid SIGTERM and, if it has not exited after
-// StopGrace, SIGKILL.
-func (n *Node) signalStop(ctx context.Context, l Lane, pid string, progress Progress) error {
-	if _, err := n.run(ctx, scriptSignal, "TERM", pid); err != nil {
-		return err
-	}
-	if n.waitGone(ctx, pid, n.set.StopGrace) {
-		return nil
-	}
-	if progress != nil {
-		progress(fmt.Sprintf("lane %s (pid %s) still up %s after SIGTERM; sending SIGKILL", l.Name, pid, n.set.StopGrace))
-	}
-	if _, err := n.run(ctx, scriptSignal, "KILL", pid); err != nil {
-		return err
-	}
-	if !n.waitGone(ctx, pid, n.set.StopGrace) {
-		return fmt.Errorf("lane %s (pid %s) on %s survives SIGKILL", l.Name, pid, n.host)
-	}
-	return nil
+// EnsureRouter makes the node's router serve spec. A router already
+// running with spec's --models-max takes a changed preset in place: poolc
+// rewrites the preset and asks GET /models?reload=1, on which
+// llama-server's router rereads it, leaving every running model whose
+// section is unchanged serving (see reloadRouter); the node's other
+// on-demand lanes lose no request. Only a change of --models-max, which
+// the router reads at startup alone, or a router that does not take the
+// reload, restarts it: drained, stopped, started with the new preset. A
+// router already serving spec is left alone. It waits until /health
+// answers 200 and /v1/models lists every alias. A router with no models
+// is stopped.
+func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress) error {
+	return n.router.ensure(ctx, r, progress)
 }
 
-// alive reports whether process pid runs on the node.
-func (n *Node) alive(ctx context.Context, pid string) (bool, error) {
-	out, err := n.run(ctx, scriptAlive, pid)
-	if err != nil {
-		return false, err
-	}
-	return strings.TrimSpace(out) == "alive", nil
+// RouterServes returns the on-demand lanes the node's router was last
+// started with (its record, kept while its pidfile is), nil when none.
+func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
+	return n.router.serves(ctx)
 }
 
-// waitGone polls until process pid has exited or d passes.
-func (n *Node) waitGone(ctx context.Context, pid string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		alive, err := n.alive(ctx, pid)
-		if err == nil && !alive {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(n.set.Poll):
-		}
-	}
+// RouterModels returns what the node's router reports of its models.
+func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
+	return n.router.models(ctx, r)
+}
+
+// Observe reports the node's lanes and, for each model path asked about,
+// whether the file is there (size, and the sha256 recorded when it was
+// prefetched).
+func (n *Node) Observe(ctx context.Context, models []string) (Observation, error) {
+	return n.obs.observe(ctx, models)
 }

@@ -94,7 +94,7 @@ func TestStartWaitsForHealthAndStopDrainsInFlightStreams(t *testing.T) {
 // waitBusy waits until the lane has a request in flight.
 func waitBusy(t *testing.T, n *Node, l Lane) {
 	t.Helper()
-	p := n.prober(l)
+	p := n.session.prober(l)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := p.busy(context.Background()); err == nil && b > 0 {
 			return
@@ -260,7 +260,7 @@ func TestAZombieIsNotALane(t *testing.T) {
 	if err != nil || len(obs.Drift) != 1 || !strings.Contains(obs.Drift[0], "is gone") {
 		t.Fatalf("%+v %v", obs, err)
 	}
-	if alive, err := n.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
+	if alive, err := n.procs.alive(ctx, strconv.Itoa(pid)); err != nil || alive {
 		t.Errorf("a zombie is alive: %v %v", alive, err)
 	}
 	// A start over the zombie's pidfile starts the lane (seen in the

@@ -42,7 +42,7 @@ func (a *Actuator) routerSpec(ctx context.Context, node sdk.Node, n *Node, model
 	if len(models) == 0 {
 		return spec, nil
 	}
-	st, err := n.status(ctx)
+	st, err := n.procs.status(ctx)
 	if err != nil {
 		return spec, err
 	}
@@ -108,12 +108,12 @@ func keptBound(k, n, current int) int {
 // removed (only the model the step names: the stop of a lane's old
 // weights or args leaves its new ones), restarting it when that changes its
 // preset or --models-max, stopping it when no model is left. Changes of
-// one node's router run one at a time (Node.router), so the on-demand
+// one node's router run one at a time (router.changes), so the on-demand
 // steps of one apply, run in parallel, each build on the last: none is
 // lost, whatever order they run in.
 func (a *Actuator) changeRouter(ctx context.Context, n *Node, l *sdk.Lane, add bool, progress Progress) error {
-	n.router.Lock()
-	defer n.router.Unlock()
+	n.router.changes.Lock()
+	defer n.router.changes.Unlock()
 	current, err := n.RouterServes(ctx)
 	if err != nil {
 		return err

@@ -74,7 +74,7 @@ func TestRemovingAnOnDemandLaneKeepsTheRoutersBound(t *testing.T) {
 	}
 	router := func() (int, string) {
 		t.Helper()
-		st, err := n.status(ctx)
+		st, err := n.procs.status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

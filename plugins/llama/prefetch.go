@@ -107,6 +107,15 @@ func sourceKind(src string) (kind, local string, err error) {
 	return "remote", "", nil
 }
 
+// modelFiles are the weights files of the node: each model brought to
+// its path from its source (downloaded by the node, copied from another
+// host by the node, or sent by poolc over the host's WriteFrom),
+// verified by its sha256 within bounds that grow with its size, and the
+// partial downloads left behind.
+type modelFiles struct {
+	*session
+}
+
 // modelProbe is what scriptProbe reports of a model path.
 type modelProbe struct {
 	Size   int64  // -1 when absent
@@ -158,36 +167,32 @@ func parseProbe(out string) (modelProbe, error) {
 	return p, nil
 }
 
-func (n *Node) probeModel(ctx context.Context, path string) (modelProbe, error) {
-	out, err := n.run(ctx, scriptProbe, path, path+".part")
+// probeModel looks at path on the node: its size, the digest recorded
+// beside it, its partial download and the free disk.
+func (mf *modelFiles) probeModel(ctx context.Context, path string) (modelProbe, error) {
+	out, err := mf.run(ctx, scriptProbe, path, path+".part")
 	if err != nil {
-		return modelProbe{}, fmt.Errorf("looking at %s on %s: %w", path, n.host, err)
+		return modelProbe{}, fmt.Errorf("looking at %s on %s: %w", path, mf.host, err)
 	}
 	return parseProbe(out)
 }
 
 // sha256 hashes the file at path, of size bytes, within the settings'
 // checksumTimeout of that size.
-func (n *Node) sha256(ctx context.Context, path string, size int64) (string, error) {
-	out, err := n.runFor(ctx, n.set.checksumTimeout(size), scriptSHA256, path)
+func (mf *modelFiles) sha256(ctx context.Context, path string, size int64) (string, error) {
+	out, err := mf.runFor(ctx, mf.set.checksumTimeout(size), scriptSHA256, path)
 	if err != nil {
-		return "", fmt.Errorf("sha256 of %s on %s: %w", path, n.host, err)
+		return "", fmt.Errorf("sha256 of %s on %s: %w", path, mf.host, err)
 	}
 	f := strings.Fields(out)
 	if len(f) == 0 || !sha256RE.MatchString(f[0]) {
-		return "", fmt.Errorf("sha256 of %s on %s: unexpected answer %q", path, n.host, out)
+		return "", fmt.Errorf("sha256 of %s on %s: unexpected answer %q", path, mf.host, out)
 	}
 	return f[0], nil
 }
 
-// Prefetch brings the model to its path on the node: a file already there
-// with the right sha256 is kept; otherwise the source is copied to
-// PATH.part (resuming what an interrupted copy left there: the node
-// downloads with a Range request, a local file is sent from the size of
-// the node's PATH.part on, nothing before it again), checked against the
-// sha256 (a mismatch deletes the copy and leaves the path as it was) and
-// renamed to the path. Free disk is checked first.
-func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
+// prefetch carries out Node.Prefetch.
+func (mf *modelFiles) prefetch(ctx context.Context, m Model, progress BytesProgress) (PrefetchResult, error) {
 	var res PrefetchResult
 	if err := checkPath("model path", m.Path); err != nil {
 		return res, err
@@ -213,14 +218,14 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		}
 		total = fi.Size()
 	}
-	pr, err := n.probeModel(ctx, m.Path)
+	pr, err := mf.probeModel(ctx, m.Path)
 	if err != nil {
 		return res, err
 	}
 	if pr.Size >= 0 {
 		have := pr.cachedSHA()
 		if have == "" {
-			if have, err = n.sha256(ctx, m.Path, pr.Size); err != nil {
+			if have, err = mf.sha256(ctx, m.Path, pr.Size); err != nil {
 				return res, err
 			}
 		}
@@ -229,12 +234,12 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 			if progress != nil {
 				progress(pr.Size, pr.Size)
 			}
-			return res, n.commitDigest(ctx, m.Path, want, pr.Size)
+			return res, mf.commitDigest(ctx, m.Path, want, pr.Size)
 		}
 	}
 	part := m.Path + ".part"
 	if pr.Part > 0 && total > 0 && pr.Part > total {
-		if _, err := n.run(ctx, scriptRemove, part); err != nil {
+		if _, err := mf.run(ctx, scriptRemove, part); err != nil {
 			return res, err
 		}
 		pr.Part = -1
@@ -248,7 +253,7 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 	if progress != nil {
 		progress(res.ResumedAt, total)
 	}
-	if _, err := n.run(ctx, scriptRecordPartial, n.partials(), part); err != nil {
+	if _, err := mf.run(ctx, scriptRecordPartial, mf.partials(), part); err != nil {
 		return res, err
 	}
 	switch {
@@ -261,16 +266,16 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 			grew = func(size int64) { progress(size, total) }
 		}
 		// The copy is bounded as a transfer by the node is.
-		bound := n.set.transferTimeout(total - res.ResumedAt)
+		bound := mf.set.transferTimeout(total - res.ResumedAt)
 		cctx, cancel := context.WithTimeout(ctx, bound)
-		res.Sent, err = n.host.WriteFrom(cctx, part, res.ResumedAt, src, grew)
+		res.Sent, err = mf.host.WriteFrom(cctx, part, res.ResumedAt, src, grew)
 		timedOut := ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded)
 		cancel()
 		if timedOut {
 			err = fmt.Errorf("did not finish within %s (transfer_mib_per_second)", bound.Round(time.Millisecond))
 		}
 		if err != nil {
-			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, n.host, err)
+			return res, fmt.Errorf("copying %s to %s on %s: %w", local, part, mf.host, err)
 		}
 	case total > 0 && res.ResumedAt == total:
 		// A complete download awaiting its check: a Range request past
@@ -280,10 +285,10 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 		if kind == "remote" {
 			script = scriptRemoteCopy
 		}
-		if _, err := n.runFor(ctx, n.set.transferTimeout(total-res.ResumedAt), script, part, m.Source); err != nil {
-			return res, fmt.Errorf("downloading %s to %s on %s: %w", m.Source, part, n.host, err)
+		if _, err := mf.runFor(ctx, mf.set.transferTimeout(total-res.ResumedAt), script, part, m.Source); err != nil {
+			return res, fmt.Errorf("downloading %s to %s on %s: %w", m.Source, part, mf.host, err)
 		}
-		after, err := n.probeModel(ctx, m.Path)
+		after, err := mf.probeModel(ctx, m.Path)
 		if err != nil {
 			return res, err
 		}
@@ -292,35 +297,32 @@ func (n *Node) Prefetch(ctx context.Context, m Model, progress BytesProgress) (P
 			progress(after.Part, total)
 		}
 	}
-	got, err := n.sha256(ctx, part, res.ResumedAt+res.Sent)
+	got, err := mf.sha256(ctx, part, res.ResumedAt+res.Sent)
 	if err != nil {
 		return res, err
 	}
 	if got != want {
-		n.run(ctx, scriptRemove, part)
+		mf.run(ctx, scriptRemove, part)
 		return res, &DigestError{Source: m.Source, Path: m.Path, Got: got, Want: want}
 	}
 	size := res.ResumedAt + res.Sent
-	if _, err := n.run(ctx, scriptCommit, part, m.Path, want, strconv.FormatInt(size, 10)); err != nil {
-		return res, fmt.Errorf("renaming %s to %s on %s: %w", part, m.Path, n.host, err)
+	if _, err := mf.run(ctx, scriptCommit, part, m.Path, want, strconv.FormatInt(size, 10)); err != nil {
+		return res, fmt.Errorf("renaming %s to %s on %s: %w", part, m.Path, mf.host, err)
 	}
 	return res, nil
 }
 
 // partials is the ledger of the partial downloads prefetches began on the
 // node, in its state directory.
-func (n *Node) partials() string { return path.Join(n.set.StateDir, "partials") }
+func (mf *modelFiles) partials() string { return path.Join(mf.set.StateDir, "partials") }
 
-// SweepPartials removes the partial downloads a prefetch left on the node
-// (a copy cut off) whose model path is not among keep: the model moved or
-// left, so no prefetch would resume or remove them. It returns the files
-// removed.
-func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, error) {
-	args := []string{n.partials()}
+// sweepPartials carries out Node.SweepPartials.
+func (mf *modelFiles) sweepPartials(ctx context.Context, keep []string) ([]string, error) {
+	args := []string{mf.partials()}
 	for _, k := range keep {
 		args = append(args, k+".part")
 	}
-	out, err := n.run(ctx, scriptSweepPartials, args...)
+	out, err := mf.run(ctx, scriptSweepPartials, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +337,7 @@ func (n *Node) SweepPartials(ctx context.Context, keep []string) ([]string, erro
 
 // commitDigest records the digest of a file found already in place, so
 // the next observe need not hash it again.
-func (n *Node) commitDigest(ctx context.Context, path, sum string, size int64) error {
-	_, err := n.exec(ctx, n.set.CommandTimeout, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
+func (mf *modelFiles) commitDigest(ctx context.Context, path, sum string, size int64) error {
+	_, err := mf.exec(ctx, mf.set.CommandTimeout, shArgv(`cat > "$1.sha256"`, path), strings.NewReader(sum+" "+strconv.FormatInt(size, 10)+"\n"))
 	return err
 }

@@ -29,17 +29,6 @@ func (p prober) withQuery(q string) prober {
 	return p
 }
 
-// prober asks lane l of the node, each request bounded by the
-// settings' ProbeTimeout.
-func (n *Node) prober(l Lane) prober {
-	return prober{addr: l.probeAddr(), client: &http.Client{
-		Timeout: n.set.ProbeTimeout,
-		// No keep-alive: llama-server lingers on open connections when
-		// told to stop, and a probe must never hold one.
-		Transport: &http.Transport{DialContext: n.host.DialContext, DisableKeepAlives: true},
-	}}
-}
-
 // get returns the status and body of GET path.
 func (p prober) get(ctx context.Context, path string) (int, []byte, error) {
 	if p.query != "" {

@@ -36,13 +36,13 @@ func TestRouterTakesLanesInPlaceWhileAnotherStreams(t *testing.T) {
 	dir := t.TempDir()
 	busy := testRouterModel(t, dir, "busy", "chat")
 	spec := RouterSpec{Host: "127.0.0.1", Port: freePort(t), ModelsMax: 2, Models: []RouterModel{busy}}
-	rl := n.routerLane(spec)
+	rl := n.router.routerLane(spec)
 	stopAtEnd(t, n, rl)
 	if err := n.EnsureRouter(ctx, spec, nil); err != nil {
 		t.Fatal(err)
 	}
 	pid := func() int {
-		st, err := n.status(ctx)
+		st, err := n.procs.status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,11 +106,11 @@ func TestRouterTakesLanesInPlaceWhileAnotherStreams(t *testing.T) {
 // errNoReload; a model listed with other aliases than the preset's (it
 // ran through the reload) is stale.
 func TestReloadCheckTellsARouterWithoutReloadAndStaleAliases(t *testing.T) {
-	_, err := (&Node{}).reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a"}, {Name: "b"}}}, []byte(`{"data":[{"id":"a","aliases":[],"status":{"value":"loaded"}}]}`))
+	_, err := reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a"}, {Name: "b"}}}, []byte(`{"data":[{"id":"a","aliases":[],"status":{"value":"loaded"}}]}`))
 	if !errors.Is(err, errNoReload) || !strings.Contains(err.Error(), "does not list b") {
 		t.Fatalf("got %v", err)
 	}
-	stale, err := (&Node{}).reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a", Aliases: []string{"x"}}}}, []byte(`{"data":[{"id":"a","aliases":["y"],"status":{"value":"loaded"}}]}`))
+	stale, err := reloadCheck(RouterSpec{Models: []RouterModel{{Name: "a", Aliases: []string{"x"}}}}, []byte(`{"data":[{"id":"a","aliases":["y"],"status":{"value":"loaded"}}]}`))
 	if err != nil || !slices.Equal(stale, []string{"a"}) {
 		t.Fatalf("stale %v %v", stale, err)
 	}
@@ -158,7 +158,7 @@ func FuzzReloadCheck(f *testing.F) {
 	f.Add(`{"data":[{"id":"a"},{"id":"a","aliases":null}]}`)
 	spec := RouterSpec{Models: []RouterModel{{Name: "a", Aliases: []string{"x"}}, {Name: "b"}}}
 	f.Fuzz(func(t *testing.T, body string) {
-		stale, err := (&Node{}).reloadCheck(spec, []byte(body))
+		stale, err := reloadCheck(spec, []byte(body))
 		if err != nil && stale != nil {
 			t.Fatalf("stale %v with error %v", stale, err)
 		}

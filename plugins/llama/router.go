@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"poolc.dev/poolc/internal/plural"
@@ -44,8 +45,23 @@ type RouterModel struct {
 	Source   string   `json:"source,omitempty"`
 }
 
+// router keeps a node's router serving its on-demand lanes: it writes
+// the router's preset, has the running router reread it in place
+// (draining and unloading the models whose section changes), restarts it
+// when its --models-max changes, and reads back what it serves.
+type router struct {
+	*session
+	procs *processes
+	drain *drainer
+	sup   *supervisor
+	// changes serialises the changes of the node's router (its preset,
+	// models and bound): each reads what the router serves and writes it
+	// back changed, so two at once would lose one.
+	changes sync.Mutex
+}
+
 // presetPath is where the router's preset lives on the node.
-func (n *Node) presetPath() string { return path.Join(n.set.StateDir, RouterLane+".ini") }
+func (rt *router) presetPath() string { return path.Join(rt.set.StateDir, RouterLane+".ini") }
 
 // Preset renders the router's models preset: a "[*]" section of defaults
 // (no model loads at startup: on-demand lanes load on their first
@@ -94,8 +110,8 @@ func ModelsMax(roomGB float64, onDemandGB []float64) int {
 }
 
 // routerLane is the router as a lane: its "model" is the preset file.
-func (n *Node) routerLane(r RouterSpec) Lane {
-	return Lane{Name: RouterLane, Host: r.Host, Port: r.Port, Model: n.presetPath()}
+func (rt *router) routerLane(r RouterSpec) Lane {
+	return Lane{Name: RouterLane, Host: r.Host, Port: r.Port, Model: rt.presetPath()}
 }
 
 // scriptReadFile prints file $1, nothing when absent; scriptWriteFile
@@ -109,18 +125,8 @@ mv -f "$1.tmp" "$1"
 `
 )
 
-// EnsureRouter makes the node's router serve spec. A router already
-// running with spec's --models-max takes a changed preset in place: poolc
-// rewrites the preset and asks GET /models?reload=1, on which
-// llama-server's router rereads it, leaving every running model whose
-// section is unchanged serving (see reloadRouter); the node's other
-// on-demand lanes lose no request. Only a change of --models-max, which
-// the router reads at startup alone, or a router that does not take the
-// reload, restarts it: drained, stopped, started with the new preset. A
-// router already serving spec is left alone. It waits until /health
-// answers 200 and /v1/models lists every alias. A router with no models
-// is stopped.
-func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress) error {
+// ensure carries out Node.EnsureRouter.
+func (rt *router) ensure(ctx context.Context, r RouterSpec, progress Progress) error {
 	if r.ModelsMax < 0 {
 		return fmt.Errorf("router on port %d: --models-max %d is negative", r.Port, r.ModelsMax)
 	}
@@ -128,29 +134,29 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 	if err != nil {
 		return err
 	}
-	rl := n.routerLane(r)
+	rl := rt.routerLane(r)
 	if err := rl.Validate(); err != nil {
 		return err
 	}
-	st, err := n.status(ctx)
+	st, err := rt.procs.status(ctx)
 	if err != nil {
 		return err
 	}
 	rec, running := st.records[RouterLane]
 	running = running && rec.isLane(rl)
 	if len(r.Models) == 0 {
-		return n.Stop(ctx, rl, progress)
+		return rt.sup.stop(ctx, rl, progress)
 	}
-	current, err := n.run(ctx, scriptReadFile, n.presetPath())
+	current, err := rt.run(ctx, scriptReadFile, rt.presetPath())
 	if err != nil {
 		return err
 	}
 	sameMax := running && rec.modelsMax() == strconv.Itoa(r.ModelsMax)
 	switch {
 	case sameMax && current == preset && slices.EqualFunc(rec.meta.Models, r.Models, sameRouterModel):
-		return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+		return rt.sup.waitReady(ctx, routerReady(rl, r), rec.pid)
 	case sameMax:
-		err := n.reloadRouter(ctx, rl, r, rec, preset, progress)
+		err := rt.reloadRouter(ctx, rl, r, rec, preset, progress)
 		if !errors.Is(err, errNoReload) {
 			return err
 		}
@@ -161,19 +167,19 @@ func (n *Node) EnsureRouter(ctx context.Context, r RouterSpec, progress Progress
 		progress(fmt.Sprintf("router's --models-max changes to %d, which it reads only at startup: restarting it", r.ModelsMax))
 	}
 	if running {
-		if err := n.Stop(ctx, rl, progress); err != nil {
+		if err := rt.sup.stop(ctx, rl, progress); err != nil {
 			return err
 		}
 	}
-	if err := n.writePreset(ctx, preset); err != nil {
+	if err := rt.writePreset(ctx, preset); err != nil {
 		return err
 	}
-	return n.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, n.set.routerArgv(rl, r.ModelsMax), progress)
+	return rt.sup.launchMeta(ctx, routerReady(rl, r), laneMeta{Models: r.Models, ModelsMax: r.ModelsMax}, rt.set.routerArgv(rl, r.ModelsMax), progress)
 }
 
-func (n *Node) writePreset(ctx context.Context, preset string) error {
-	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, n.presetPath()), strings.NewReader(preset)); err != nil {
-		return fmt.Errorf("writing the router preset on %s: %w", n.host, err)
+func (rt *router) writePreset(ctx context.Context, preset string) error {
+	if _, err := rt.exec(ctx, rt.set.CommandTimeout, shArgv(scriptWriteFile, rt.presetPath()), strings.NewReader(preset)); err != nil {
+		return fmt.Errorf("writing the router preset on %s: %w", rt.host, err)
 	}
 	return nil
 }
@@ -208,8 +214,8 @@ var errNoReload = errors.New("the router did not take its new preset on GET /mod
 // running model whose aliases changed is then drained, unloaded and
 // reloaded to take them. The router's metadata then records the new
 // models.
-func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec record, preset string, progress Progress) error {
-	states, err := n.routerModels(ctx, rl)
+func (rt *router) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec record, preset string, progress Progress) error {
+	states, err := rt.prober(rl).routerModels(ctx)
 	if err != nil {
 		return err
 	}
@@ -219,27 +225,27 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 	}
 	for _, old := range rec.meta.Models {
 		if m, ok := want[old.Name]; (!ok || !sameSection(m, old)) && loadedIn(states, old.Name) {
-			n.drainChanging(ctx, r, old.Name, progress)
+			rt.drainChanging(ctx, r, old.Name, progress)
 		}
 	}
-	if err := n.writePreset(ctx, preset); err != nil {
+	if err := rt.writePreset(ctx, preset); err != nil {
 		return err
 	}
 	if progress != nil {
 		progress(fmt.Sprintf("router on port %d: rereading its preset (%s), the other models serving on", r.Port, plural.Count(len(r.Models), "model")))
 	}
-	stale, err := n.reload(ctx, rl, r)
+	stale, err := rt.reload(ctx, rl, r)
 	if err != nil {
 		return err
 	}
 	if len(stale) > 0 {
 		for _, name := range stale {
-			n.drainChanging(ctx, r, name, progress)
-			if err := n.unloadRouterModel(ctx, rl, name); err != nil {
+			rt.drainChanging(ctx, r, name, progress)
+			if err := rt.unloadRouterModel(ctx, rl, name); err != nil {
 				return err
 			}
 		}
-		if stale, err = n.reload(ctx, rl, r); err != nil {
+		if stale, err = rt.reload(ctx, rl, r); err != nil {
 			return err
 		}
 		if len(stale) > 0 {
@@ -252,10 +258,10 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 	if err != nil {
 		return err
 	}
-	if _, err := n.exec(ctx, n.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(n.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
-		return fmt.Errorf("recording the router's models on %s: %w", n.host, err)
+	if _, err := rt.exec(ctx, rt.set.CommandTimeout, shArgv(scriptWriteFile, path.Join(rt.set.StateDir, RouterLane+".json")), strings.NewReader(string(line)+"\n")); err != nil {
+		return fmt.Errorf("recording the router's models on %s: %w", rt.host, err)
 	}
-	return n.waitReady(ctx, routerReady(rl, r), rec.pid)
+	return rt.sup.waitReady(ctx, routerReady(rl, r), rec.pid)
 }
 
 // reload asks the router to reread its preset and checks it took it:
@@ -263,8 +269,8 @@ func (n *Node) reloadRouter(ctx context.Context, rl Lane, r RouterSpec, rec reco
 // models that still answer to other aliases than r gives them (running
 // through the reload, they keep those they started with); errNoReload
 // when the router does not list a model r has.
-func (n *Node) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, error) {
-	p := n.prober(rl)
+func (rt *router) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, error) {
+	p := rt.prober(rl)
 	// The router answers once the models it unloads have exited: each is
 	// told to exit and killed after its stop timeout (10 s by default).
 	p.client.Timeout = routerExitWait
@@ -275,11 +281,11 @@ func (n *Node) reload(ctx context.Context, rl Lane, r RouterSpec) ([]string, err
 	if code != http.StatusOK {
 		return nil, fmt.Errorf("router GET /models?reload=1: %d %s", code, strings.TrimSpace(string(body)))
 	}
-	return n.reloadCheck(r, body)
+	return reloadCheck(r, body)
 }
 
 // reloadCheck reads the router's answer to a reload, as reload says.
-func (n *Node) reloadCheck(r RouterSpec, body []byte) ([]string, error) {
+func reloadCheck(r RouterSpec, body []byte) ([]string, error) {
 	states, err := parseRouterModels(body)
 	if err != nil {
 		return nil, err
@@ -315,8 +321,8 @@ func loadedIn(states []RouterModelState, name string) bool {
 // drainChanging waits for the requests of a router model that is about
 // to be unloaded; past DrainTimeout it goes on, saying so: the lane is the
 // one changing.
-func (n *Node) drainChanging(ctx context.Context, r RouterSpec, name string, progress Progress) {
-	if err := n.DrainRouterModel(ctx, r, name, progress); err != nil && progress != nil {
+func (rt *router) drainChanging(ctx context.Context, r RouterSpec, name string, progress Progress) {
+	if err := rt.drain.routerModel(ctx, rt.routerLane(r), name, progress); err != nil && progress != nil {
 		progress(fmt.Sprintf("router model %s: %v; unloading it anyway", name, err))
 	}
 }
@@ -330,9 +336,9 @@ const routerExitWait = 2 * time.Minute
 // and waits until the router reports it unloaded: the router answers at
 // once and the model's process exits after, and a reload before that
 // would still find the model running.
-func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) error {
+func (rt *router) unloadRouterModel(ctx context.Context, rl Lane, name string) error {
 	body, _ := json.Marshal(map[string]string{"model": name})
-	code, b, err := n.prober(rl).post(ctx, "/models/unload", body)
+	code, b, err := rt.prober(rl).post(ctx, "/models/unload", body)
 	if err != nil {
 		return err
 	}
@@ -344,14 +350,14 @@ func (n *Node) unloadRouterModel(ctx context.Context, rl Lane, name string) erro
 	ctx, cancel := context.WithTimeout(ctx, routerExitWait)
 	defer cancel()
 	for {
-		states, err := n.routerModels(ctx, rl)
+		states, err := rt.prober(rl).routerModels(ctx)
 		if err == nil && !slices.ContainsFunc(states, func(s RouterModelState) bool { return s.Name == name && hasProcess(s.State) }) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("router model %s still runs %s after POST /models/unload", name, routerExitWait)
-		case <-time.After(n.set.Poll):
+		case <-time.After(rt.set.Poll):
 		}
 	}
 }
@@ -362,10 +368,9 @@ func hasProcess(state string) bool {
 	return state == "loading" || state == "loaded" || state == "sleeping"
 }
 
-// RouterServes returns the on-demand lanes the node's router was last
-// started with (its record, kept while its pidfile is), nil when none.
-func (n *Node) RouterServes(ctx context.Context) ([]RouterModel, error) {
-	st, err := n.status(ctx)
+// serves carries out Node.RouterServes.
+func (rt *router) serves(ctx context.Context) ([]RouterModel, error) {
+	st, err := rt.procs.status(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -405,13 +410,14 @@ type RouterModelState struct {
 	Args []string
 }
 
-// RouterModels returns what the node's router reports of its models.
-func (n *Node) RouterModels(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
-	return n.routerModels(ctx, n.routerLane(r))
+// models carries out Node.RouterModels.
+func (rt *router) models(ctx context.Context, r RouterSpec) ([]RouterModelState, error) {
+	return rt.prober(rt.routerLane(r)).routerModels(ctx)
 }
 
-func (n *Node) routerModels(ctx context.Context, rl Lane) ([]RouterModelState, error) {
-	p := n.prober(rl)
+// routerModels is what the router that p asks reports of its models
+// (GET /models).
+func (p prober) routerModels(ctx context.Context) ([]RouterModelState, error) {
 	code, body, err := p.get(ctx, "/models")
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func TestRouterLoadsOnDemandLanesOnFirstRequestAndEvicts(t *testing.T) {
 		}
 		spec.Models = append(spec.Models, RouterModel{Name: name, Path: path, Aliases: []string{name + "-alias"}})
 	}
-	rl := n.routerLane(spec)
+	rl := n.router.routerLane(spec)
 	stopAtEnd(t, n, rl)
 	if err := n.EnsureRouter(ctx, spec, nil); err != nil {
 		t.Fatal(err)
