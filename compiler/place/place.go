@@ -50,96 +50,38 @@ type Result struct {
 // Place computes the desired fleet.
 func Place(in Input) Result {
 	p := in.Pool
-	profile := in.Profile
-	if profile == "" {
-		profile = p.ActiveProfile
-	}
-	view := p.Under(profile)
-	nodes := p.NodeIndex()
-	res := Result{Why: map[string][]pools.Exclusion{}}
+	d := decide(in)
+	res := Result{Why: d.why, Unplaced: d.unplaced}
+	res.Desired.Nodes = make([]pools.NodeState, 0, len(p.Nodes))
 	for _, n := range p.Nodes {
 		res.Desired.Nodes = append(res.Desired.Nodes, pools.NodeState{Name: n.Name, Down: in.Down[n.Name], Cordon: in.Cordon[n.Name]})
 	}
-
-	held := map[string]float64{}      // keep-warm and preferred memory per node
-	keepWarm := map[string][]string{} // keep-warm lanes per node, for messages
-	kwHeld := map[string]float64{}
-	lanes := append([]pools.Lane(nil), view.Lanes...)
-	sort.SliceStable(lanes, func(i, j int) bool { return rank(lanes[i].Residency) < rank(lanes[j].Residency) })
-	placed := make(map[string]string, len(lanes))
 	aliases := aliasesByLane(p)
-	prefetched := make(map[pools.Prefetch]bool, len(lanes))
-	for _, l := range lanes {
-		m := p.Model(l.Model)
-		if m == nil {
-			continue
-		}
-		var excluded []pools.Exclusion
-		chosen := ""
-		for _, name := range p.CandidatesIn(nodes, l) {
-			n := nodes[name]
-			why := ""
-			switch {
-			case view.Cordoned[name]:
-				why = fmt.Sprintf("is cordoned by profile %s", profile)
-			case in.Down[name]:
-				why = "is down"
-			case in.Cordon[name] == pools.Drained:
-				why = "is drained (poolc node drain)"
-			case in.Cordon[name] == pools.Cordoned && (in.Running == nil || !in.Running(l.Name, name)):
-				why = "is cordoned (poolc node cordon) and does not run it yet"
-			case l.Residency == pools.OnDemand && kwHeld[name]+m.MemoryGB > n.Budget()+epsilon:
-				why = fmt.Sprintf("has %s free of its %s beside keep-warm lanes %s; needs %s",
-					pools.GB(n.Budget()-kwHeld[name]), n.BudgetText(), andList(keepWarm[name]), pools.GB(m.MemoryGB))
-				if len(keepWarm[name]) == 0 {
-					why = fmt.Sprintf("has a %s; needs %s", n.BudgetText(), pools.GB(m.MemoryGB))
-				}
-			case l.Residency != pools.OnDemand && held[name]+m.MemoryGB > n.Budget()+epsilon:
-				why = fmt.Sprintf("has %s free of its %s; needs %s", pools.GB(n.Budget()-held[name]), n.BudgetText(), pools.GB(m.MemoryGB))
-			}
-			if why != "" {
-				excluded = append(excluded, pools.Exclusion{Node: name, Why: why})
-				continue
-			}
-			chosen = name
-			break
-		}
-		if chosen == "" {
-			res.Unplaced = append(res.Unplaced, pools.Unplaced{Lane: l.Name, Residency: l.Residency, MemoryGB: m.MemoryGB, Excluded: excluded})
-			continue
-		}
-		placed[l.Name] = chosen
-		if len(excluded) > 0 {
-			res.Why[l.Name] = excluded
-		}
-		if l.Residency != pools.OnDemand {
-			held[chosen] += m.MemoryGB
-		}
-		if l.Residency == pools.KeepWarm {
-			kwHeld[chosen] += m.MemoryGB
-			keepWarm[chosen] = append(keepWarm[chosen], l.Name)
-		}
+	res.Desired.Lanes = make([]pools.LaneState, 0, len(d.lanes))
+	prefetched := map[pools.Prefetch]bool{}
+	for _, c := range d.lanes {
+		l, m := c.lane, c.model
 		res.Desired.Lanes = append(res.Desired.Lanes, pools.LaneState{
-			Name: l.Name, Node: chosen, Model: l.Model, Port: l.Port, Residency: l.Residency,
+			Name: l.Name, Node: c.node, Model: l.Model, Port: l.Port, Residency: l.Residency,
 			Path: m.Path, SHA256: m.SHA256, Source: m.Source, Args: m.Args, MemoryGB: m.MemoryGB, Loaded: l.Residency != pools.OnDemand,
-			Aliases: routerAliases(aliases, l),
+			Aliases: routerAliases(aliases, *l),
 		})
-		if pf := (pools.Prefetch{Node: chosen, Model: m.Name, Path: m.Path, SHA256: m.SHA256, SizeGB: m.SizeGB}); !prefetched[pf] {
+		if pf := (pools.Prefetch{Node: c.node, Model: m.Name, Path: m.Path, SHA256: m.SHA256, SizeGB: m.SizeGB}); !prefetched[pf] {
 			prefetched[pf] = true
 			res.Desired.Prefetched = append(res.Desired.Prefetched, pf)
 		}
 	}
-	sort.Slice(res.Unplaced, func(i, j int) bool { return res.Unplaced[i].Lane < res.Unplaced[j].Lane })
 
+	res.Desired.Routes = make([]pools.Route, 0, len(p.Aliases))
 	for _, a := range p.Aliases {
-		route, ok := routeFor(a, placed)
+		route, ok := routeFor(a, d.placed)
 		if !ok {
 			res.Unserved = append(res.Unserved, pools.Unserved{Alias: a.Name, Why: fmt.Sprintf("lane %s and its fallbacks are not placed", a.Lane)})
 			continue
 		}
 		res.Desired.Routes = append(res.Desired.Routes, route)
 	}
-	res.Desired.Routes = append(res.Desired.Routes, laneServers(p, res.Desired.Routes, placed)...)
+	res.Desired.Routes = append(res.Desired.Routes, laneServers(p, res.Desired.Routes, d.placed)...)
 	res.Desired.Members = Members(p)
 	res.Desired.Normalize()
 	// An on-demand lane is reached through its node's router.
@@ -150,6 +92,105 @@ func Place(in Input) Result {
 		}
 	}
 	return res
+}
+
+// Unplaced is Place's Result.Unplaced alone: the lanes no node could take,
+// without the desired fleet, for a check that needs no more.
+func Unplaced(in Input) []pools.Unplaced { return decide(in).unplaced }
+
+// decision is where placement put each lane, before the fleet is built
+// from it.
+type decision struct {
+	lanes    []chosen          // placed lanes, in placement order
+	placed   map[string]string // node by lane
+	why      map[string][]pools.Exclusion
+	unplaced []pools.Unplaced
+}
+
+// chosen is a placed lane, its model and its node.
+type chosen struct {
+	lane  *pools.Lane
+	model *pools.Model
+	node  string
+}
+
+// decide places each lane on its first candidate that may take it (see
+// the package's comment). The memory held on a node is kept by the node's
+// position in the pool.
+func decide(in Input) decision {
+	p := in.Pool
+	profile := in.Profile
+	if profile == "" {
+		profile = p.ActiveProfile
+	}
+	view := p.Under(profile)
+	nodes := p.NodeIndex()
+	at := make(map[string]int, len(p.Nodes)) // node position by name
+	for i, n := range p.Nodes {
+		at[n.Name] = i
+	}
+	held := make([]float64, len(p.Nodes))      // keep-warm and preferred memory per node
+	kwHeld := make([]float64, len(p.Nodes))    // keep-warm memory per node
+	keepWarm := make([][]string, len(p.Nodes)) // keep-warm lanes per node, for messages
+	lanes := append([]pools.Lane(nil), view.Lanes...)
+	sort.SliceStable(lanes, func(i, j int) bool { return rank(lanes[i].Residency) < rank(lanes[j].Residency) })
+	d := decision{lanes: make([]chosen, 0, len(lanes)), placed: make(map[string]string, len(lanes)), why: map[string][]pools.Exclusion{}}
+	for li := range lanes {
+		l := &lanes[li]
+		m := p.Model(l.Model)
+		if m == nil {
+			continue
+		}
+		var excluded []pools.Exclusion
+		choice := ""
+		for _, name := range p.CandidatesIn(nodes, *l) {
+			i, n := at[name], nodes[name]
+			why := ""
+			switch {
+			case view.Cordoned[name]:
+				why = fmt.Sprintf("is cordoned by profile %s", profile)
+			case in.Down[name]:
+				why = "is down"
+			case in.Cordon[name] == pools.Drained:
+				why = "is drained (poolc node drain)"
+			case in.Cordon[name] == pools.Cordoned && (in.Running == nil || !in.Running(l.Name, name)):
+				why = "is cordoned (poolc node cordon) and does not run it yet"
+			case l.Residency == pools.OnDemand && kwHeld[i]+m.MemoryGB > n.Budget()+epsilon:
+				why = fmt.Sprintf("has %s free of its %s beside keep-warm lanes %s; needs %s",
+					pools.GB(n.Budget()-kwHeld[i]), n.BudgetText(), andList(keepWarm[i]), pools.GB(m.MemoryGB))
+				if len(keepWarm[i]) == 0 {
+					why = fmt.Sprintf("has a %s; needs %s", n.BudgetText(), pools.GB(m.MemoryGB))
+				}
+			case l.Residency != pools.OnDemand && held[i]+m.MemoryGB > n.Budget()+epsilon:
+				why = fmt.Sprintf("has %s free of its %s; needs %s", pools.GB(n.Budget()-held[i]), n.BudgetText(), pools.GB(m.MemoryGB))
+			}
+			if why != "" {
+				excluded = append(excluded, pools.Exclusion{Node: name, Why: why})
+				continue
+			}
+			choice = name
+			break
+		}
+		if choice == "" {
+			d.unplaced = append(d.unplaced, pools.Unplaced{Lane: l.Name, Residency: l.Residency, MemoryGB: m.MemoryGB, Excluded: excluded})
+			continue
+		}
+		d.placed[l.Name] = choice
+		d.lanes = append(d.lanes, chosen{lane: l, model: m, node: choice})
+		if len(excluded) > 0 {
+			d.why[l.Name] = excluded
+		}
+		i := at[choice]
+		if l.Residency != pools.OnDemand {
+			held[i] += m.MemoryGB
+		}
+		if l.Residency == pools.KeepWarm {
+			kwHeld[i] += m.MemoryGB
+			keepWarm[i] = append(keepWarm[i], l.Name)
+		}
+	}
+	sort.Slice(d.unplaced, func(i, j int) bool { return d.unplaced[i].Lane < d.unplaced[j].Lane })
+	return d
 }
 
 // Members is the desired state of the pool's pod-pool members, in the

@@ -49,8 +49,8 @@ func (v *validator) capacity() {
 func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 	var out pools.Diagnostics
 	pinned := map[string][]pools.Lane{} // keep-warm lanes whose only candidate is the node
-	fits := map[string][]string{}       // lane -> candidates it fits on alone
-	for _, l := range view.Lanes {
+	fits := make([][]string, len(view.Lanes)) // by lane: the candidates it fits on alone
+	for li, l := range view.Lanes {
 		m := v.p.Model(l.Model)
 		if m == nil {
 			continue // reported as a reference error
@@ -78,13 +78,13 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 		}
 		for _, n := range cands {
 			if m.MemoryGB <= v.nodes[n].Budget()+epsilon {
-				fits[l.Name] = append(fits[l.Name], n)
+				fits[li] = append(fits[li], n)
 			}
 		}
-		if len(fits[l.Name]) == 0 && v.allReservedOut(cands) {
+		if len(fits[li]) == 0 && v.allReservedOut(cands) {
 			continue // the guard's finding explains it
 		}
-		if len(fits[l.Name]) == 0 {
+		if len(fits[li]) == 0 {
 			parts := make([]string, len(cands))
 			for i, n := range cands {
 				parts[i] = n + " " + v.p.Node(n).BudgetText()
@@ -102,14 +102,14 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			out.Errorf("over-budget", pools.Path{"node", n.Name}, "%s: keep-warm lanes %s need %s together: %s", n.Name, v.laneList(lanes), pools.GB(total), n.BudgetText())
 		}
 	}
-	for _, l := range view.Lanes {
-		if l.Residency == pools.KeepWarm || len(fits[l.Name]) == 0 {
+	for li, l := range view.Lanes {
+		if l.Residency == pools.KeepWarm || len(fits[li]) == 0 {
 			continue
 		}
 		need := v.p.Model(l.Model).MemoryGB
 		var clauses []string
 		loadable := false
-		for _, name := range fits[l.Name] {
+		for _, name := range fits[li] {
 			n := *v.nodes[name]
 			held := v.sum(pinned[name])
 			if need <= n.Budget()-held+epsilon {
@@ -123,7 +123,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			continue
 		}
 		if len(clauses) == 1 {
-			out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s: %s (%s, %s) can never load %s", fits[l.Name][0], l.Name, pools.GB(need), l.Residency, strings.TrimPrefix(clauses[0], fits[l.Name][0]+": "))
+			out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s: %s (%s, %s) can never load %s", fits[li][0], l.Name, pools.GB(need), l.Residency, strings.TrimPrefix(clauses[0], fits[li][0]+": "))
 			continue
 		}
 		out.Errorf("never-loads", pools.Path{"lane", l.Name}, "%s (%s, %s) can never load on any of its nodes: %s", l.Name, pools.GB(need), l.Residency, strings.Join(clauses, "; "))
@@ -147,7 +147,7 @@ func (v *validator) unplaceable(profile string, explained pools.Diagnostics) poo
 		}
 	}
 	var out pools.Diagnostics
-	for _, u := range place.Place(place.Input{Pool: v.p, Profile: profile}).Unplaced {
+	for _, u := range place.Unplaced(place.Input{Pool: v.p, Profile: profile}) {
 		if len(u.Excluded) == 0 || said[u.Lane] {
 			continue // no candidate at all, or a finding above: it says why
 		}

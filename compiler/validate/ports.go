@@ -59,6 +59,9 @@ func (v *validator) ports() {
 	reported := map[string]bool{}
 	for _, n := range p.Nodes {
 		for _, port := range sortedPorts(onNode[n.Name]) {
+			if len(onNode[n.Name][port]) < 2 {
+				continue // no clash
+			}
 			lanes := append([]string(nil), onNode[n.Name][port]...)
 			sort.Strings(lanes)
 			for _, l := range lanes[1:] {
