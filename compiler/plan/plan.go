@@ -110,6 +110,14 @@ type builder struct {
 	// ports are the lanes' declared ports, spare their spare ones on the
 	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
+	// Indexes made when first needed, in place of a scan of the fleet or
+	// the pool per step: the current lanes that can serve meanwhile by
+	// model (interimLanes), the aliases falling back to each lane
+	// (fallingBack) and the memory the current lanes hold per node
+	// (budgetText).
+	stableByModel map[string][]pools.LaneState
+	fallbacksTo   map[string][]string
+	heldOn        map[string]float64
 }
 
 // process identifies a lane process: lane, node and port, and whether
@@ -404,15 +412,25 @@ func (b *builder) routes() {
 	// A lane's server route that goes retires the lane's servers unless
 	// an alias routes to it: an alias's route to the lane waits for it,
 	// so that the server it readies is not retired under it.
+	type aliasStep struct {
+		alias string
+		step  *pools.Step
+	}
+	toLane := map[string][]aliasStep{} // route steps by the lane they route to, in alias order
+	for _, alias := range names {
+		if s := b.byID[routeID(alias)]; s != nil {
+			toLane[s.Route.Lane] = append(toLane[s.Route.Lane], aliasStep{alias, s})
+		}
+	}
 	for _, alias := range names {
 		lane, server := pools.LaneServerOf(alias)
 		gone := b.byID[routeID(alias)]
 		if !server || gone == nil || gone.Route.Lane != "" {
 			continue
 		}
-		for _, other := range names {
-			if s := b.byID[routeID(other)]; s != nil && other != alias && s.Route.Lane == lane {
-				dependOn(s, gone.ID)
+		for _, o := range toLane[lane] {
+			if o.alias != alias {
+				dependOn(o.step, gone.ID)
 			}
 		}
 	}
@@ -524,20 +542,10 @@ func (b *builder) drainAfterUnplacedRoute(cr pools.Route, s *pools.Step) {
 // lane's own section, and the request still names the alias (400 "model
 // not found"), whereas a process of its own serves whatever name.
 func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
-	stable := func(name string) *pools.LaneState {
-		for _, l := range b.cur.Instances(name) {
-			if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil && l.Residency != pools.OnDemand {
-				l := l
-				return &l
-			}
-		}
-		return nil
-	}
 	var to *pools.Route
 	var why string
-	model := b.modelOf(cr)
-	for _, l := range b.cur.Lanes {
-		if l.Name != cr.Lane && l.Model == model && stable(l.Name) != nil {
+	for _, l := range b.interimLanes(b.modelOf(cr)) {
+		if l.Name != cr.Lane {
 			to, why = routeTo(alias, l), "it serves the same model"
 			break
 		}
@@ -552,7 +560,7 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 					to, why = &pools.Route{Alias: alias, Lane: pools.Cloud}, "it is a declared fallback"
 					break
 				}
-				if l := stable(f); l != nil {
+				if l := b.stable(f); l != nil {
 					to, why = routeTo(alias, *l), "it is a declared fallback"
 					break
 				}
@@ -567,6 +575,39 @@ func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
 		Reason:   fmt.Sprintf("because lane %s must stop before it can start again; %s serves %s meanwhile: %s", cr.Lane, routeText(*to), alias, why),
 		Estimate: pools.Estimate{Seconds: RouteSeconds},
 	})
+}
+
+// stable returns a process of the named lane that stays up through the
+// plan and serves as its own process, or nil. The processes the plan stops
+// are all known once its lanes are laid out, before its routes.
+func (b *builder) stable(name string) *pools.LaneState {
+	for _, l := range b.cur.Instances(name) {
+		if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil && l.Residency != pools.OnDemand {
+			return &l
+		}
+	}
+	return nil
+}
+
+// interimLanes lists, in the current fleet's order, the current lanes of
+// model whose lane has a stable process (see stable): the lanes an
+// interrupted alias of that model may be routed to meanwhile. The lanes of
+// each model are listed once per plan.
+func (b *builder) interimLanes(model string) []pools.LaneState {
+	if lanes, ok := b.stableByModel[model]; ok {
+		return lanes
+	}
+	var lanes []pools.LaneState
+	for _, l := range b.cur.Lanes {
+		if l.Model == model && b.stable(l.Name) != nil {
+			lanes = append(lanes, l)
+		}
+	}
+	if b.stableByModel == nil {
+		b.stableByModel = map[string][]pools.LaneState{}
+	}
+	b.stableByModel[model] = lanes
+	return lanes
 }
 
 // withdraw takes alias off the gateway while its lane breaks first and

@@ -173,12 +173,17 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 
 // fallingBack names the aliases whose declared fallbacks include lane.
 func (b *builder) fallingBack(lane string) string {
-	var names []string
-	for _, a := range b.in.Pool.Aliases {
-		if slices.Contains(a.Fallbacks, lane) {
-			names = append(names, a.Name)
+	if b.fallbacksTo == nil {
+		b.fallbacksTo = map[string][]string{}
+		for _, a := range b.in.Pool.Aliases {
+			for i, f := range a.Fallbacks {
+				if !slices.Contains(a.Fallbacks[:i], f) {
+					b.fallbacksTo[f] = append(b.fallbacksTo[f], a.Name)
+				}
+			}
 		}
 	}
+	names := b.fallbacksTo[lane]
 	if len(names) == 1 {
 		return "alias " + names[0]
 	}

@@ -174,11 +174,12 @@ func (b *builder) budgetText(node string, need float64) string {
 	if n == nil {
 		return ""
 	}
-	held := 0.0
-	for _, l := range b.cur.Lanes {
-		if l.Node == node {
-			held += l.Reserved()
+	if b.heldOn == nil {
+		b.heldOn = map[string]float64{}
+		for _, l := range b.cur.Lanes {
+			b.heldOn[l.Node] += l.Reserved()
 		}
 	}
+	held := b.heldOn[node]
 	return fmt.Sprintf("%s has a %s and holds %s; the new process needs %s more", node, n.BudgetText(), pools.GB(held), pools.GB(need))
 }

@@ -48,7 +48,7 @@ func (v *validator) capacity() {
 
 func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 	var out pools.Diagnostics
-	pinned := map[string][]pools.Lane{} // keep-warm lanes whose only candidate is the node
+	pinned := map[string][]pools.Lane{}       // keep-warm lanes whose only candidate is the node
 	fits := make([][]string, len(view.Lanes)) // by lane: the candidates it fits on alone
 	for li, l := range view.Lanes {
 		m := v.p.Model(l.Model)
