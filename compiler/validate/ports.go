@@ -40,38 +40,43 @@ type listener struct {
 // one SSH host.
 func (v *validator) ports() {
 	p := v.p
-	onNode := map[string]map[int][]string{} // node -> port -> lanes that may run there
+	onNode := map[nodePort][]string{} // lanes that may run on a node with a port
 	for _, profile := range v.profileNames() {
 		if pr := p.Profile(profile); pr != nil && len(pr.Lanes) == 0 {
 			continue // its lanes are the lanes as declared, counted under ""
 		}
 		for _, l := range v.view(profile).Lanes {
 			for _, n := range p.CandidatesIn(v.nodes, l) {
-				if onNode[n] == nil {
-					onNode[n] = map[int][]string{}
-				}
-				if !contains(onNode[n][l.Port], l.Name) {
-					onNode[n][l.Port] = append(onNode[n][l.Port], l.Name)
+				at := nodePort{n, l.Port}
+				if !contains(onNode[at], l.Name) {
+					onNode[at] = append(onNode[at], l.Name)
 				}
 			}
 		}
 	}
+	var shared []nodePort // held by two lanes or more, by node then port
+	for at, lanes := range onNode {
+		if len(lanes) > 1 {
+			shared = append(shared, at)
+		}
+	}
+	sort.Slice(shared, func(i, j int) bool {
+		if shared[i].node != shared[j].node {
+			return shared[i].node < shared[j].node
+		}
+		return shared[i].port < shared[j].port
+	})
 	reported := map[string]bool{}
-	for _, n := range p.Nodes {
-		for _, port := range sortedPorts(onNode[n.Name]) {
-			if len(onNode[n.Name][port]) < 2 {
-				continue // no clash
+	for _, at := range shared {
+		lanes := append([]string(nil), onNode[at]...)
+		sort.Strings(lanes)
+		for _, l := range lanes[1:] {
+			pair := lanes[0] + "\x00" + l
+			if reported[pair] {
+				continue
 			}
-			lanes := append([]string(nil), onNode[n.Name][port]...)
-			sort.Strings(lanes)
-			for _, l := range lanes[1:] {
-				pair := lanes[0] + "\x00" + l
-				if reported[pair] {
-					continue
-				}
-				reported[pair] = true
-				v.errorf("port-clash", pools.Path{"lane", l, "port"}, "lane %q: port %d is also the port of lane %q, and both may run on node %q", l, port, lanes[0], n.Name)
-			}
+			reported[pair] = true
+			v.errorf("port-clash", pools.Path{"lane", l, "port"}, "lane %q: port %d is also the port of lane %q, and both may run on node %q", l, at.port, lanes[0], at.node)
 		}
 	}
 
@@ -100,12 +105,12 @@ func (v *validator) ports() {
 		}
 	}
 	for _, n := range p.Nodes {
-		host := v.hostOf(n.Name)
-		for _, port := range sortedPorts(onNode[n.Name]) {
-			if len(hosts[host][port]) == 0 {
-				continue // only registries conflict with lanes here; lane pairs are checked above
-			}
-			for _, l := range onNode[n.Name][port] {
+		host := n.Address // hostOf a node
+		if len(hosts[host]) == 0 {
+			continue // only registries conflict with lanes here; lane pairs are checked above
+		}
+		for _, port := range sortedPorts(hosts[host]) {
+			for _, l := range onNode[nodePort{n.Name, port}] {
 				add(host, port, listener{what: fmt.Sprintf("lane %q", l), key: "lane " + l, path: pools.Path{"lane", l, "port"}})
 			}
 		}
@@ -121,6 +126,12 @@ func (v *validator) ports() {
 			}
 		}
 	}
+}
+
+// nodePort is a port of a node.
+type nodePort struct {
+	node string
+	port int
 }
 
 // hostOf returns the SSH host a name refers to: a node's address when the
