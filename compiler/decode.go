@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,7 +125,9 @@ func (d *decoder) record(v *tree.Value, path pools.Path) {
 func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 	p := &pools.Pool{Name: name, ActiveProfile: v.StringAt("active_profile")}
 	p.Guard = guard(v.Get("guard"), pools.Guard{})
-	for _, e := range entries(v, "node") {
+	nodes := entries(v, "node")
+	p.Nodes = slices.Grow(p.Nodes, len(nodes))
+	for _, e := range nodes {
 		p.Nodes = append(p.Nodes, pools.Node{
 			Name:        e.Key,
 			Address:     e.Value.StringAt("address"),
@@ -152,7 +155,9 @@ func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {
 			Args:     strs(e.Value.Get("args")),
 		})
 	}
-	for _, e := range entries(v, "lane") {
+	lanes := entries(v, "lane")
+	p.Lanes = slices.Grow(p.Lanes, len(lanes))
+	for _, e := range lanes {
 		p.Lanes = append(p.Lanes, pools.Lane{
 			Name:      e.Key,
 			Model:     e.Value.StringAt("model"),

@@ -88,14 +88,19 @@ func addHCL(ds *pools.Diagnostics, hd hcl.Diagnostics) {
 // or nil where the schema has nothing to say (an unknown block).
 func (r *reader) body(b *hclsyntax.Body, s *schema.Spec) *tree.Value {
 	obj := &tree.Value{Kind: tree.Object, Pos: rangePos(b.SrcRange)}
-	seen := map[string]pools.Pos{}
-	for _, a := range sortedAttributes(b) {
+	seen := make(map[string]pools.Pos, len(b.Attributes))
+	obj.Fields = make([]*tree.Field, 0, len(b.Attributes)+len(b.Blocks))
+	fields := make([]tree.Field, len(b.Attributes)) // the attributes' fields, allocated at once
+	for i, a := range sortedAttributes(b) {
 		seen[a.Name] = rangePos(a.NameRange)
-		val := &tree.Value{Kind: tree.Invalid, Pos: rangePos(a.Expr.Range())}
+		var val *tree.Value
 		if r.literal(a.Expr) {
 			val = r.expr(a.Expr)
+		} else {
+			val = &tree.Value{Kind: tree.Invalid, Pos: rangePos(a.Expr.Range())}
 		}
-		obj.Fields = append(obj.Fields, &tree.Field{Key: a.Name, KeyPos: rangePos(a.NameRange), Value: val})
+		fields[i] = tree.Field{Key: a.Name, KeyPos: rangePos(a.NameRange), Value: val}
+		obj.Fields = append(obj.Fields, &fields[i])
 	}
 	for _, blk := range b.Blocks {
 		r.block(obj, blk, s, seen)
