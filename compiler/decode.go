@@ -31,14 +31,10 @@ func decode(doc *tree.Value) (*pools.Pool, pools.SourceMap, pools.Diagnostics) {
 		d.diags.ErrorAt("several-pools", extra.KeyPos, "pool %q is declared beside pool %q (at %s); the files of one configuration declare one pool", extra.Key, poolsObj.Fields[0].Key, poolsObj.Fields[0].KeyPos)
 	}
 	first := poolsObj.Fields[0]
-	// The map is made its final size at once: grown entry by entry, a
-	// 100,000-lane pool's 1.5 million positions spent more time moving
-	// between tables than being recorded.
-	d.sm = make(pools.SourceMap, 1+attributes(first.Value))
 	// A finding about something the files leave to a default (the
 	// guard's reserve) points at the pool.
 	d.sm.Set(pools.Path{}, first.KeyPos)
-	d.record(first.Value, nil)
+	d.sm.Add(positions{first.Value})
 	p := d.pool(first.Key, first.Value)
 	d.sensitiveOutsideConfig(first.Value)
 	return p, d.sm, d.diags
@@ -78,48 +74,55 @@ func (d *decoder) sensitiveOutsideConfig(pool *tree.Value) {
 	}
 }
 
-// attributes counts the fields and list items under v: the positions
-// record notes, at most.
-func attributes(v *tree.Value) int {
-	n := len(v.Fields) + len(v.Items)
-	for _, f := range v.Fields {
-		n += attributes(f.Value)
-	}
-	for _, item := range v.Items {
-		n += attributes(item)
-	}
-	return n
-}
-
 type decoder struct {
 	sm    pools.SourceMap
 	diags pools.Diagnostics
 }
 
-// record notes the position of every attribute under v: a named entry at
-// its name, anything else at its value. The SourceMap keeps only a key
-// made from each path, so siblings may share one path's backing array.
-func (d *decoder) record(v *tree.Value, path pools.Path) {
+// positions finds where each attribute under a document was written (a
+// pools.Locator): a named entry at its name, anything else at its value.
+// Where a key is given twice, the last one's position is found.
+type positions struct{ doc *tree.Value }
+
+// Locate returns the position of path p under the document.
+func (t positions) Locate(p pools.Path) (pools.Pos, bool) { return locate(t.doc, p) }
+
+func locate(v *tree.Value, p pools.Path) (pools.Pos, bool) {
+	if len(p) == 0 {
+		return pools.Pos{}, false
+	}
 	switch v.Kind {
 	case tree.Object:
-		for _, f := range v.Fields {
-			p := append(path, f.Key)
+		for i := len(v.Fields) - 1; i >= 0; i-- {
+			f := v.Fields[i]
+			if f.Key != p[0] {
+				continue
+			}
+			if len(p) > 1 {
+				if pos, ok := locate(f.Value, p[1:]); ok {
+					return pos, true
+				}
+				continue
+			}
 			pos := f.Value.Pos
 			if f.Value.Kind == tree.Object && !f.KeyPos.IsZero() {
 				pos = f.KeyPos
 			}
 			if !pos.IsZero() {
-				d.sm.Set(p, pos)
+				return pos, true
 			}
-			d.record(f.Value, p)
 		}
 	case tree.List:
-		for i, item := range v.Items {
-			p := append(path, strconv.Itoa(i))
-			d.sm.Set(p, item.Pos)
-			d.record(item, p)
+		i, err := strconv.Atoi(p[0])
+		if err != nil || i < 0 || i >= len(v.Items) || strconv.Itoa(i) != p[0] {
+			return pools.Pos{}, false
 		}
+		if len(p) == 1 {
+			return v.Items[i].Pos, true
+		}
+		return locate(v.Items[i], p[1:])
 	}
+	return pools.Pos{}, false
 }
 
 func (d *decoder) pool(name string, v *tree.Value) *pools.Pool {

@@ -515,18 +515,18 @@ func Document(f File, root *schema.Spec) (*tree.Value, pools.Diagnostics) {
 	return doc, diags
 }
 
-// Positions records where each attribute of a document was written, keyed
-// by its path from the top level (its first entry's key excluded, as for
-// a pool: scenario "x" { demand "chat" {...} } gives demand.chat).
+// Positions finds where each attribute of a document was written, by its
+// path from the top level (its first entry's key excluded, as for a pool:
+// scenario "x" { demand "chat" {...} } gives demand.chat).
 func Positions(doc *tree.Value) pools.SourceMap {
-	d := decoder{sm: pools.SourceMap{}}
+	var sm pools.SourceMap
 	for _, top := range doc.Fields {
 		if top.Value.Kind != tree.Object {
 			continue
 		}
 		for _, entry := range top.Value.Fields {
-			d.record(entry.Value, nil)
+			sm.Add(positions{entry.Value})
 		}
 	}
-	return d.sm
+	return sm
 }

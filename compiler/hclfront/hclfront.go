@@ -125,7 +125,24 @@ func sortedAttributes(b *hclsyntax.Body) []*hclsyntax.Attribute {
 // HCL parses as one). Without variables and functions, what is left of
 // HCL evaluates to a value no larger than its source; a for expression
 // inside another multiplies, and a few lines could fill memory.
+//
+// The common shapes (a quoted string, a number, a list of them) are checked
+// directly; anything else is walked whole.
 func (r *reader) literal(e hclsyntax.Expression) bool {
+	switch e := e.(type) {
+	case *hclsyntax.TemplateExpr:
+		if e.IsStringLiteral() {
+			return true
+		}
+	case *hclsyntax.LiteralValueExpr:
+		return r.number(e)
+	case *hclsyntax.TupleConsExpr:
+		ok := true
+		for _, item := range e.Exprs {
+			ok = r.literal(item) && ok
+		}
+		return ok
+	}
 	ok := true
 	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch n := n.(type) {
@@ -133,21 +150,28 @@ func (r *reader) literal(e hclsyntax.Expression) bool {
 			r.diags.ErrorAt("not-literal", rangePos(n.SrcRange), "for expressions are not read in pool files: write the list or object out, or generate it with CUE")
 			ok = false
 		case *hclsyntax.LiteralValueExpr:
-			if n.Val.Type() != cty.Number {
-				break
-			}
-			rng := n.SrcRange
-			if rng.Start.Byte < 0 || rng.End.Byte > len(r.src) || rng.Start.Byte > rng.End.Byte {
-				break
-			}
-			if err := numlit.Check(string(r.src[rng.Start.Byte:rng.End.Byte])); err != nil {
-				r.diags.ErrorAt("syntax", rangePos(rng), "%v", err)
-				ok = false
-			}
+			ok = r.number(n) && ok
 		}
 		return nil
 	})
 	return ok
+}
+
+// number checks that a number literal is spelt as numlit allows; it
+// reports whether n is no number or a number spelt so.
+func (r *reader) number(n *hclsyntax.LiteralValueExpr) bool {
+	if n.Val.Type() != cty.Number {
+		return true
+	}
+	rng := n.SrcRange
+	if rng.Start.Byte < 0 || rng.End.Byte > len(r.src) || rng.Start.Byte > rng.End.Byte {
+		return true
+	}
+	if err := numlit.Check(string(r.src[rng.Start.Byte:rng.End.Byte])); err != nil {
+		r.diags.ErrorAt("syntax", rangePos(rng), "%v", err)
+		return false
+	}
+	return true
 }
 
 func (r *reader) block(obj *tree.Value, blk *hclsyntax.Block, parent *schema.Spec, seen map[string]pools.Pos) {
