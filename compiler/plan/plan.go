@@ -92,7 +92,21 @@ func Diff(in Input) (*pools.Plan, error) {
 	}
 }
 
+// builder lays out a plan: the lane steps itself, and its parts the
+// reasons the steps give.
 type builder struct {
+	*draft
+	why           *reasons
+	interruptions []pools.Interruption
+	// stableByModel indexes, when first needed, the current lanes that can
+	// serve meanwhile by model (interimLanes).
+	stableByModel map[string][]pools.LaneState
+}
+
+// draft is the plan being laid out, which every part of the builder reads
+// and adds steps to: the input, both fleets, the steps so far and what
+// the lanes' steps decided.
+type draft struct {
 	in         Input
 	cur, des   pools.Fleet
 	breakFirst map[string]bool
@@ -101,23 +115,25 @@ type builder struct {
 	// makeBeforeBreak marks the drain steps that wait for their lane's new
 	// process; they are where a cycle can be broken.
 	makeBeforeBreak map[string]string // drain step ID -> lane
-	interruptions   []pools.Interruption
 	// gone lists the processes the plan stops.
 	gone map[process]bool
-	// view is the pool under the plan's profile, made when first needed
-	// (viewLane).
-	view *pools.View
 	// ports are the lanes' declared ports, spare their spare ones on the
 	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
-	// Indexes made when first needed, in place of a scan of the fleet or
-	// the pool per step: the current lanes that can serve meanwhile by
-	// model (interimLanes), the aliases falling back to each lane
-	// (fallingBack) and the memory the current lanes hold per node
+}
+
+// reasons words the reasons of a plan's steps from its draft. Indexes are
+// made when first needed, in place of a scan of the fleet or the pool per
+// step.
+type reasons struct {
+	*draft
+	// view is the pool under the plan's profile (viewLane).
+	view *pools.View
+	// fallbacksTo lists the aliases falling back to each lane
+	// (fallingBack), heldOn the memory the current lanes hold per node
 	// (budgetText).
-	stableByModel map[string][]pools.LaneState
-	fallbacksTo   map[string][]string
-	heldOn        map[string]float64
+	fallbacksTo map[string][]string
+	heldOn      map[string]float64
 }
 
 // process identifies a lane process: lane, node and port, and whether
@@ -145,20 +161,21 @@ func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst
 	for _, l := range in.Pool.Lanes {
 		ports[l.Name] = l.Port
 	}
-	return &builder{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: spare,
+	df := &draft{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: spare,
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
+	return &builder{draft: df, why: &reasons{draft: df}}
 }
 
-func (b *builder) add(s pools.Step) *pools.Step {
-	if have, ok := b.byID[s.ID]; ok {
+func (df *draft) add(s pools.Step) *pools.Step {
+	if have, ok := df.byID[s.ID]; ok {
 		return have
 	}
 	if s.DependsOn == nil {
 		s.DependsOn = []string{}
 	}
 	p := &s
-	b.steps = append(b.steps, p)
-	b.byID[s.ID] = p
+	df.steps = append(df.steps, p)
+	df.byID[s.ID] = p
 	return p
 }
 
@@ -174,19 +191,19 @@ func dependOn(s *pools.Step, ids ...string) {
 // :PORT when the process listens on another port than the lane declares
 // (a lane replaced on its node runs a second process there), or, for a
 // lane the pool no longer declares, when it runs several on the node.
-func (b *builder) laneID(kind pools.StepKind, l pools.LaneState) string {
+func (df *draft) laneID(kind pools.StepKind, l pools.LaneState) string {
 	id := fmt.Sprintf("%s:%s@%s", kind, l.Name, l.Node)
-	declared, ok := b.ports[l.Name]
-	if ok && l.Port != declared || !ok && b.onNode(l.Name, l.Node) > 1 {
+	declared, ok := df.ports[l.Name]
+	if ok && l.Port != declared || !ok && df.onNode(l.Name, l.Node) > 1 {
 		id += fmt.Sprintf(":%d", l.Port)
 	}
 	return id
 }
 
 // onNode counts the current processes of a lane on a node.
-func (b *builder) onNode(lane, node string) int {
+func (df *draft) onNode(lane, node string) int {
 	n := 0
-	for _, c := range b.cur.Instances(lane) {
+	for _, c := range df.cur.Instances(lane) {
 		if c.Node == node {
 			n++
 		}
@@ -276,7 +293,7 @@ func (b *builder) lane(name string) {
 	if d != nil {
 		switch {
 		case keep == nil:
-			reason := b.startReason(*d)
+			reason := b.why.startReason(*d)
 			for _, c := range b.cur.Instances(name) {
 				switch {
 				case c.Node != d.Node:
@@ -284,13 +301,13 @@ func (b *builder) lane(name string) {
 					replaced = true
 					reason = fmt.Sprintf("because lane %s changes in place: %s", name, processChange(c, *d))
 				case c.Port == d.Port && sameRun(c, *d):
-					reason, from = b.crossReason(c, *d), c.Residency
+					reason, from = b.why.crossReason(c, *d), c.Residency
 				case !replaced:
 					how := fmt.Sprintf("the new process starts beside the old one on port %d", d.Port)
 					if b.breakFirst[name] {
 						how = fmt.Sprintf("the new process starts on port %d once the old one has stopped", d.Port)
 					}
-					reason = fmt.Sprintf("because lane %s on %s is replaced: %s; %s", name, d.Node, b.replaceText(c, *d), how)
+					reason = fmt.Sprintf("because lane %s on %s is replaced: %s; %s", name, d.Node, b.why.replaceText(c, *d), how)
 				}
 			}
 			start = b.startStep(*d, reason)
@@ -303,7 +320,7 @@ func (b *builder) lane(name string) {
 			}
 			s := b.add(pools.Step{
 				ID: b.laneID(pools.StepResidency, *d), Kind: pools.StepResidency, Target: name, Node: d.Node,
-				Lane: cloneLane(*d), From: from, Reason: b.residencyReason(name, from, d.Residency),
+				Lane: cloneLane(*d), From: from, Reason: b.why.residencyReason(name, from, d.Residency),
 				Estimate: pools.Estimate{Seconds: 1, MemoryGB: up},
 			})
 			if up > 0 {
@@ -330,8 +347,8 @@ func cloneLane(l pools.LaneState) *pools.LaneState {
 	return &l
 }
 
-func (b *builder) sizeOf(model string) float64 {
-	if m := b.in.Pool.Model(model); m != nil {
+func (df *draft) sizeOf(model string) float64 {
+	if m := df.in.Pool.Model(model); m != nil {
 		return m.SizeGB
 	}
 	return 0
@@ -358,7 +375,7 @@ func prefetchID(model, node string) string { return fmt.Sprintf("prefetch:%s@%s"
 // is d (nil when the lane goes away) started by start (nil when none is).
 func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Step, inPlace bool) {
 	b.gone[processOf(c)] = true
-	reason := b.retireReason(c, d)
+	reason := b.why.retireReason(c, d)
 	drain := b.add(pools.Step{
 		ID: b.laneID(pools.StepDrain, c), Kind: pools.StepDrain, Target: c.Name, Node: c.Node,
 		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: DrainSeconds},
@@ -474,7 +491,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		if dr != nil {
 			target = *dr
 		}
-		reason := b.routeReason(cr, dr)
+		reason := b.why.routeReason(cr, dr)
 		if crosses(cr, dr) && will != nil {
 			reason = crossRouteReason(*will)
 		}
@@ -648,7 +665,7 @@ func (b *builder) interrupt(alias string, cr, dr pools.Route) {
 	why := fmt.Sprintf("lane %s must stop on %s before %s can start", cr.Lane, cr.Node, routeText(dr))
 	if l != nil && cr.Lane == dr.Lane && cr.Node == dr.Node {
 		why = fmt.Sprintf("lane %s is replaced on %s but its old process must stop before the new one can start (%s)",
-			cr.Lane, cr.Node, b.budgetText(dr.Node, l.Reserved()))
+			cr.Lane, cr.Node, b.why.budgetText(dr.Node, l.Reserved()))
 	}
 	b.interruptions = append(b.interruptions, pools.Interruption{
 		Alias: alias, Lane: cr.Lane, Seconds: seconds,

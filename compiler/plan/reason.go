@@ -9,27 +9,27 @@ import (
 )
 
 // startReason says why a lane's process starts where it does.
-func (b *builder) startReason(d pools.LaneState) string {
-	old := b.cur.Instances(d.Name)
+func (r *reasons) startReason(d pools.LaneState) string {
+	old := r.cur.Instances(d.Name)
 	if len(old) == 0 {
-		why := b.excludedText(d.Name)
+		why := r.excludedText(d.Name)
 		if why != "" {
 			return fmt.Sprintf("because lane %s is not running; it goes to %s: %s", d.Name, d.Node, why)
 		}
 		return fmt.Sprintf("because lane %s is not running", d.Name)
 	}
-	return b.moveReason(old[0].Node, d)
+	return r.moveReason(old[0].Node, d)
 }
 
 // moveReason says why a lane leaves the node it is on for d.Node.
-func (b *builder) moveReason(from string, d pools.LaneState) string {
+func (r *reasons) moveReason(from string, d pools.LaneState) string {
 	head := fmt.Sprintf("because lane %s moves from %s to %s", d.Name, from, d.Node)
-	for _, e := range b.in.Placement.Why[d.Name] {
+	for _, e := range r.in.Placement.Why[d.Name] {
 		if e.Node == from {
 			return fmt.Sprintf("%s: %s %s", head, from, e.Why)
 		}
 	}
-	if l := b.viewLane(d.Name); l != nil && !slices.Contains(b.in.Pool.Candidates(*l), from) {
+	if l := r.viewLane(d.Name); l != nil && !slices.Contains(r.in.Pool.Candidates(*l), from) {
 		return fmt.Sprintf("%s: %s is no longer a candidate in its placement", head, from)
 	}
 	return fmt.Sprintf("%s: %s comes first in its placement and has room", head, d.Node)
@@ -38,12 +38,12 @@ func (b *builder) moveReason(from string, d pools.LaneState) string {
 // viewLane is the named lane as the plan's profile shapes it, or nil.
 // The view is made once per builder: a plan that moves many lanes asks
 // for many of them.
-func (b *builder) viewLane(name string) *pools.Lane {
-	if b.view == nil {
-		v := b.in.Pool.Under(b.in.Profile)
-		b.view = &v
+func (r *reasons) viewLane(name string) *pools.Lane {
+	if r.view == nil {
+		v := r.in.Pool.Under(r.in.Profile)
+		r.view = &v
 	}
-	lanes := b.view.Lanes // in name order, as the pool's
+	lanes := r.view.Lanes // in name order, as the pool's
 	i, ok := slices.BinarySearchFunc(lanes, name, func(l pools.Lane, name string) int { return strings.Compare(l.Name, name) })
 	if !ok {
 		return nil
@@ -52,27 +52,27 @@ func (b *builder) viewLane(name string) *pools.Lane {
 }
 
 // retireReason says why a lane's process on c.Node stops.
-func (b *builder) retireReason(c pools.LaneState, d *pools.LaneState) string {
+func (r *reasons) retireReason(c pools.LaneState, d *pools.LaneState) string {
 	switch {
 	case d == nil:
-		for _, u := range b.in.Placement.Unplaced {
+		for _, u := range r.in.Placement.Unplaced {
 			if u.Lane == c.Name {
 				return fmt.Sprintf("because lane %s cannot be placed: %s", c.Name, exclusionText(u.Excluded))
 			}
 		}
 		return fmt.Sprintf("because lane %s is no longer in the configuration", c.Name)
 	case d.Node == c.Node && d.Port == c.Port && !sameProcess(c, *d):
-		return b.crossReason(c, *d)
+		return r.crossReason(c, *d)
 	case d.Node == c.Node && d.Port == c.Port:
 		return fmt.Sprintf("because lane %s changes in place: %s", c.Name, processChange(c, *d))
 	case d.Node == c.Node:
-		return fmt.Sprintf("because lane %s on %s is replaced by its new process on port %d: %s", c.Name, c.Node, d.Port, b.replaceText(c, *d))
+		return fmt.Sprintf("because lane %s on %s is replaced by its new process on port %d: %s", c.Name, c.Node, d.Port, r.replaceText(c, *d))
 	}
-	return b.moveReason(c.Node, *d)
+	return r.moveReason(c.Node, *d)
 }
 
-func (b *builder) excludedText(lane string) string {
-	return exclusionText(b.in.Placement.Why[lane])
+func (r *reasons) excludedText(lane string) string {
+	return exclusionText(r.in.Placement.Why[lane])
 }
 
 func exclusionText(ex []pools.Exclusion) string {
@@ -120,16 +120,16 @@ func crossRouteReason(l pools.LaneState) string {
 
 // crossReason says why lane c starts again as d: its residency crosses
 // on-demand, between a process of its own and its node's router.
-func (b *builder) crossReason(c, d pools.LaneState) string {
+func (r *reasons) crossReason(c, d pools.LaneState) string {
 	how := "its own process starts and takes over from the node's router"
 	if d.Residency == pools.OnDemand {
 		how = "the node's router takes it over from its own process"
 	}
-	return b.residencyReason(d.Name, c.Residency, d.Residency) + "; " + how
+	return r.residencyReason(d.Name, c.Residency, d.Residency) + "; " + how
 }
 
-func (b *builder) residencyReason(lane string, from, to pools.Residency) string {
-	if pr := b.in.Pool.Profile(b.in.Profile); pr != nil {
+func (r *reasons) residencyReason(lane string, from, to pools.Residency) string {
+	if pr := r.in.Pool.Profile(r.in.Profile); pr != nil {
 		for _, o := range pr.Lanes {
 			if o.Lane == lane && o.Residency == to {
 				return fmt.Sprintf("because profile %s makes lane %s %s (was %s)", pr.Name, lane, to, from)
@@ -139,7 +139,7 @@ func (b *builder) residencyReason(lane string, from, to pools.Residency) string 
 	return fmt.Sprintf("because lane %s is now %s (was %s)", lane, to, from)
 }
 
-func (b *builder) routeReason(cr, dr *pools.Route) string {
+func (r *reasons) routeReason(cr, dr *pools.Route) string {
 	alias := cr
 	if alias == nil {
 		alias = dr
@@ -149,9 +149,9 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 	case server && dr == nil:
 		return fmt.Sprintf("because no alias falls back to lane %s without one routing to it: its server at the gateway goes, unless an alias's route uses it", lane)
 	case server && cr == nil:
-		return fmt.Sprintf("because %s falls back to lane %s, which no alias routes to: the gateway needs a server where it runs", b.fallingBack(lane), lane)
+		return fmt.Sprintf("because %s falls back to lane %s, which no alias routes to: the gateway needs a server where it runs", r.fallingBack(lane), lane)
 	case dr == nil:
-		for _, u := range b.in.Placement.Unserved {
+		for _, u := range r.in.Placement.Unserved {
 			if u.Alias == cr.Alias {
 				return fmt.Sprintf("because alias %s has no lane left: %s", cr.Alias, u.Why)
 			}
@@ -172,18 +172,18 @@ func (b *builder) routeReason(cr, dr *pools.Route) string {
 }
 
 // fallingBack names the aliases whose declared fallbacks include lane.
-func (b *builder) fallingBack(lane string) string {
-	if b.fallbacksTo == nil {
-		b.fallbacksTo = map[string][]string{}
-		for _, a := range b.in.Pool.Aliases {
+func (r *reasons) fallingBack(lane string) string {
+	if r.fallbacksTo == nil {
+		r.fallbacksTo = map[string][]string{}
+		for _, a := range r.in.Pool.Aliases {
 			for i, f := range a.Fallbacks {
 				if !slices.Contains(a.Fallbacks[:i], f) {
-					b.fallbacksTo[f] = append(b.fallbacksTo[f], a.Name)
+					r.fallbacksTo[f] = append(r.fallbacksTo[f], a.Name)
 				}
 			}
 		}
 	}
-	names := b.fallbacksTo[lane]
+	names := r.fallbacksTo[lane]
 	if len(names) == 1 {
 		return "alias " + names[0]
 	}

@@ -149,12 +149,12 @@ func holdsOther(onNode []pools.LaneState, d pools.LaneState) bool {
 // replaceText names what changes when process c is replaced by d on its
 // node: what the pool changed, leaving out what only follows from the
 // replacement (the spare port, the staged weights file).
-func (b *builder) replaceText(c, d pools.LaneState) string {
-	ports := []int{b.ports[d.Name], b.spare[d.Name]}
+func (r *reasons) replaceText(c, d pools.LaneState) string {
+	ports := []int{r.ports[d.Name], r.spare[d.Name]}
 	if slices.Contains(ports, c.Port) && slices.Contains(ports, d.Port) {
 		d.Port = c.Port
 	}
-	if m := b.in.Pool.Model(d.Model); m != nil && modelFile(*m, c) && modelFile(*m, d) {
+	if m := r.in.Pool.Model(d.Model); m != nil && modelFile(*m, c) && modelFile(*m, d) {
 		d.Path = c.Path
 	}
 	return processChange(c, d)
@@ -169,17 +169,17 @@ func modelFile(m pools.Model, l pools.LaneState) bool {
 // budgetText says why a node cannot hold a lane's old and new process at
 // once: "node a has a budget 115.2 GB (128 GB x 0.90) and holds 100 GB;
 // the new process needs 30 GB more".
-func (b *builder) budgetText(node string, need float64) string {
-	n := b.in.Pool.Node(node)
+func (r *reasons) budgetText(node string, need float64) string {
+	n := r.in.Pool.Node(node)
 	if n == nil {
 		return ""
 	}
-	if b.heldOn == nil {
-		b.heldOn = map[string]float64{}
-		for _, l := range b.cur.Lanes {
-			b.heldOn[l.Node] += l.Reserved()
+	if r.heldOn == nil {
+		r.heldOn = map[string]float64{}
+		for _, l := range r.cur.Lanes {
+			r.heldOn[l.Node] += l.Reserved()
 		}
 	}
-	held := b.heldOn[node]
+	held := r.heldOn[node]
 	return fmt.Sprintf("%s has a %s and holds %s; the new process needs %s more", node, n.BudgetText(), pools.GB(held), pools.GB(need))
 }
