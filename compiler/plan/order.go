@@ -176,7 +176,7 @@ func (b *builder) finish() (*pools.Plan, error) {
 	plan := &pools.Plan{
 		FormatVersion: pools.PlanFormatVersion, Pool: b.in.Pool.Name, Profile: b.in.Profile,
 		PlannedAt: b.in.Now.UTC(), Steps: make([]pools.Step, 0, len(b.steps)),
-		Interruptions: b.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
+		Interruptions: b.meanwhile.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
 	}
 	for ready.Len() > 0 {
 		s := heap.Pop(ready).(*pools.Step)

@@ -93,14 +93,12 @@ func Diff(in Input) (*pools.Plan, error) {
 }
 
 // builder lays out a plan: the lane steps itself, and its parts the
-// reasons the steps give.
+// reasons the steps give and what serves an alias while its lane breaks
+// first.
 type builder struct {
 	*draft
-	why           *reasons
-	interruptions []pools.Interruption
-	// stableByModel indexes, when first needed, the current lanes that can
-	// serve meanwhile by model (interimLanes).
-	stableByModel map[string][]pools.LaneState
+	why       *reasons
+	meanwhile *interims
 }
 
 // draft is the plan being laid out, which every part of the builder reads
@@ -163,7 +161,8 @@ func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst
 	}
 	df := &draft{in: in, cur: cur, des: des, breakFirst: breakFirst, ports: ports, spare: spare,
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
-	return &builder{draft: df, why: &reasons{draft: df}}
+	why := &reasons{draft: df}
+	return &builder{draft: df, why: why, meanwhile: &interims{draft: df, why: why}}
 }
 
 func (df *draft) add(s pools.Step) *pools.Step {
@@ -212,8 +211,6 @@ func (df *draft) onNode(lane, node string) int {
 }
 
 func routeID(alias string) string { return "route:" + alias }
-
-func interimID(alias string) string { return "route:" + alias + "~interim" }
 
 // build lays out every step and its ordering edges, memory included.
 func (b *builder) build() {
@@ -479,10 +476,10 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	withdrawn := false
 	if leaving && b.breakFirst[cr.Lane] {
 		if start != nil && !server {
-			interim = b.interim(alias, *cr)
+			interim = b.meanwhile.interim(alias, *cr)
 		}
 		if interim == nil && (start != nil || !changed) {
-			interim, withdrawn = b.withdraw(alias, *cr), true
+			interim, withdrawn = b.meanwhile.withdraw(alias, *cr), true
 		}
 	}
 	var s *pools.Step
@@ -517,7 +514,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 	case withdrawn:
 		dependOn(drain, interim.ID)
 		if !server {
-			b.interrupt(alias, *cr, *dr)
+			b.meanwhile.interrupt(alias, *cr, *dr)
 		}
 	case interim != nil:
 		dependOn(drain, interim.ID)
@@ -529,7 +526,7 @@ func (b *builder) route(alias string, cr, dr *pools.Route) {
 		// The new route waits for nothing: flipping first costs nothing.
 		dependOn(drain, s.ID)
 	case !server:
-		b.interrupt(alias, *cr, *dr)
+		b.meanwhile.interrupt(alias, *cr, *dr)
 	}
 }
 
@@ -550,127 +547,6 @@ func (b *builder) drainAfterUnplacedRoute(cr pools.Route, s *pools.Step) {
 			b.makeBeforeBreak[drain.ID] = cr.Lane
 		}
 	}
-}
-
-// interim routes an alias, while its lane breaks first, to a lane that
-// stays up through the plan: one serving the same model, else the first
-// such declared fallback (cloud included). A lane served by its node's
-// router is no interim: the router answers only to the names in the
-// lane's own section, and the request still names the alias (400 "model
-// not found"), whereas a process of its own serves whatever name.
-func (b *builder) interim(alias string, cr pools.Route) *pools.Step {
-	var to *pools.Route
-	var why string
-	for _, l := range b.interimLanes(b.modelOf(cr)) {
-		if l.Name != cr.Lane {
-			to, why = routeTo(alias, l), "it serves the same model"
-			break
-		}
-	}
-	if to == nil {
-		for _, a := range b.in.Pool.Aliases {
-			if a.Name != alias {
-				continue
-			}
-			for _, f := range a.Fallbacks {
-				if f == pools.Cloud {
-					to, why = &pools.Route{Alias: alias, Lane: pools.Cloud}, "it is a declared fallback"
-					break
-				}
-				if l := b.stable(f); l != nil {
-					to, why = routeTo(alias, *l), "it is a declared fallback"
-					break
-				}
-			}
-		}
-	}
-	if to == nil {
-		return nil
-	}
-	return b.add(pools.Step{
-		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Node: to.Node, Route: to,
-		Reason:   fmt.Sprintf("because lane %s must stop before it can start again; %s serves %s meanwhile: %s", cr.Lane, routeText(*to), alias, why),
-		Estimate: pools.Estimate{Seconds: RouteSeconds},
-	})
-}
-
-// stable returns a process of the named lane that stays up through the
-// plan and serves as its own process, or nil. The processes the plan stops
-// are all known once its lanes are laid out, before its routes.
-func (b *builder) stable(name string) *pools.LaneState {
-	for _, l := range b.cur.Instances(name) {
-		if !b.gone[processOf(l)] && b.des.Process(l.Name, l.Node, l.Port) != nil && l.Residency != pools.OnDemand {
-			return &l
-		}
-	}
-	return nil
-}
-
-// interimLanes lists, in the current fleet's order, the current lanes of
-// model whose lane has a stable process (see stable): the lanes an
-// interrupted alias of that model may be routed to meanwhile. The lanes of
-// each model are listed once per plan.
-func (b *builder) interimLanes(model string) []pools.LaneState {
-	if lanes, ok := b.stableByModel[model]; ok {
-		return lanes
-	}
-	var lanes []pools.LaneState
-	for _, l := range b.cur.Lanes {
-		if l.Model == model && b.stable(l.Name) != nil {
-			lanes = append(lanes, l)
-		}
-	}
-	if b.stableByModel == nil {
-		b.stableByModel = map[string][]pools.LaneState{}
-	}
-	b.stableByModel[model] = lanes
-	return lanes
-}
-
-// withdraw takes alias off the gateway while its lane breaks first and
-// nothing can serve it meanwhile (an interruption): the lane's drain waits
-// for the requests in flight, which can end only once no new ones arrive.
-// The alias's route step puts it back once the lane has started again.
-func (b *builder) withdraw(alias string, cr pools.Route) *pools.Step {
-	reason := fmt.Sprintf("because lane %s must stop before it can start again and nothing else can serve %s: the gateway sends it nowhere, so that the requests in flight on %s finish and the lane drains",
-		cr.Lane, alias, routeText(cr))
-	if _, server := pools.LaneServerOf(alias); server {
-		reason = fmt.Sprintf("because lane %s must stop before it can start again: its server at the gateway goes meanwhile, so that no request falls back to it while it drains", cr.Lane)
-	}
-	return b.add(pools.Step{
-		ID: interimID(alias), Kind: pools.StepRoute, Target: alias, Route: &pools.Route{Alias: alias},
-		Reason: reason, Estimate: pools.Estimate{Seconds: RouteSeconds},
-	})
-}
-
-// routeTo is the route of alias to process l: through its node's router
-// when l is an on-demand lane.
-func routeTo(alias string, l pools.LaneState) *pools.Route {
-	return &pools.Route{Alias: alias, Lane: l.Name, Node: l.Node, Port: l.Port, Router: l.Residency == pools.OnDemand}
-}
-
-func (b *builder) modelOf(r pools.Route) string {
-	if l := b.cur.Serves(r); l != nil {
-		return l.Model
-	}
-	return ""
-}
-
-func (b *builder) interrupt(alias string, cr, dr pools.Route) {
-	seconds := DrainSeconds + StopSeconds + StartSeconds
-	l := b.des.Serves(dr)
-	if l != nil {
-		seconds += b.sizeOf(l.Model) / LoadGBps
-	}
-	why := fmt.Sprintf("lane %s must stop on %s before %s can start", cr.Lane, cr.Node, routeText(dr))
-	if l != nil && cr.Lane == dr.Lane && cr.Node == dr.Node {
-		why = fmt.Sprintf("lane %s is replaced on %s but its old process must stop before the new one can start (%s)",
-			cr.Lane, cr.Node, b.why.budgetText(dr.Node, l.Reserved()))
-	}
-	b.interruptions = append(b.interruptions, pools.Interruption{
-		Alias: alias, Lane: cr.Lane, Seconds: seconds,
-		Reason: fmt.Sprintf("%s, and no lane of the same model or declared fallback can serve %s meanwhile", why, alias),
-	})
 }
 
 // crosses reports whether routes cr and dr reach one lane on one node and
