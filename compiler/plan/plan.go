@@ -94,12 +94,14 @@ func Diff(in Input) (*pools.Plan, error) {
 
 // builder lays out a plan: the lane steps itself, and its parts the
 // reasons the steps give, what serves an alias while its lane breaks
-// first and the route steps at the gateway.
+// first, the route steps at the gateway and the steps of the pod pools'
+// members.
 type builder struct {
 	*draft
 	why       *reasons
 	meanwhile *interims
 	gateway   *gateway
+	podPools  *podPools
 }
 
 // draft is the plan being laid out, which every part of the builder reads
@@ -164,7 +166,8 @@ func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
 	why := &reasons{draft: df}
 	meanwhile := &interims{draft: df, why: why}
-	return &builder{draft: df, why: why, meanwhile: meanwhile, gateway: &gateway{draft: df, why: why, meanwhile: meanwhile}}
+	return &builder{draft: df, why: why, meanwhile: meanwhile, gateway: &gateway{draft: df, why: why, meanwhile: meanwhile},
+		podPools: &podPools{draft: df}}
 }
 
 func (df *draft) add(s pools.Step) *pools.Step {
@@ -219,7 +222,7 @@ func (b *builder) build() {
 		b.lane(name)
 	}
 	b.gateway.routes()
-	b.members()
+	b.podPools.members()
 	b.memory()
 }
 
@@ -403,147 +406,4 @@ func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Ste
 		dependOn(drain, start.ID)
 		b.makeBeforeBreak[drain.ID] = c.Name
 	}
-}
-
-// Leaving lists the members current holds that desired does not, in key
-// order: each is planned as a member-remove, and each must be observed
-// (by its pod pool's cluster plugin) for the plan to see it at all.
-func Leaving(desired, current pools.Fleet) []pools.MemberState {
-	want := make(map[string]bool, len(desired.Members))
-	for _, m := range desired.Members {
-		want[m.Key()] = true
-	}
-	var out []pools.MemberState
-	for _, m := range current.Members {
-		if !want[m.Key()] {
-			out = append(out, m)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-	return out
-}
-
-// membersByKey indexes a fleet's members by their key (the first of a
-// key).
-func membersByKey(f pools.Fleet) map[string]*pools.MemberState {
-	out := make(map[string]*pools.MemberState, len(f.Members))
-	for i := range f.Members {
-		if k := f.Members[i].Key(); out[k] == nil {
-			out[k] = &f.Members[i]
-		}
-	}
-	return out
-}
-
-func (b *builder) members() {
-	for _, c := range Leaving(b.des, b.cur) {
-		b.add(pools.Step{ID: "member-remove:" + c.Key(), Kind: pools.StepMemberRemove, Target: c.Key(), Member: &c,
-			Reason:   fmt.Sprintf("because %s is no longer a member of pod_pool %s", c.Context, c.PodPool),
-			Estimate: pools.Estimate{Seconds: MemberSeconds}})
-	}
-	names := make([]string, 0, len(b.des.Members))
-	for _, m := range b.des.Members {
-		names = append(names, m.Key())
-	}
-	sort.Strings(names)
-	cur, des := membersByKey(b.cur), membersByKey(b.des)
-	for _, key := range names {
-		c, d := cur[key], des[key]
-		switch {
-		case c == nil || *c != *d:
-			// A member-ensure records no image of its own: the member
-			// keeps the image a sync verified in the same registry, or
-			// none, until an image-sync verifies the new one.
-			// A member whose pool copies no image there records none.
-			m := *d
-			m.Image = ""
-			if c != nil && c.Registry == d.Registry && d.Image != "" {
-				m.Image = c.Image
-			}
-			image, estimate := b.image(*d)
-			held := c != nil && c.Registry == d.Registry && pools.ImageSatisfies(c.Image, image)
-			var ensure *pools.Step
-			needsSync := d.Registry != "" && d.Image != "" && !held
-			if c == nil || !sameExceptImage(*c, *d) || !needsSync && m.Image != c.Image {
-				ensure = b.add(pools.Step{ID: "member-ensure:" + key, Kind: pools.StepMemberEnsure, Target: key, Member: &m,
-					Reason: memberReason(c, *d), Estimate: pools.Estimate{Seconds: MemberSeconds}})
-			}
-			if needsSync {
-				sm := *d
-				sm.Image = image
-				sync := b.add(pools.Step{ID: "image-sync:" + key, Kind: pools.StepImageSync, Target: key, Member: &sm,
-					Reason:   fmt.Sprintf("because registry %s of %s needs image %s", d.Registry, d.Context, d.Image),
-					Estimate: estimate})
-				if ensure != nil {
-					dependOn(sync, ensure.ID)
-				}
-			}
-		}
-	}
-}
-
-// image is the image an image-sync of member d copies and what it is
-// expected to cost. A tag the refresh resolved (the image-sync plugin saw
-// its digest at the source) is pinned to that digest, so the apply copies
-// what the plan was made from; the bytes are those the plugin found
-// missing at the member's registry, when it measured them.
-func (b *builder) image(d pools.MemberState) (string, pools.Estimate) {
-	est := pools.Estimate{Seconds: ImageSyncSeconds}
-	seen := b.cur.MemberImage(d.Key(), d.Image)
-	if seen == nil {
-		return d.Image, est
-	}
-	image := d.Image
-	if pools.ImageDigest(image) == "" && seen.Digest != "" {
-		image += "@" + seen.Digest
-	}
-	est.TransferBytes = seen.MissingBytes
-	est.TransferGB = float64(seen.MissingBytes) / 1e9
-	return image, est
-}
-
-func sameExceptImage(a, b pools.MemberState) bool {
-	a.Image, b.Image = "", ""
-	return a == b
-}
-
-func memberReason(c *pools.MemberState, d pools.MemberState) string {
-	if c == nil {
-		return fmt.Sprintf("because %s joins pod_pool %s", d.Context, d.PodPool)
-	}
-	var changes []string
-	if c.Capacity != d.Capacity {
-		changes = append(changes, fmt.Sprintf("capacity %d → %d", c.Capacity, d.Capacity))
-	}
-	if c.Registry != d.Registry {
-		changes = append(changes, fmt.Sprintf("registry %s → %s", orNone(c.Registry), orNone(d.Registry)))
-	}
-	if c.Priority != d.Priority {
-		changes = append(changes, fmt.Sprintf("priority %d → %d", c.Priority, d.Priority))
-	}
-	if c.SSHHost != d.SSHHost {
-		changes = append(changes, fmt.Sprintf("ssh host %s → %s", orNone(c.SSHHost), orNone(d.SSHHost)))
-	}
-	if c.Image != d.Image {
-		changes = append(changes, fmt.Sprintf("image %s → %s", orNone(c.Image), orNone(d.Image)))
-	}
-	if c.PodMemoryGB != d.PodMemoryGB {
-		changes = append(changes, fmt.Sprintf("pod memory %s → %s", memoryText(c.PodMemoryGB), memoryText(d.PodMemoryGB)))
-	}
-	return fmt.Sprintf("because member %s of pod_pool %s changes: %s", d.Context, d.PodPool, strings.Join(changes, ", "))
-}
-
-// memoryText is a pod memory limit for a reason: "4 GB", or "none".
-func memoryText(gb float64) string {
-	if gb == 0 {
-		return "none"
-	}
-	return pools.GB(gb)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
