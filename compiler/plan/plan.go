@@ -94,14 +94,15 @@ func Diff(in Input) (*pools.Plan, error) {
 
 // builder lays out a plan: the lane steps itself, and its parts the
 // reasons the steps give, what serves an alias while its lane breaks
-// first, the route steps at the gateway and the steps of the pod pools'
-// members.
+// first, the route steps at the gateway, the steps of the pod pools'
+// members and the edges that keep each node within its memory budget.
 type builder struct {
 	*draft
 	why       *reasons
 	meanwhile *interims
 	gateway   *gateway
 	podPools  *podPools
+	budgets   *budgets
 }
 
 // draft is the plan being laid out, which every part of the builder reads
@@ -167,7 +168,7 @@ func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst
 	why := &reasons{draft: df}
 	meanwhile := &interims{draft: df, why: why}
 	return &builder{draft: df, why: why, meanwhile: meanwhile, gateway: &gateway{draft: df, why: why, meanwhile: meanwhile},
-		podPools: &podPools{draft: df}}
+		podPools: &podPools{draft: df}, budgets: &budgets{draft: df}}
 }
 
 func (df *draft) add(s pools.Step) *pools.Step {
@@ -223,7 +224,7 @@ func (b *builder) build() {
 	}
 	b.gateway.routes()
 	b.podPools.members()
-	b.memory()
+	b.budgets.memory()
 }
 
 func (b *builder) laneNames() []string {
