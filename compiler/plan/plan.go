@@ -21,7 +21,6 @@ package plan
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -92,13 +91,14 @@ func Diff(in Input) (*pools.Plan, error) {
 	}
 }
 
-// builder lays out a plan: the lane steps itself, and its parts the
-// reasons the steps give, what serves an alias while its lane breaks
-// first, the route steps at the gateway, the steps of the pod pools'
-// members and the edges that keep each node within its memory budget.
+// builder lays out a plan and orders its steps. Its parts, which share the
+// draft and the words of its reasons (reasons), lay out the lanes' steps,
+// what serves an alias while its lane breaks first, the route steps at
+// the gateway, the steps of the pod pools' members and the edges that
+// keep each node within its memory budget.
 type builder struct {
 	*draft
-	why       *reasons
+	lanes     *laneSteps
 	meanwhile *interims
 	gateway   *gateway
 	podPools  *podPools
@@ -122,20 +122,6 @@ type draft struct {
 	// ports are the lanes' declared ports, spare their spare ones on the
 	// nodes they are placed on (pools.Pool.SparePorts).
 	ports, spare map[string]int
-}
-
-// reasons words the reasons of a plan's steps from its draft. Indexes are
-// made when first needed, in place of a scan of the fleet or the pool per
-// step.
-type reasons struct {
-	*draft
-	// view is the pool under the plan's profile (viewLane).
-	view *pools.View
-	// fallbacksTo lists the aliases falling back to each lane
-	// (fallingBack), heldOn the memory the current lanes hold per node
-	// (budgetText).
-	fallbacksTo map[string][]string
-	heldOn      map[string]float64
 }
 
 // process identifies a lane process: lane, node and port, and whether
@@ -167,8 +153,14 @@ func newBuilder(in Input, cur, des pools.Fleet, spare map[string]int, breakFirst
 		byID: map[string]*pools.Step{}, makeBeforeBreak: map[string]string{}, gone: map[process]bool{}}
 	why := &reasons{draft: df}
 	meanwhile := &interims{draft: df, why: why}
-	return &builder{draft: df, why: why, meanwhile: meanwhile, gateway: &gateway{draft: df, why: why, meanwhile: meanwhile},
-		podPools: &podPools{draft: df}, budgets: &budgets{draft: df}}
+	return &builder{
+		draft:     df,
+		lanes:     &laneSteps{draft: df, why: why},
+		meanwhile: meanwhile,
+		gateway:   &gateway{draft: df, why: why, meanwhile: meanwhile},
+		podPools:  &podPools{draft: df},
+		budgets:   &budgets{draft: df},
+	}
 }
 
 func (df *draft) add(s pools.Step) *pools.Step {
@@ -218,134 +210,13 @@ func (df *draft) onNode(lane, node string) int {
 
 // build lays out every step and its ordering edges, memory included.
 func (b *builder) build() {
-	b.prefetches()
-	for _, name := range b.laneNames() {
-		b.lane(name)
+	b.lanes.prefetches()
+	for _, name := range b.lanes.laneNames() {
+		b.lanes.lane(name)
 	}
 	b.gateway.routes()
 	b.podPools.members()
 	b.budgets.memory()
-}
-
-func (b *builder) laneNames() []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, f := range []pools.Fleet{b.cur, b.des} {
-		for _, l := range f.Lanes {
-			if !seen[l.Name] {
-				seen[l.Name] = true
-				names = append(names, l.Name)
-			}
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-func (b *builder) prefetches() {
-	serving := map[[2]string][]string{} // node, model -> desired lanes
-	for _, l := range b.des.Lanes {
-		key := [2]string{l.Node, l.Model}
-		serving[key] = append(serving[key], l.Name)
-	}
-	for _, p := range b.des.Prefetched {
-		if b.cur.HasPrefetched(p) {
-			continue
-		}
-		pf := p
-		reason := fmt.Sprintf("because %s on %s", lanesText(serving[[2]string{p.Node, p.Model}]), p.Node)
-		if m := b.in.Pool.Model(p.Model); m != nil && m.Path != p.Path {
-			reason += fmt.Sprintf("; staged at %s, since a running process loads %s", p.Path, m.Path)
-		}
-		b.add(pools.Step{
-			ID: prefetchID(p.Model, p.Node), Kind: pools.StepPrefetch,
-			Target: p.Model, Node: p.Node, Prefetch: &pf,
-			Reason:   reason,
-			Estimate: pools.Estimate{Seconds: p.SizeGB / PrefetchGBps, TransferGB: p.SizeGB},
-		})
-	}
-}
-
-// lanesText names the lanes that need weights.
-func lanesText(names []string) string {
-	if len(names) == 1 {
-		return "lane " + names[0] + " needs its weights"
-	}
-	return "lanes " + strings.Join(names, ", ") + " need their weights"
-}
-
-// lane lays out the steps of one lane: start the desired process where
-// none fits, change residency in place, and drain and stop every other.
-func (b *builder) lane(name string) {
-	var d *pools.LaneState
-	if i := b.des.Instances(name); len(i) > 0 {
-		d = &i[0]
-	}
-	var start *pools.Step
-	var keep *pools.LaneState
-	for _, c := range b.cur.Instances(name) {
-		if d != nil && c.Node == d.Node && c.Port == d.Port && sameRun(c, *d) && sameProcess(c, *d) {
-			c := c
-			keep = &c
-		}
-	}
-	replaced := false
-	var from pools.Residency // the residency a start across on-demand changes
-	if d != nil {
-		switch {
-		case keep == nil:
-			reason := b.why.startReason(*d)
-			for _, c := range b.cur.Instances(name) {
-				switch {
-				case c.Node != d.Node:
-				case c.Port == d.Port && sameProcess(c, *d):
-					replaced = true
-					reason = fmt.Sprintf("because lane %s changes in place: %s", name, processChange(c, *d))
-				case c.Port == d.Port && sameRun(c, *d):
-					reason, from = b.why.crossReason(c, *d), c.Residency
-				case !replaced:
-					how := fmt.Sprintf("the new process starts beside the old one on port %d", d.Port)
-					if b.breakFirst[name] {
-						how = fmt.Sprintf("the new process starts on port %d once the old one has stopped", d.Port)
-					}
-					reason = fmt.Sprintf("because lane %s on %s is replaced: %s; %s", name, d.Node, b.why.replaceText(c, *d), how)
-				}
-			}
-			start = b.startStep(*d, reason)
-			start.From = from
-		case keep.Residency != d.Residency:
-			from := keep.Residency
-			up := d.Reserved() - keep.Reserved()
-			if !keep.Loaded && d.Residency != pools.OnDemand {
-				up = d.MemoryGB
-			}
-			s := b.add(pools.Step{
-				ID: b.laneID(pools.StepResidency, *d), Kind: pools.StepResidency, Target: name, Node: d.Node,
-				Lane: cloneLane(*d), From: from, Reason: b.why.residencyReason(name, from, d.Residency),
-				Estimate: pools.Estimate{Seconds: 1, MemoryGB: up},
-			})
-			if up > 0 {
-				s.Estimate.Seconds = StartSeconds + b.sizeOf(d.Model)/LoadGBps
-			}
-		case d.Residency != pools.OnDemand && !keep.Loaded:
-			start = b.startStep(*d, fmt.Sprintf("because lane %s is %s but not loaded", name, d.Residency))
-		}
-	}
-	for _, c := range b.cur.Instances(name) {
-		// The kept process alone: a lane's own process and its model in
-		// the node's router share node and port (an apply cut off
-		// between the start across on-demand and the stop leaves both).
-		if keep != nil && processOf(c) == processOf(*keep) || b.in.Unreached[c.Node] {
-			continue
-		}
-		b.retire(c, d, start, replaced && c.Node == d.Node && c.Port == d.Port && sameProcess(c, *d))
-	}
-}
-
-func cloneLane(l pools.LaneState) *pools.LaneState {
-	l.Args = slices.Clone(l.Args)
-	l.Aliases = slices.Clone(l.Aliases)
-	return &l
 }
 
 func (df *draft) sizeOf(model string) float64 {
@@ -353,58 +224,4 @@ func (df *draft) sizeOf(model string) float64 {
 		return m.SizeGB
 	}
 	return 0
-}
-
-func (b *builder) startStep(d pools.LaneState, reason string) *pools.Step {
-	s := b.add(pools.Step{
-		ID: b.laneID(pools.StepStart, d), Kind: pools.StepStart, Target: d.Name, Node: d.Node,
-		Lane: cloneLane(d), Reason: reason,
-		Estimate: pools.Estimate{Seconds: StartSeconds, MemoryGB: d.Reserved()},
-	})
-	if d.Residency != pools.OnDemand {
-		s.Estimate.Seconds += b.sizeOf(d.Model) / LoadGBps
-	}
-	if pf := b.byID[prefetchID(d.Model, d.Node)]; pf != nil {
-		dependOn(s, pf.ID)
-	}
-	return s
-}
-
-func prefetchID(model, node string) string { return fmt.Sprintf("prefetch:%s@%s", model, node) }
-
-// retire drains and stops the process c of a lane whose desired process
-// is d (nil when the lane goes away) started by start (nil when none is).
-func (b *builder) retire(c pools.LaneState, d *pools.LaneState, start *pools.Step, inPlace bool) {
-	b.gone[processOf(c)] = true
-	reason := b.why.retireReason(c, d)
-	drain := b.add(pools.Step{
-		ID: b.laneID(pools.StepDrain, c), Kind: pools.StepDrain, Target: c.Name, Node: c.Node,
-		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: DrainSeconds},
-	})
-	stop := b.add(pools.Step{
-		ID: b.laneID(pools.StepStop, c), Kind: pools.StepStop, Target: c.Name, Node: c.Node,
-		Lane: cloneLane(c), Reason: reason, Estimate: pools.Estimate{Seconds: StopSeconds, MemoryGB: -c.Reserved()},
-	})
-	dependOn(stop, drain.ID)
-	if start == nil {
-		return
-	}
-	// Break first only with the new weights already in place.
-	pf := b.byID[prefetchID(start.Lane.Model, start.Lane.Node)]
-	switch {
-	case inPlace:
-		// The new process takes the old one's place: it starts once the old is gone.
-		dependOn(start, stop.ID)
-		b.breakFirst[c.Name] = true
-		if pf != nil {
-			dependOn(drain, pf.ID)
-		}
-	case b.breakFirst[c.Name]:
-		if pf != nil {
-			dependOn(drain, pf.ID)
-		}
-	default:
-		dependOn(drain, start.ID)
-		b.makeBeforeBreak[drain.ID] = c.Name
-	}
 }

@@ -8,6 +8,20 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
+// reasons words the reasons of a plan's steps from its draft. Indexes are
+// made when first needed, in place of a scan of the fleet or the pool per
+// step.
+type reasons struct {
+	*draft
+	// view is the pool under the plan's profile (viewLane).
+	view *pools.View
+	// fallbacksTo lists the aliases falling back to each lane
+	// (fallingBack), heldOn the memory the current lanes hold per node
+	// (budgetText).
+	fallbacksTo map[string][]string
+	heldOn      map[string]float64
+}
+
 // startReason says why a lane's process starts where it does.
 func (r *reasons) startReason(d pools.LaneState) string {
 	old := r.cur.Instances(d.Name)
@@ -36,7 +50,7 @@ func (r *reasons) moveReason(from string, d pools.LaneState) string {
 }
 
 // viewLane is the named lane as the plan's profile shapes it, or nil.
-// The view is made once per builder: a plan that moves many lanes asks
+// The view is made once per plan: a plan that moves many lanes asks
 // for many of them.
 func (r *reasons) viewLane(name string) *pools.Lane {
 	if r.view == nil {
