@@ -153,10 +153,10 @@ func (f *File) LastApply() (*journal.Interrupted, error) {
 	return recs.Interrupted(), nil
 }
 
-// StartJournal begins the journal of a new apply, replacing the previous
+// BeginJournal begins the journal of a new apply, replacing the previous
 // apply's records; its first record names the state file as it is now.
 // The caller holds the lock, which has settled the previous journal.
-func (f *File) StartJournal(apply string) (*journal.File, error) {
+func (f *File) BeginJournal(apply string) (journal.Writer, error) {
 	var lineage string
 	var serial int64
 	if f.seen != nil {
@@ -168,7 +168,11 @@ func (f *File) StartJournal(apply string) (*journal.File, error) {
 		}
 	}
 	f.seen = &seen{lineage: lineage, serial: serial}
-	return journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
+	j, err := journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // settle tidies up after a holder of the lock that was killed: it removes
