@@ -71,10 +71,6 @@ func (f *File) Read() (*pools.State, error) {
 	return st, err
 }
 
-// ReadPool is Read for the state of a given pool: a state file that
-// belongs to another pool is refused, naming both.
-func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
-
 // read is Read, also returning the journal's records and how many of
 // their effects it replayed.
 func (f *File) read() (*pools.State, journal.Records, int, error) {

@@ -197,10 +197,10 @@ func TestAStateOfAnotherPoolIsRefused(t *testing.T) {
 	st, _ := f.Read()
 	st.Pool = "pool-a"
 	f.Write(st)
-	if _, err := f.ReadPool("pool-a"); err != nil {
+	if _, err := ReadPool(f, "pool-a"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.ReadPool("pool-b")
+	_, err := ReadPool(f, "pool-b")
 	if err == nil || !strings.Contains(err.Error(), `"pool-a"`) || !strings.Contains(err.Error(), `"pool-b"`) {
 		t.Fatalf("another pool's state: %v", err)
 	}
