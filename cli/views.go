@@ -38,11 +38,6 @@ func (v jsonView) Validation(cfg *compiler.Config, diags pools.Diagnostics, _ bo
 	views.ValidationJSON(v.io.Out, v.io.Err, cfg, diags)
 }
 
-// JSONFormatVersion is the version of poolc's JSON outputs (a number in
-// every document); it changes only when a field changes meaning or goes
-// away.
-const JSONFormatVersion = views.JSONFormatVersion
-
 // writeDiagnostics shows findings in the form the command chose
 // (views.Diagnostics).
 func writeDiagnostics(io Stdio, diags pools.Diagnostics) {

@@ -18,15 +18,17 @@ import (
 // path: a state file's, or a Log's.
 func Beside(path string) string { return path + ".journal" }
 
+// SnapshotInterval is the least time between two snapshots of a value
+// kept beside its journal: a Log's, and by default the state's during an
+// apply (runner.DefaultSnapshotInterval).
+const SnapshotInterval = time.Second
+
 // The snapshot policy of a Log: a snapshot is written when the journal
 // holds at least as many bytes as the last snapshot (and at least
-// minJournalBytes), at most once a snapshotInterval, so the bytes written
+// minJournalBytes), at most once a SnapshotInterval, so the bytes written
 // grow with the changes made, not with the changes times the value's
 // size.
-const (
-	snapshotInterval = time.Second
-	minJournalBytes  = 256 << 10
-)
+const minJournalBytes = 256 << 10
 
 // Log keeps a value of type V changed by changes of type C the way the
 // state store keeps a state: every change is appended to a journal (an
@@ -196,7 +198,7 @@ func (l *Log[V, C]) snapshotDue() bool {
 	if l.snapBytes == 0 {
 		return true
 	}
-	return int(l.journal.Size()) >= max(l.snapBytes, minJournalBytes) && time.Since(l.lastSnap) >= snapshotInterval
+	return int(l.journal.Size()) >= max(l.snapBytes, minJournalBytes) && time.Since(l.lastSnap) >= SnapshotInterval
 }
 
 // Snapshot replaces the snapshot file with v, holding every change

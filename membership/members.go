@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store/etcdstore"
 )
 
 // Report is what a node's agent publishes about its node.
@@ -210,7 +211,7 @@ func (a *Agent) Run(ctx context.Context, ready func()) error {
 		return fmt.Errorf("taking the node's lease: %w", err)
 	}
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		rctx, cancel := context.WithTimeout(context.Background(), etcdstore.OpTimeout)
 		r.cli.Revoke(rctx, lease.ID)
 		cancel()
 	}()

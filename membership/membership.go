@@ -38,10 +38,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"poolc.dev/poolc/pools"
+	"poolc.dev/poolc/runner/store/etcdstore"
 )
-
-// opTimeout bounds each etcd request.
-const opTimeout = 10 * time.Second
 
 // DefaultTokenTTL is how long an enrolment token is valid when token
 // create is not told.
@@ -69,7 +67,7 @@ func New(cli *clientv3.Client, prefix string, ttl int) *Registry {
 func (r *Registry) key(kind, name string) string { return r.prefix + "members/" + kind + "/" + name }
 
 func opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, opTimeout)
+	return context.WithTimeout(ctx, etcdstore.OpTimeout)
 }
 
 // ErrBadToken is the one answer to a token that is unknown, used or

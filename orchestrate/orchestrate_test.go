@@ -270,7 +270,7 @@ func TestAnInterruptedApplyIsRecoveredByTheNextOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The journal of an apply killed while its first step was in flight.
-	j, err := stateFile(cfg).StartJournal("killed-apply")
+	j, err := stateFile(cfg).BeginJournal("killed-apply")
 	if err != nil {
 		t.Fatal(err)
 	}

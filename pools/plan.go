@@ -66,9 +66,6 @@ func (k StepKind) Symbol() string {
 	return "-"
 }
 
-// Breaks reports whether the step takes something away from service.
-func (k StepKind) Breaks() bool { return k == StepDrain || k == StepStop || k == StepMemberRemove }
-
 // Step is one action of a plan. ID is unique in the plan and stable for
 // the same inputs; DependsOn lists the IDs that must succeed first. Only
 // the detail field of its Kind is set (see StepKind).

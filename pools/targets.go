@@ -10,6 +10,15 @@ const DefaultPlugin = "sim"
 // schema's default says the same (compiler/examples_test.go checks it).
 const DefaultSSHPort = 22
 
+// PluginDir is the plugin directory inside a pool's own directory, the
+// first place an external plugin is looked for, and PluginBinaryPrefix
+// begins the file name of each plugin there: plugin NAME is the file
+// poolc-plugin-NAME.
+const (
+	PluginDir          = ".poolc/plugins"
+	PluginBinaryPrefix = "poolc-plugin-"
+)
+
 // PodPool returns the pod pool of that name, or nil.
 func (p *Pool) PodPool(name string) *PodPool {
 	for i := range p.PodPools {

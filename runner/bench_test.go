@@ -23,7 +23,7 @@ func BenchmarkRun(b *testing.B) {
 	}{
 		{"memory", func(*testing.B) Recorder { return &memRecorder{} }},
 		{"file", func(b *testing.B) Recorder {
-			j, err := store.Open(filepath.Join(b.TempDir(), "poolc.state.json")).StartJournal("bench")
+			j, err := store.Open(filepath.Join(b.TempDir(), "poolc.state.json")).BeginJournal("bench")
 			if err != nil {
 				b.Fatal(err)
 			}

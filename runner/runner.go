@@ -23,8 +23,8 @@ const (
 	DefaultRetries     = 3
 	DefaultBackoff     = time.Second
 	// DefaultSnapshotInterval is the least time between two snapshots
-	// of the state during a run.
-	DefaultSnapshotInterval = time.Second
+	// of the state during a run: the journal's.
+	DefaultSnapshotInterval = journal.SnapshotInterval
 )
 
 // Actuators finds the actuator that carries out a step and names its

@@ -21,10 +21,6 @@ import (
 //go:embed *.cue
 var Files embed.FS
 
-// FileName is the schema file that defines the pool language's top level,
-// #File.
-const FileName = "pool.cue"
-
 // Root returns the spec of #File, the top level of every pool file.
 func Root() *Spec { return Definition("#File") }
 

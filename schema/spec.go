@@ -8,7 +8,8 @@ import (
 // Kinds is a set of value kinds a Spec accepts.
 type Kinds uint8
 
-// The kinds a Spec may accept. Int is a Number that must be whole.
+// The kinds a Spec may accept; a whole number is a KindNumber with
+// Spec.Int set.
 const (
 	KindBool Kinds = 1 << iota
 	KindNumber
@@ -17,8 +18,6 @@ const (
 	KindStruct // fixed fields, closed
 	KindMap    // any keys matching Key, each value an Elem
 	KindAny    // an open struct or top: anything goes
-
-	KindInt = KindNumber // with Spec.Int set
 )
 
 // Spec is the Go reading of one CUE constraint of the schema: what kinds

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -32,7 +33,7 @@ func (sc Scenario) withDefaults() Scenario {
 		}
 	}
 	sc.Events = slices.Clone(sc.Events)
-	slices.SortStableFunc(sc.Events, func(a, b Event) int { return compareDurations(a.At, b.At) })
+	slices.SortStableFunc(sc.Events, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	def(&sc.SLO.WaitSeconds, 10)
 	def(&sc.Gateway.WaitLimitSeconds, 30)
 	def(&sc.Gateway.RequestTimeoutSeconds, 600)
@@ -58,16 +59,6 @@ func (sc Scenario) withDefaults() Scenario {
 		sc.StepTimeout = runner.DefaultStepTimeout
 	}
 	return sc
-}
-
-func compareDurations(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // check refuses a scenario that cannot run against the pool: negative

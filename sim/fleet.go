@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -156,14 +157,14 @@ func (f *fleet) register(l pools.LaneState) int32 {
 func insertByNode(f *fleet, list []int32, i int32) []int32 {
 	name := f.nodes[f.insts[i].node].name
 	at, _ := slices.BinarySearchFunc(list, name, func(j int32, n string) int {
-		return compareStrings(f.nodes[f.insts[j].node].name, n)
+		return cmp.Compare(f.nodes[f.insts[j].node].name, n)
 	})
 	return slices.Insert(list, at, i)
 }
 
 func insertByName(f *fleet, list []int32, i int32) []int32 {
 	at, _ := slices.BinarySearchFunc(list, f.insts[i].spec.Name, func(j int32, n string) int {
-		return compareStrings(f.insts[j].spec.Name, n)
+		return cmp.Compare(f.insts[j].spec.Name, n)
 	})
 	return slices.Insert(list, at, i)
 }

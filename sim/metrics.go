@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -46,6 +47,6 @@ func (s *stats) metrics(length time.Duration) Metrics {
 
 // result is what the run measured, with the timeline in time order.
 func (s *stats) result(length time.Duration, events int, final pools.Fleet) *Result {
-	slices.SortStableFunc(s.timeline, func(a, b Action) int { return compareDurations(a.At, b.At) })
+	slices.SortStableFunc(s.timeline, func(a, b Action) int { return cmp.Compare(a.At, b.At) })
 	return &Result{Metrics: s.metrics(length), Timeline: s.timeline, Events: events, Final: final}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -163,7 +164,7 @@ func (o *operator) inForce(warm []string) *pools.Pool {
 	p.Profiles = slices.Clone(p.Profiles)
 	if p.Profile(p.ActiveProfile) == nil {
 		p.ActiveProfile = operatorProfile
-		i, _ := slices.BinarySearchFunc(p.Profiles, operatorProfile, func(pr pools.Profile, name string) int { return compareStrings(pr.Name, name) })
+		i, _ := slices.BinarySearchFunc(p.Profiles, operatorProfile, func(pr pools.Profile, name string) int { return cmp.Compare(pr.Name, name) })
 		p.Profiles = slices.Insert(p.Profiles, i, pools.Profile{Name: operatorProfile})
 	}
 	pr := p.Profile(p.ActiveProfile)

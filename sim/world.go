@@ -98,13 +98,3 @@ func (w *world) addNode(spec pools.Node, down bool) {
 	w.faults.add(down)
 	w.leases.add(spec.Name, down)
 }
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

@@ -90,7 +90,7 @@ func BenchmarkApplyThroughPlugin(b *testing.B) {
 func BenchmarkApplyThroughPluginToStateFile(b *testing.B) {
 	benchmarkApply(b, func(b *testing.B) runner.Recorder {
 		st := store.Open(filepath.Join(b.TempDir(), "poolc.state.json"))
-		j, err := st.StartJournal("bench")
+		j, err := st.BeginJournal("bench")
 		if err != nil {
 			b.Fatal(err)
 		}

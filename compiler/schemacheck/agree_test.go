@@ -18,7 +18,7 @@ import (
 // one satisfies #File, and requiring the same verdict from Check.
 func TestCheckerAgreesWithCUE(t *testing.T) {
 	ctx := cuecontext.New()
-	src, err := schema.Files.ReadFile(schema.FileName)
+	src, err := schema.Files.ReadFile("pool.cue")
 	if err != nil {
 		t.Fatal(err)
 	}

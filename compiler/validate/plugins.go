@@ -7,10 +7,6 @@ import (
 	"poolc.dev/poolc/pools"
 )
 
-// pluginDir is the plugin directory inside a pool's own directory; the
-// plugin host looks there first (plugins/host.DefaultPluginPath).
-const pluginDir = ".poolc/plugins"
-
 // plugins checks that poolc never runs a binary nobody vouched for: an
 // external plugin is found by name in the plugin directories, or its path
 // is pinned by sha256. A path is written in the pool (perhaps by the author
@@ -21,7 +17,7 @@ func (v *validator) plugins() {
 		if pl.Builtin || pl.Path == "" || pl.SHA256 != "" || insidePluginDir(pl.Path) {
 			continue
 		}
-		v.errorf("plugin-unpinned", pools.Path{"plugin", pl.Name, "path"}, "plugin %q: path %q is outside the plugin directories (%s, $POOLC_PLUGIN_PATH), so it must be pinned: add sha256 = \"...\" (the output of sha256sum %s), or leave path out and put the binary in a plugin directory as %s", pl.Name, pl.Path, pluginDir, pl.Path, "poolc-plugin-"+pl.Name)
+		v.errorf("plugin-unpinned", pools.Path{"plugin", pl.Name, "path"}, "plugin %q: path %q is outside the plugin directories (%s, $POOLC_PLUGIN_PATH), so it must be pinned: add sha256 = \"...\" (the output of sha256sum %s), or leave path out and put the binary in a plugin directory as %s", pl.Name, pl.Path, pools.PluginDir, pl.Path, pools.PluginBinaryPrefix+pl.Name)
 	}
 }
 
@@ -32,5 +28,5 @@ func insidePluginDir(path string) bool {
 		return false
 	}
 	clean := filepath.ToSlash(filepath.Clean(path))
-	return strings.HasPrefix(clean, pluginDir+"/")
+	return strings.HasPrefix(clean, pools.PluginDir+"/")
 }

@@ -354,16 +354,16 @@ func command(d pools.Plugin, opts Options) (*exec.Cmd, error) {
 // BinaryName is the file name of external plugin NAME on the plugin path.
 func BinaryName(name string) string {
 	if runtime.GOOS == "windows" {
-		return "poolc-plugin-" + name + ".exe"
+		return pools.PluginBinaryPrefix + name + ".exe"
 	}
-	return "poolc-plugin-" + name
+	return pools.PluginBinaryPrefix + name
 }
 
 // DefaultPluginPath is the plugin path when Options gives none:
 // .poolc/plugins in workDir, then each directory of $POOLC_PLUGIN_PATH
 // (separated by ':', or ';' on Windows).
 func DefaultPluginPath(workDir string) []string {
-	path := []string{filepath.Join(workDir, ".poolc", "plugins")}
+	path := []string{filepath.Join(workDir, filepath.FromSlash(pools.PluginDir))}
 	for _, dir := range filepath.SplitList(os.Getenv("POOLC_PLUGIN_PATH")) {
 		if dir != "" {
 			path = append(path, dir)

@@ -100,14 +100,9 @@ func (t *target) close() { t.base.CloseIdleConnections() }
 // transport returns the HTTP transport to reg: direct, or every
 // connection through the tunnel.
 func (d Destination) transport(reg name.Registry) *http.Transport {
-	t := &http.Transport{
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	t := boundedTransport()
 	if d.Tunnel == nil {
-		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+		t.DialContext = (&net.Dialer{Timeout: dialTimeout}).DialContext
 		return t
 	}
 	want := hostPort(reg)

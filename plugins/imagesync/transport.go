@@ -80,15 +80,27 @@ func (c Config) SourceTransport(registry, dir string) (SourceTransport, error) {
 // of a request bounded in time (a blob's body is bounded by its
 // request's context).
 func (t SourceTransport) roundTripper() *http.Transport {
+	rt := boundedTransport()
+	rt.Proxy = http.ProxyFromEnvironment
+	rt.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	rt.TLSClientConfig = t.TLS
+	rt.ResponseHeaderTimeout = 30 * time.Second
+	return rt
+}
+
+// dialTimeout bounds a connection to a registry, source or destination.
+const dialTimeout = 10 * time.Second
+
+// boundedTransport is the HTTP transport to a registry, source or
+// destination, before what only one of them needs: the TLS handshake and
+// the wait for "100 Continue" bounded in time, and a few idle connections
+// kept per host for the next blob.
+func boundedTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       t.TLS,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       30 * time.Second,
 		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
 	}
 }
 

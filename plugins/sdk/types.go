@@ -17,23 +17,27 @@ type StepKind string
 
 // The step kinds, grouped by the target whose plugin carries them out.
 const (
-	// A node's runtime plugin: KindPrefetch copies Step.Prefetch's model to
-	// its node; KindStart starts Step.Lane; KindResidency changes its
-	// residency in place from Step.From; KindDrain stops it taking new
-	// requests and waits for those in flight; KindStop stops it.
+	// KindPrefetch, KindStart, KindResidency, KindDrain and KindStop are
+	// a node's runtime plugin's: KindPrefetch copies Step.Prefetch's
+	// model to its node; KindStart starts Step.Lane; KindResidency
+	// changes its residency in place from Step.From; KindDrain stops it
+	// taking new requests and waits for those in flight; KindStop stops
+	// it.
 	KindPrefetch  StepKind = "prefetch"
 	KindStart     StepKind = "start"
 	KindResidency StepKind = "residency"
 	KindDrain     StepKind = "drain"
 	KindStop      StepKind = "stop"
-	// The gateway plugin: KindRoute points Step.Route's alias elsewhere.
+	// KindRoute, the gateway plugin's, points Step.Route's alias
+	// elsewhere.
 	KindRoute StepKind = "route"
-	// A pod pool's cluster plugin: KindMemberEnsure creates or updates
-	// Step.Member's namespace, quota, limit range and registry wiring;
-	// KindMemberRemove tears that down.
+	// KindMemberEnsure and KindMemberRemove are a pod pool's cluster
+	// plugin's: KindMemberEnsure creates or updates Step.Member's
+	// namespace, quota, limit range and registry wiring; KindMemberRemove
+	// tears that down.
 	KindMemberEnsure StepKind = "member-ensure"
 	KindMemberRemove StepKind = "member-remove"
-	// A pod pool's image-sync plugin: KindImageSync copies
+	// KindImageSync, a pod pool's image-sync plugin's, copies
 	// Step.ImageSync's image to its member's registry.
 	KindImageSync StepKind = "image-sync"
 )

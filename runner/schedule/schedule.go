@@ -60,13 +60,13 @@ type End uint8
 
 // The ways an attempt ends.
 const (
-	// Success: the step took effect.
+	// Success is an attempt after which the step took effect.
 	Success End = iota + 1
-	// Failure: the actuator reported an error.
+	// Failure is an attempt the actuator reported an error of.
 	Failure
-	// Timeout: the attempt ran out of its time limit.
+	// Timeout is an attempt that ran out of its time limit.
 	Timeout
-	// Cancel: the attempt was cancelled (the run is being stopped).
+	// Cancel is an attempt cancelled because the run is being stopped.
 	Cancel
 )
 

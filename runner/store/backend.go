@@ -81,15 +81,6 @@ func (f *File) Acquire(ctx context.Context, info LockInfo, stale func(LockInfo))
 	return l, nil
 }
 
-// BeginJournal is StartJournal behind the Backend interface.
-func (f *File) BeginJournal(apply string) (journal.Writer, error) {
-	j, err := f.StartJournal(apply)
-	if err != nil {
-		return nil, err
-	}
-	return j, nil
-}
-
 // Close does nothing: a file store holds no connection.
 func (f *File) Close() error { return nil }
 

@@ -21,7 +21,7 @@ func TestAKilledJournalIsSettledWhole(t *testing.T) {
 		if err := f.Write(&pools.State{FormatVersion: pools.StateFormatVersion}); err != nil {
 			t.Fatal(err)
 		}
-		j, err := f.StartJournal("a1")
+		j, err := f.BeginJournal("a1")
 		if err != nil {
 			t.Fatal(err)
 		}

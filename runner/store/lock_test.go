@@ -254,7 +254,7 @@ func TestTheStoresFilesRespectTheUmask(t *testing.T) {
 	if err := f.Write(st); err != nil {
 		t.Fatal(err)
 	}
-	j, err := f.StartJournal("a1")
+	j, err := f.BeginJournal("a1")
 	if err != nil {
 		t.Fatal(err)
 	}

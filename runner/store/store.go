@@ -71,10 +71,6 @@ func (f *File) Read() (*pools.State, error) {
 	return st, err
 }
 
-// ReadPool is Read for the state of a given pool: a state file that
-// belongs to another pool is refused, naming both.
-func (f *File) ReadPool(pool string) (*pools.State, error) { return ReadPool(f, pool) }
-
 // read is Read, also returning the journal's records and how many of
 // their effects it replayed.
 func (f *File) read() (*pools.State, journal.Records, int, error) {
@@ -153,10 +149,10 @@ func (f *File) LastApply() (*journal.Interrupted, error) {
 	return recs.Interrupted(), nil
 }
 
-// StartJournal begins the journal of a new apply, replacing the previous
+// BeginJournal begins the journal of a new apply, replacing the previous
 // apply's records; its first record names the state file as it is now.
 // The caller holds the lock, which has settled the previous journal.
-func (f *File) StartJournal(apply string) (*journal.File, error) {
+func (f *File) BeginJournal(apply string) (journal.Writer, error) {
 	var lineage string
 	var serial int64
 	if f.seen != nil {
@@ -168,7 +164,11 @@ func (f *File) StartJournal(apply string) (*journal.File, error) {
 		}
 	}
 	f.seen = &seen{lineage: lineage, serial: serial}
-	return journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
+	j, err := journal.Start(f.JournalPath(), apply, lineage, serial, f.save)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // settle tidies up after a holder of the lock that was killed: it removes

@@ -126,7 +126,7 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	if last, err := f.LastApply(); last != nil || err != nil {
 		t.Fatalf("no journal: %v %v", last, err)
 	}
-	j, err := f.StartJournal("a1")
+	j, err := f.BeginJournal("a1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	if err != nil || last == nil || last.Apply != "a1" || !reflect.DeepEqual(last.InFlight, []string{"start:y@n"}) {
 		t.Fatalf("last apply = %+v, %v", last, err)
 	}
-	j2, _ := f.StartJournal("a2")
+	j2, _ := f.BeginJournal("a2")
 	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
 	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
 	j2.End("done")
@@ -158,7 +158,7 @@ func TestReadReplaysTheStepsFinishedAfterTheLastSnapshot(t *testing.T) {
 	route := func(alias string) *pools.Step {
 		return &pools.Step{ID: "route:" + alias, Kind: pools.StepRoute, Route: &pools.Route{Alias: alias, Lane: pools.Cloud}}
 	}
-	j, err := f.StartJournal("a1")
+	j, err := f.BeginJournal("a1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,10 +197,10 @@ func TestAStateOfAnotherPoolIsRefused(t *testing.T) {
 	st, _ := f.Read()
 	st.Pool = "pool-a"
 	f.Write(st)
-	if _, err := f.ReadPool("pool-a"); err != nil {
+	if _, err := ReadPool(f, "pool-a"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.ReadPool("pool-b")
+	_, err := ReadPool(f, "pool-b")
 	if err == nil || !strings.Contains(err.Error(), `"pool-a"`) || !strings.Contains(err.Error(), `"pool-b"`) {
 		t.Fatalf("another pool's state: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testin
 	}
 	run := func(t *testing.T, snapshotAll bool) *File {
 		f := Open(filepath.Join(t.TempDir(), "s.json"))
-		j, err := f.StartJournal("a1")
+		j, err := f.BeginJournal("a1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func TestAnEndedApplyFoldsItsJournalOnlyWhenTheSnapshotHoldsEverything(t *testin
 }
 
 // A command reads the state file and the journal once: after the lock's
-// settle has read them, neither Read, LastApply nor StartJournal reads
+// settle has read them, neither Read, LastApply nor BeginJournal reads
 // them again (they are made unreadable here to show it).
 func TestACommandReadsTheStateAndTheJournalOnce(t *testing.T) {
 	f := Open(filepath.Join(t.TempDir(), "s.json"))
@@ -308,9 +308,9 @@ func TestACommandReadsTheStateAndTheJournalOnce(t *testing.T) {
 	if last, err := f.LastApply(); last != nil || err != nil {
 		t.Fatalf("LastApply after the lock: %+v, %v", last, err)
 	}
-	j, err := f.StartJournal("a1")
+	j, err := f.BeginJournal("a1")
 	if err != nil {
-		t.Fatalf("StartJournal read the state file again: %v", err)
+		t.Fatalf("BeginJournal read the state file again: %v", err)
 	}
 	j.End("")
 	recs := journalRecords(t, f)

@@ -47,9 +47,9 @@ import (
 // heartbeat when the state block does not set lease_ttl.
 const DefaultLeaseTTL = 15
 
-// opTimeout bounds each etcd request, so that a cluster without quorum
+// OpTimeout bounds each etcd request, so that a cluster without quorum
 // makes a command fail with a message instead of hanging.
-const opTimeout = 10 * time.Second
+const OpTimeout = 10 * time.Second
 
 // Store is one pool's state in etcd.
 type Store struct {
@@ -106,14 +106,14 @@ func (s *Store) Close() error {
 }
 
 func opCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), opTimeout)
+	return context.WithTimeout(context.Background(), OpTimeout)
 }
 
 // unavailable words an etcd error for a person: one that says etcd could
 // not commit (no leader, no answer in time) asks about its majority.
 func unavailable(what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: etcd did not answer within %v (is a majority of its members up?): %w", what, opTimeout, err)
+		return fmt.Errorf("%s: etcd did not answer within %v (is a majority of its members up?): %w", what, OpTimeout, err)
 	}
 	if NoQuorum(err) {
 		return fmt.Errorf("%s: etcd cannot commit (is a majority of its members up?): %w", what, err)
