@@ -16,9 +16,9 @@ func Title(p *pools.Plan, s pools.Step) string {
 	var t string
 	switch s.Kind {
 	case pools.StepPrefetch:
-		t = fmt.Sprintf("prefetch %s@%s (%s)", s.Prefetch.Model, s.Prefetch.Node, pools.GB(s.Prefetch.SizeGB))
+		t = "prefetch " + s.Prefetch.Model + "@" + s.Prefetch.Node + " (" + pools.GB(s.Prefetch.SizeGB) + ")"
 	case pools.StepStart:
-		t = fmt.Sprintf("start %s (%s, %s)", processText(p, *s.Lane), s.Lane.Residency, pools.GB(s.Lane.MemoryGB))
+		t = "start " + processText(p, *s.Lane) + " (" + string(s.Lane.Residency) + ", " + pools.GB(s.Lane.MemoryGB) + ")"
 	case pools.StepResidency:
 		t = fmt.Sprintf("residency %s: %s → %s", processText(p, *s.Lane), s.From, s.Lane.Residency)
 	case pools.StepRoute:
@@ -48,7 +48,7 @@ func Title(p *pools.Plan, s pools.Step) string {
 		t = string(s.Kind) + " " + s.Target
 	}
 	if s.Kind == pools.StepPrefetch || s.Kind == pools.StepStart {
-		t += fmt.Sprintf(" ~%ss", pools.Num(s.Estimate.Seconds))
+		t += " ~" + pools.Num(s.Estimate.Seconds) + "s"
 	}
 	return t
 }
@@ -59,7 +59,7 @@ func routeTitle(p *pools.Plan, s pools.Step) string {
 	if r.Lane == "" {
 		t = fmt.Sprintf("route %s removed", r.Alias)
 	} else {
-		t = fmt.Sprintf("route %s → %s", r.Alias, routeTo(p, r))
+		t = "route " + r.Alias + " → " + routeTo(p, r)
 	}
 	if strings.HasSuffix(s.ID, "~interim") {
 		return t + " (interim)"
@@ -74,7 +74,7 @@ func routeTitle(p *pools.Plan, s pools.Step) string {
 // holds two processes of the lane on the node (one replaces the other).
 func processText(p *pools.Plan, l pools.LaneState) string {
 	t := l.Name + "@" + l.Node
-	for _, f := range []pools.Fleet{p.Before, p.After} {
+	for _, f := range [...]*pools.Fleet{&p.Before, &p.After} {
 		for _, o := range f.Instances(l.Name) {
 			if o.Node == l.Node && o.Port != l.Port {
 				return fmt.Sprintf("%s:%d", t, l.Port)

@@ -56,10 +56,11 @@ func Text(out io.Writer, p *pools.Plan, opt TextOptions) {
 			case "-":
 				color = ansiRed
 			}
-			fmt.Fprintf(w, "  %s %s\n", paint(color, sym), Title(p, s))
-			fmt.Fprintf(w, "      %s\n", s.Reason)
+			// Written piece by piece: a plan has thousands of steps.
+			w.WriteString("  " + paint(color, sym) + " " + Title(p, s) + "\n")
+			w.WriteString("      " + s.Reason + "\n")
 			if len(s.DependsOn) > 0 {
-				fmt.Fprintf(w, "      %s\n", paint(ansiDim, "after "+strings.Join(s.DependsOn, ", ")))
+				w.WriteString("      " + paint(ansiDim, "after "+strings.Join(s.DependsOn, ", ")) + "\n")
 			}
 		}
 	}
