@@ -14,9 +14,11 @@ import (
 // process, route, weights file and pod-pool member, in a fixed order, so
 // two fleets differ in text exactly where they differ in substance.
 func StateText(f pools.Fleet) string {
+	// Written piece by piece, not through fmt: a fleet has a line per
+	// lane, and formatting each was a fifth of rendering a plan.
 	var b strings.Builder
 	for _, n := range f.Nodes {
-		fmt.Fprintf(&b, "node %s", n.Name)
+		b.WriteString("node " + n.Name)
 		if n.Down {
 			b.WriteString(" down")
 		}
@@ -30,8 +32,6 @@ func StateText(f pools.Fleet) string {
 		if l.Loaded {
 			state = "loaded"
 		}
-		// Written piece by piece: a fleet has a line per lane, and fmt's
-		// formatting of each was a fifth of rendering a plan.
 		b.WriteString("lane " + l.Name + "@" + l.Node + " model=" + l.Model + " port=")
 		b.WriteString(strconv.Itoa(l.Port))
 		b.WriteString(" " + string(l.Residency) + " " + pools.GB(l.MemoryGB) + " " + state)
@@ -44,12 +44,12 @@ func StateText(f pools.Fleet) string {
 		b.WriteByte('\n')
 	}
 	for _, r := range f.Routes {
-		fmt.Fprintf(&b, "route %s -> %s\n", r.Alias, routeText(r))
+		b.WriteString("route " + r.Alias + " -> " + routeText(r) + "\n")
 	}
 	for _, p := range f.Prefetched {
-		fmt.Fprintf(&b, "weights %s@%s %s %s", p.Model, p.Node, pools.GB(p.SizeGB), p.Path)
+		b.WriteString("weights " + p.Model + "@" + p.Node + " " + pools.GB(p.SizeGB) + " " + p.Path)
 		if p.SHA256 != "" {
-			fmt.Fprintf(&b, " sha256=%s", pools.ShortDigest(p.SHA256))
+			b.WriteString(" sha256=" + pools.ShortDigest(p.SHA256))
 		}
 		b.WriteByte('\n')
 	}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"poolc.dev/poolc/compiler/place"
@@ -55,32 +56,20 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 		if m == nil {
 			continue // reported as a reference error
 		}
-		path := pools.Path{"lane", l.Name}
 		all := v.p.CandidatesIn(v.nodes, l)
-		var cands, cordoned []string
-		for _, n := range all {
-			if view.Cordoned[n] {
-				cordoned = append(cordoned, n)
-			} else {
-				cands = append(cands, n)
-			}
-		}
+		cands := kept(all, func(n string) bool { return !view.Cordoned[n] })
 		if len(cands) == 0 {
-			if len(cordoned) > 0 {
+			if cordoned := all; len(cordoned) > 0 {
 				sev := pools.Warning
 				if l.Residency == pools.KeepWarm {
 					sev = pools.Error
 				}
-				out = append(out, pools.Diagnostic{Severity: sev, Code: "no-node", Path: path,
+				out = append(out, pools.Diagnostic{Severity: sev, Code: "no-node", Path: pools.Path{"lane", l.Name},
 					Message: fmt.Sprintf("lane %q (%s) has no node it may run on: %s %s cordoned", l.Name, l.Residency, names(cordoned), plural.Agree(len(cordoned), "is", "are"))})
 			}
 			continue
 		}
-		for _, n := range cands {
-			if m.MemoryGB <= v.nodes[n].Budget()+epsilon {
-				fits[li] = append(fits[li], n)
-			}
-		}
+		fits[li] = kept(cands, func(n string) bool { return m.MemoryGB <= v.nodes[n].Budget()+epsilon })
 		if len(fits[li]) == 0 && v.allReservedOut(cands) {
 			continue // the guard's finding explains it
 		}
@@ -89,7 +78,7 @@ func (v *validator) capacityUnder(view pools.View) pools.Diagnostics {
 			for i, n := range cands {
 				parts[i] = n + " " + v.p.Node(n).BudgetText()
 			}
-			out.Errorf("too-large", path, "lane %q needs %s, more than the budget of every node it may run on: %s", l.Name, pools.GB(m.MemoryGB), strings.Join(parts, "; "))
+			out.Errorf("too-large", pools.Path{"lane", l.Name}, "lane %q needs %s, more than the budget of every node it may run on: %s", l.Name, pools.GB(m.MemoryGB), strings.Join(parts, "; "))
 			continue
 		}
 		if l.Residency == pools.KeepWarm && len(cands) == 1 {
@@ -179,6 +168,25 @@ func (v *validator) allReservedOut(nodes []string) bool {
 		}
 	}
 	return true
+}
+
+// kept is the nodes of ns that ok keeps, in order: ns itself when it
+// keeps them all (the common case, which so allocates nothing), else a new
+// slice. Neither ns nor the result may be changed afterwards.
+func kept(ns []string, ok func(string) bool) []string {
+	for i, n := range ns {
+		if ok(n) {
+			continue
+		}
+		out := slices.Clone(ns[:i])
+		for _, n := range ns[i+1:] {
+			if ok(n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return ns
 }
 
 // epsilon absorbs float rounding in GB sums (0.1 + 0.2 > 0.3).
