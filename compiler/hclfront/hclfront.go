@@ -10,7 +10,7 @@ package hclfront
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -115,7 +115,7 @@ func sortedAttributes(b *hclsyntax.Body) []*hclsyntax.Attribute {
 	for _, a := range b.Attributes {
 		out = append(out, a)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SrcRange.Start.Byte < out[j].SrcRange.Start.Byte })
+	slices.SortFunc(out, func(a, b *hclsyntax.Attribute) int { return a.SrcRange.Start.Byte - b.SrcRange.Start.Byte })
 	return out
 }
 
@@ -252,6 +252,9 @@ func (r *reader) expr(e hclsyntax.Expression) *tree.Value {
 	switch e := e.(type) {
 	case *hclsyntax.TupleConsExpr:
 		v := &tree.Value{Kind: tree.List, Pos: p}
+		if len(e.Exprs) > 0 {
+			v.Items = make([]*tree.Value, 0, len(e.Exprs))
+		}
 		for _, item := range e.Exprs {
 			v.Items = append(v.Items, r.expr(item))
 		}
