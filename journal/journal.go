@@ -30,14 +30,24 @@ type Event string
 // it was not killed, end with ApplyEnded. Snapshot announces a state
 // written during the apply.
 const (
-	ApplyStarted  Event = "apply-started"
-	StepStarted   Event = "started"
-	StepFinished  Event = "finished"
-	StepFailed    Event = "failed"
-	StepSkipped   Event = "skipped"
+	// ApplyStarted is an apply's first record.
+	ApplyStarted Event = "apply-started"
+	// StepStarted records that an attempt of a step began.
+	StepStarted Event = "started"
+	// StepFinished records that a step succeeded.
+	StepFinished Event = "finished"
+	// StepFailed records that a step failed for good.
+	StepFailed Event = "failed"
+	// StepSkipped records that a step was not run because a step it
+	// depends on did not succeed.
+	StepSkipped Event = "skipped"
+	// StepCancelled records that a step was cancelled before its next
+	// attempt began.
 	StepCancelled Event = "cancelled"
-	Snapshot      Event = "snapshot"
-	ApplyEnded    Event = "apply-ended"
+	// Snapshot announces a state written during the apply.
+	Snapshot Event = "snapshot"
+	// ApplyEnded is the last record of an apply that was not killed.
+	ApplyEnded Event = "apply-ended"
 )
 
 // Record is one record of the journal.

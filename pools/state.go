@@ -91,8 +91,10 @@ type Cordon string
 // The cordons: a cordoned node takes no lane that is not running there
 // already; a drained node takes none, so its lanes move off.
 const (
+	// Cordoned keeps a node from taking a lane not running there already.
 	Cordoned Cordon = "cordoned"
-	Drained  Cordon = "drained"
+	// Drained keeps a node from taking any lane, so its lanes move off.
+	Drained Cordon = "drained"
 )
 
 // LaneState is one lane process on one node, identified by its lane,

@@ -15,7 +15,11 @@ const DefaultSSHPort = 22
 // begins the file name of each plugin there: plugin NAME is the file
 // poolc-plugin-NAME.
 const (
-	PluginDir          = ".poolc/plugins"
+	// PluginDir is the plugin directory, relative to the pool's own
+	// directory.
+	PluginDir = ".poolc/plugins"
+	// PluginBinaryPrefix begins the file name of each plugin in
+	// PluginDir.
 	PluginBinaryPrefix = "poolc-plugin-"
 )
 

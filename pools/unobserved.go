@@ -33,9 +33,15 @@ type TargetKind string
 // The target kinds: a node (Unobserved.Name), the gateway, a pod-pool
 // member or a member's registry (Unobserved.PodPool and Context).
 const (
-	TargetNode     TargetKind = "node"
-	TargetGateway  TargetKind = "gateway"
-	TargetMember   TargetKind = "member"
+	// TargetNode names a node (Unobserved.Name).
+	TargetNode TargetKind = "node"
+	// TargetGateway names the gateway.
+	TargetGateway TargetKind = "gateway"
+	// TargetMember names a pod-pool member (Unobserved.PodPool and
+	// Context).
+	TargetMember TargetKind = "member"
+	// TargetRegistry names a pod-pool member's registry
+	// (Unobserved.PodPool and Context).
 	TargetRegistry TargetKind = "registry"
 )
 

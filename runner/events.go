@@ -7,12 +7,21 @@ type EventKind string
 
 // The kinds of events a run emits.
 const (
-	EventStarted   EventKind = "started"
-	EventProgress  EventKind = "progress"
-	EventRetry     EventKind = "retry"
-	EventDone      EventKind = "done"
-	EventFailed    EventKind = "failed"
-	EventSkipped   EventKind = "skipped"
+	// EventStarted reports that an attempt of a step began.
+	EventStarted EventKind = "started"
+	// EventProgress carries a plugin's progress report on a step.
+	EventProgress EventKind = "progress"
+	// EventRetry reports that a failed attempt will be tried again.
+	EventRetry EventKind = "retry"
+	// EventDone reports that a step succeeded.
+	EventDone EventKind = "done"
+	// EventFailed reports that a step failed for good.
+	EventFailed EventKind = "failed"
+	// EventSkipped reports that a step was skipped because a step it
+	// depends on did not succeed.
+	EventSkipped EventKind = "skipped"
+	// EventCancelled reports that a step was cancelled before its next
+	// attempt began.
 	EventCancelled EventKind = "cancelled"
 )
 

@@ -18,10 +18,18 @@ import (
 
 // Defaults for Options fields left zero.
 const (
+	// DefaultParallelism is the most steps in flight at once when
+	// Options.Parallelism is zero.
 	DefaultParallelism = 10
+	// DefaultStepTimeout bounds each attempt of a step (a duration) when
+	// Options.StepTimeout is zero.
 	DefaultStepTimeout = 10 * time.Minute
-	DefaultRetries     = 3
-	DefaultBackoff     = time.Second
+	// DefaultRetries is how many times a retryable failure is tried again
+	// when Options.Retries is zero.
+	DefaultRetries = 3
+	// DefaultBackoff is the wait before the first retry (a duration,
+	// doubled each time) when Options.Backoff is zero.
+	DefaultBackoff = time.Second
 	// DefaultSnapshotInterval is the least time between two snapshots
 	// of the state during a run: the journal's.
 	DefaultSnapshotInterval = journal.SnapshotInterval
@@ -122,9 +130,15 @@ type Outcome string
 
 // The outcomes of a step.
 const (
-	Done      Outcome = "done"
-	Failed    Outcome = "failed"
-	Skipped   Outcome = "skipped"
+	// Done is the outcome of a step that succeeded.
+	Done Outcome = "done"
+	// Failed is the outcome of a step whose last attempt failed.
+	Failed Outcome = "failed"
+	// Skipped is the outcome of a step not run because a step it depends
+	// on did not succeed.
+	Skipped Outcome = "skipped"
+	// Cancelled is the outcome of a step cancelled before its next
+	// attempt began.
 	Cancelled Outcome = "cancelled"
 )
 

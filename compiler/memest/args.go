@@ -15,10 +15,18 @@ import (
 // flash attention on where the backend supports it; the estimate counts
 // it as off, the larger of the two.
 const (
+	// DefaultParallel is the number of slots (-np) when a model's args set
+	// none.
 	DefaultParallel = 4
-	DefaultBatch    = 2048
-	DefaultUBatch   = 512
-	DefaultCache    = "f16"
+	// DefaultBatch is the logical batch size (-b), in tokens, when a
+	// model's args set none.
+	DefaultBatch = 2048
+	// DefaultUBatch is the physical batch size (-ub), in tokens, when a
+	// model's args set none.
+	DefaultUBatch = 512
+	// DefaultCache is the KV cache's type (-ctk, -ctv) when a model's args
+	// set none.
+	DefaultCache = "f16"
 )
 
 // Args are the llama-server arguments that drive a lane's memory, read

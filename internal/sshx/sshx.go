@@ -30,11 +30,18 @@ import (
 // Defaults for the zero fields of Config. They are the only place these
 // values are written.
 const (
-	DefaultConnectTimeout    = 10 * time.Second
-	DefaultHandshakeTimeout  = 15 * time.Second
+	// DefaultConnectTimeout bounds the TCP connect to a host.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultHandshakeTimeout bounds the SSH handshake and authentication.
+	DefaultHandshakeTimeout = 15 * time.Second
+	// DefaultKeepaliveInterval is the time between keepalive requests on
+	// an idle connection.
 	DefaultKeepaliveInterval = 15 * time.Second
-	DefaultKeepaliveMissed   = 3
-	DefaultPort              = 22
+	// DefaultKeepaliveMissed is how many keepalives may go unanswered
+	// before a connection is closed as dead.
+	DefaultKeepaliveMissed = 3
+	// DefaultPort is the TCP port of an Endpoint that names none.
+	DefaultPort = 22
 )
 
 // Config says how a Pool authenticates and verifies hosts. KnownHostsFile

@@ -98,8 +98,11 @@ type Options struct {
 
 // The defaults of Options.
 const (
+	// DefaultDrainTimeout bounds the wait for the sessions of a server a
+	// route left to end.
 	DefaultDrainTimeout = 120 * time.Second
-	DefaultPoll         = 100 * time.Millisecond
+	// DefaultPoll is the interval between session counts while draining.
+	DefaultPoll = 100 * time.Millisecond
 )
 
 // New returns the gateway whose admin socket dial reaches and whose files

@@ -77,18 +77,36 @@ type Settings struct {
 
 // The defaults of Settings; they are written nowhere else.
 const (
-	DefaultBinary       = "llama-server"
-	DefaultStateDir     = ".poolc/lanes"
-	DefaultLoadRate     = 100 << 20 // 100 MiB/s: a slow disk
-	DefaultStartBase    = 30 * time.Second
+	// DefaultBinary is the llama-server executable, looked up on the
+	// node's PATH.
+	DefaultBinary = "llama-server"
+	// DefaultStateDir holds the lanes' pidfiles, metadata and logs,
+	// relative to the login's home directory.
+	DefaultStateDir = ".poolc/lanes"
+	// DefaultLoadRate is the slowest model load speed expected, in bytes
+	// per second: 100 MiB/s, a slow disk.
+	DefaultLoadRate = 100 << 20
+	// DefaultStartBase is the part of a lane's start timeout that does not
+	// depend on the model's size.
+	DefaultStartBase = 30 * time.Second
+	// DefaultDrainTimeout bounds the wait for a lane's in-flight requests
+	// to finish.
 	DefaultDrainTimeout = 120 * time.Second
-	DefaultStopGrace    = 10 * time.Second
-	DefaultPoll         = 200 * time.Millisecond
+	// DefaultStopGrace is how long a stopped lane has to exit after
+	// SIGTERM before it is sent SIGKILL.
+	DefaultStopGrace = 10 * time.Second
+	// DefaultPoll is the interval between probes while waiting.
+	DefaultPoll = 200 * time.Millisecond
+	// DefaultProbeTimeout bounds one HTTP request to a lane.
 	DefaultProbeTimeout = 5 * time.Second
 	// DefaultCommandTimeout bounds a remote command of no size.
 	DefaultCommandTimeout = 60 * time.Second
-	DefaultChecksumRate   = 50 << 20 // 50 MiB/s: a slow disk
-	DefaultTransferRate   = 5 << 20  // 5 MiB/s: a slow link
+	// DefaultChecksumRate is the slowest hashing expected, in bytes per
+	// second: 50 MiB/s, a slow disk.
+	DefaultChecksumRate = 50 << 20
+	// DefaultTransferRate is the slowest download or copy by a node
+	// expected, in bytes per second: 5 MiB/s, a slow link.
+	DefaultTransferRate = 5 << 20
 	// DefaultServiceManager runs a lane's own process detached, with no
 	// service manager.
 	DefaultServiceManager = ServiceNone

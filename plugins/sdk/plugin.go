@@ -23,7 +23,10 @@ const PluginName = "actuator"
 // them says it is a plugin and exits. They are not a secret; they only stop
 // a plugin binary run by hand from waiting for a host that is not there.
 const (
-	MagicCookieKey   = "POOLC_PLUGIN"
+	// MagicCookieKey is the environment variable poolc sets when it
+	// starts a plugin.
+	MagicCookieKey = "POOLC_PLUGIN"
+	// MagicCookieValue is the value of MagicCookieKey a plugin expects.
 	MagicCookieValue = "137152e22e0525f0e01901d8e1a24057c6d15665dbb8bc7b"
 )
 

@@ -51,7 +51,10 @@ type Severity int
 
 // The severities.
 const (
+	// Error is the severity of a diagnostic that fails what reported it.
 	Error Severity = iota
+	// Warning is the severity of a diagnostic shown to the user that
+	// fails nothing.
 	Warning
 )
 
@@ -110,12 +113,20 @@ type Capabilities struct {
 
 // The parts of a fleet a plugin may observe, for Capabilities.Observes.
 const (
-	ObserveNodes      = "nodes"
-	ObserveLanes      = "lanes"
+	// ObserveNodes says Observe reports its nodes.
+	ObserveNodes = "nodes"
+	// ObserveLanes says Observe reports the lanes running on its nodes.
+	ObserveLanes = "lanes"
+	// ObservePrefetched says Observe reports the models prefetched to its
+	// nodes.
 	ObservePrefetched = "prefetched"
-	ObserveRoutes     = "routes"
-	ObserveMembers    = "members"
-	ObserveImages     = "images"
+	// ObserveRoutes says Observe reports the gateway's routes.
+	ObserveRoutes = "routes"
+	// ObserveMembers says Observe reports a pod pool's members.
+	ObserveMembers = "members"
+	// ObserveImages says Observe reports the images synced to members'
+	// registries.
+	ObserveImages = "images"
 )
 
 // ConfigureRequest carries the plugin's configuration: the pool's name, the

@@ -17,38 +17,45 @@ type StepKind string
 
 // The step kinds, grouped by the target whose plugin carries them out.
 const (
-	// KindPrefetch, KindStart, KindResidency, KindDrain and KindStop are
-	// a node's runtime plugin's: KindPrefetch copies Step.Prefetch's
-	// model to its node; KindStart starts Step.Lane; KindResidency
-	// changes its residency in place from Step.From; KindDrain stops it
-	// taking new requests and waits for those in flight; KindStop stops
-	// it.
-	KindPrefetch  StepKind = "prefetch"
-	KindStart     StepKind = "start"
+	// KindPrefetch, a node's runtime plugin's, copies Step.Prefetch's
+	// model to its node.
+	KindPrefetch StepKind = "prefetch"
+	// KindStart, a node's runtime plugin's, starts Step.Lane.
+	KindStart StepKind = "start"
+	// KindResidency, a node's runtime plugin's, changes Step.Lane's
+	// residency in place from Step.From.
 	KindResidency StepKind = "residency"
-	KindDrain     StepKind = "drain"
-	KindStop      StepKind = "stop"
+	// KindDrain, a node's runtime plugin's, stops Step.Lane taking new
+	// requests and waits for those in flight.
+	KindDrain StepKind = "drain"
+	// KindStop, a node's runtime plugin's, stops Step.Lane.
+	KindStop StepKind = "stop"
 	// KindRoute, the gateway plugin's, points Step.Route's alias
 	// elsewhere.
 	KindRoute StepKind = "route"
-	// KindMemberEnsure and KindMemberRemove are a pod pool's cluster
-	// plugin's: KindMemberEnsure creates or updates Step.Member's
-	// namespace, quota, limit range and registry wiring; KindMemberRemove
-	// tears that down.
+	// KindMemberEnsure, a pod pool's cluster plugin's, creates or updates
+	// Step.Member's namespace, quota, limit range and registry wiring.
 	KindMemberEnsure StepKind = "member-ensure"
+	// KindMemberRemove, a pod pool's cluster plugin's, tears down what
+	// KindMemberEnsure set up for Step.Member.
 	KindMemberRemove StepKind = "member-remove"
 	// KindImageSync, a pod pool's image-sync plugin's, copies
 	// Step.ImageSync's image to its member's registry.
 	KindImageSync StepKind = "image-sync"
 )
 
-// RuntimeKinds, GatewayKinds, ClusterKinds and ImageSyncKinds are the kinds
-// a plugin must declare to serve a node, the gateway, a pod pool's
-// members and a pod pool's image sync.
+// The kinds a plugin must declare to serve each kind of target.
 var (
-	RuntimeKinds   = []StepKind{KindPrefetch, KindStart, KindResidency, KindDrain, KindStop}
-	GatewayKinds   = []StepKind{KindRoute}
-	ClusterKinds   = []StepKind{KindMemberEnsure, KindMemberRemove}
+	// RuntimeKinds are the kinds a plugin must declare to serve a node.
+	RuntimeKinds = []StepKind{KindPrefetch, KindStart, KindResidency, KindDrain, KindStop}
+	// GatewayKinds are the kinds a plugin must declare to serve the
+	// gateway.
+	GatewayKinds = []StepKind{KindRoute}
+	// ClusterKinds are the kinds a plugin must declare to serve a pod
+	// pool's members.
+	ClusterKinds = []StepKind{KindMemberEnsure, KindMemberRemove}
+	// ImageSyncKinds are the kinds a plugin must declare to serve a pod
+	// pool's image sync.
 	ImageSyncKinds = []StepKind{KindImageSync}
 )
 
@@ -107,9 +114,15 @@ type Model struct {
 
 // Residency values, as Lane.Residency and Step.From hold them.
 const (
-	KeepWarm  = "keep-warm"
+	// KeepWarm is the residency of a lane always loaded and never
+	// evicted.
+	KeepWarm = "keep-warm"
+	// Preferred is the residency of a lane restored when idle room exists
+	// and evicted before keep-warm ones.
 	Preferred = "preferred"
-	OnDemand  = "on-demand"
+	// OnDemand is the residency of a lane loaded on its first request and
+	// evicted least recently used first.
+	OnDemand = "on-demand"
 )
 
 // Lane is one lane process on one node: in a step, the lane as the step
@@ -277,9 +290,13 @@ type TargetKind string
 
 // The target kinds.
 const (
-	TargetNode     TargetKind = "node"
-	TargetGateway  TargetKind = "gateway"
-	TargetMember   TargetKind = "member"
+	// TargetNode names a node, by its name in the pool.
+	TargetNode TargetKind = "node"
+	// TargetGateway names the gateway.
+	TargetGateway TargetKind = "gateway"
+	// TargetMember names a pod pool's member cluster.
+	TargetMember TargetKind = "member"
+	// TargetRegistry names a member's image registry.
 	TargetRegistry TargetKind = "registry"
 )
 

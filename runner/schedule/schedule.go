@@ -96,10 +96,17 @@ type Outcome uint8
 
 // The outcomes of a step; Pending until it has one.
 const (
+	// Pending is the outcome of a step that has none yet.
 	Pending Outcome = iota
+	// Done is the outcome of a step that succeeded.
 	Done
+	// Failed is the outcome of a step whose last attempt failed.
 	Failed
+	// Skipped is the outcome of a step whose dependency, directly or
+	// not, did not succeed.
 	Skipped
+	// Cancelled is the outcome of a step cancelled before its next
+	// attempt began (Cancel, or an attempt that ended cancelled).
 	Cancelled
 )
 
