@@ -30,7 +30,9 @@ type Language string
 
 // The pool languages.
 const (
+	// CUE is a pool written in CUE (pool.cue).
 	CUE Language = "cue"
+	// HCL is a pool written in HCL (pool.hcl).
 	HCL Language = "hcl"
 )
 

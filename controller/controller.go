@@ -78,9 +78,13 @@ type Verdict string
 
 // The verdicts.
 const (
-	Apply  Verdict = "apply"
+	// Apply carries the plan out this tick.
+	Apply Verdict = "apply"
+	// Advise shows the plan this tick without carrying it out (advise
+	// mode).
 	Advise Verdict = "advise"
-	Wait   Verdict = "wait"
+	// Wait does nothing this tick.
+	Wait Verdict = "wait"
 )
 
 // Code classifies the reason of a decision, for callers that report only
@@ -89,17 +93,36 @@ type Code string
 
 // The reasons a decision gives.
 const (
-	NoChanges  Code = "no-changes"
-	Urgent     Code = "urgent"
-	Ready      Code = "ready"
+	// NoChanges is the reason when the fleet matches the configuration.
+	NoChanges Code = "no-changes"
+	// Urgent is the reason when the plan is urgent, so it is acted on at
+	// once without waiting for it to be stable.
+	Urgent Code = "urgent"
+	// Ready is the reason when the plan passed every gate and is acted on.
+	Ready Code = "ready"
+	// InProgress is the reason when a change is being carried out.
 	InProgress Code = "in-progress"
-	Preempt    Code = "preempt"
+	// Preempt is the reason when an urgent plan with other routes replaces
+	// the change in progress.
+	Preempt Code = "preempt"
+	// BackingOff is the reason when applies are held back after a failed one.
 	BackingOff Code = "backoff"
-	Advised    Code = "advised"
-	Unstable   Code = "unstable"
-	SmallGain  Code = "gain"
+	// Advised is the reason when this plan was advised already.
+	Advised Code = "advised"
+	// Unstable is the reason when the plan has not been the same for enough
+	// ticks.
+	Unstable Code = "unstable"
+	// SmallGain is the reason when the plan gains less memory than
+	// Settings.MinGainGB.
+	SmallGain Code = "gain"
+	// Interrupts is the reason when the plan interrupts an alias, so it is
+	// left to be applied by hand.
 	Interrupts Code = "interrupts"
-	Cooldown   Code = "cooldown"
+	// Cooldown is the reason when the last apply was less than
+	// Settings.Cooldown ago.
+	Cooldown Code = "cooldown"
+	// OverBudget is the reason when the plan would load more than the
+	// hour's load budget allows.
 	OverBudget Code = "budget"
 )
 

@@ -11,13 +11,21 @@ type Kinds uint8
 // The kinds a Spec may accept; a whole number is a KindNumber with
 // Spec.Int set.
 const (
+	// KindBool accepts a boolean.
 	KindBool Kinds = 1 << iota
+	// KindNumber accepts a number.
 	KindNumber
+	// KindString accepts a string.
 	KindString
+	// KindList accepts a list.
 	KindList
-	KindStruct // fixed fields, closed
-	KindMap    // any keys matching Key, each value an Elem
-	KindAny    // an open struct or top: anything goes
+	// KindStruct accepts a closed struct of fixed fields.
+	KindStruct
+	// KindMap accepts a struct of any keys matching Key, each value an
+	// Elem.
+	KindMap
+	// KindAny accepts anything: an open struct or top.
+	KindAny
 )
 
 // Spec is the Go reading of one CUE constraint of the schema: what kinds

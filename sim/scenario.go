@@ -86,8 +86,9 @@ const (
 	// Partition cuts Node off the network for Duration: its lanes keep
 	// running, but requests and heartbeats do not get through.
 	Partition EventKind = "partition"
-	// Cordon and Uncordon make an operator change to Node's schedulability.
-	Cordon   EventKind = "cordon"
+	// Cordon makes an operator cordon Node.
+	Cordon EventKind = "cordon"
+	// Uncordon makes an operator lift Node's cordon.
 	Uncordon EventKind = "uncordon"
 	// SwitchProfile makes Profile the active profile.
 	SwitchProfile EventKind = "profile"

@@ -24,11 +24,17 @@ type Kind uint8
 
 // The kinds of values.
 const (
+	// Null is the kind of a null value.
 	Null Kind = iota
+	// Bool is the kind of a boolean.
 	Bool
+	// Number is the kind of a number, whole or not.
 	Number
+	// String is the kind of a string.
 	String
+	// List is the kind of a list of values.
 	List
+	// Object is the kind of a struct: fields with values.
 	Object
 	// Invalid marks a value its front end already reported as broken; the
 	// schema check passes over it without another message.

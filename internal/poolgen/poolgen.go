@@ -35,7 +35,9 @@ type Language string
 // The languages Write knows; their values are the file extensions poolc
 // reads them by.
 const (
+	// HCL writes the pool in HCL.
 	HCL Language = "hcl"
+	// CUE writes the pool in CUE.
 	CUE Language = "cue"
 )
 

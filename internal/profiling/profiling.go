@@ -14,7 +14,11 @@ import (
 
 // CPUEnv and MemEnv name the environment variables that ask for a profile.
 const (
+	// CPUEnv is the environment variable naming the file a CPU profile
+	// of the whole command is written to.
 	CPUEnv = "POOLC_CPUPROFILE"
+	// MemEnv is the environment variable naming the file a heap profile
+	// is written to when the command ends.
 	MemEnv = "POOLC_MEMPROFILE"
 )
 

@@ -83,8 +83,11 @@ type Store interface {
 // enough for a cluster with a majority to elect another leader, short
 // enough that a cluster without one fails the apply soon.
 const (
+	// LeaderChangeAttempts is how many times in all a record is written
+	// when etcd loses its leader.
 	LeaderChangeAttempts = 4
-	LeaderChangeWait     = 500 * time.Millisecond
+	// LeaderChangeWait is the wait between two of those writes.
+	LeaderChangeWait = 500 * time.Millisecond
 )
 
 // Writer appends the records of one apply. Once a write failed, every

@@ -73,8 +73,12 @@ func FallbackMapFile(mapFile string) string { return mapFile + ".fallbacks" }
 // that stopped answering is skipped within about CheckFall intervals),
 // up again after one success.
 const (
+	// CheckInterval is the time between two health checks of a lane
+	// server, in HAProxy's duration syntax.
 	CheckInterval = "1s"
-	CheckFall     = 2
+	// CheckFall is how many failed health checks in a row mark a lane
+	// server down.
+	CheckFall = 2
 )
 
 // Cloud is the lane name, and the backend, of the hosted fallback.

@@ -14,9 +14,12 @@ import (
 // LabelManagedBy=ManagedBy and LabelPodPool=<pod pool>; remove deletes only
 // objects that carry both, with the member's pod pool.
 const (
+	// LabelManagedBy is the label saying which tool manages an object.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "poolc"
-	LabelPodPool   = "poolc.dev/pod-pool"
+	// ManagedBy is LabelManagedBy's value on every object poolc makes.
+	ManagedBy = "poolc"
+	// LabelPodPool is the label naming the pod pool an object belongs to.
+	LabelPodPool = "poolc.dev/pod-pool"
 
 	// AdmissionLease is the Lease launchers hold while they admit a Job
 	// to the member (see package launch).
@@ -25,11 +28,15 @@ const (
 	QuotaName = "poolc-jobs"
 	// LimitRangeName is the LimitRange giving pods the pool's memory limit.
 	LimitRangeName = "poolc-pod-memory"
-	// RegistryNamespace and RegistryConfigMap are where KEP-1755 publishes
-	// a cluster's local registry; RegistryKey is the key of its document.
+	// RegistryNamespace is the namespace where KEP-1755 publishes a
+	// cluster's local registry.
 	RegistryNamespace = "kube-public"
+	// RegistryConfigMap is the ConfigMap, in RegistryNamespace, where
+	// KEP-1755 publishes a cluster's local registry.
 	RegistryConfigMap = "local-registry-hosting"
-	RegistryKey       = "localRegistryHosting.v1"
+	// RegistryKey is the key of the registry's document in
+	// RegistryConfigMap.
+	RegistryKey = "localRegistryHosting.v1"
 )
 
 // JobCount is the quota resource that counts a namespace's Jobs. It counts

@@ -121,35 +121,6 @@ func TestForceUnlockNeedsTheLockID(t *testing.T) {
 	}
 }
 
-func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
-	f := Open(filepath.Join(t.TempDir(), "s.json"))
-	if last, err := f.LastApply(); last != nil || err != nil {
-		t.Fatalf("no journal: %v %v", last, err)
-	}
-	j, err := f.BeginJournal("a1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:x@n"})
-	j.Append(journal.Record{Event: journal.StepStarted, Step: "start:y@n"})
-	j.Append(journal.Record{Event: journal.StepFinished, Step: "start:x@n"})
-	// Killed here: no end record, and a torn line.
-	fh, _ := os.OpenFile(f.JournalPath(), os.O_APPEND|os.O_WRONLY, 0)
-	fh.WriteString(`{"time": "2026-`)
-	fh.Close()
-	last, err := f.LastApply()
-	if err != nil || last == nil || last.Apply != "a1" || !reflect.DeepEqual(last.InFlight, []string{"start:y@n"}) {
-		t.Fatalf("last apply = %+v, %v", last, err)
-	}
-	j2, _ := f.BeginJournal("a2")
-	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
-	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
-	j2.End("done")
-	if last, err := f.LastApply(); last != nil || err != nil {
-		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
-	}
-}
-
 // A kill between snapshots loses nothing: Read replays the effects the
 // journal recorded after the last snapshot it announced, and only those,
 // and the next lock writes them to the state.

@@ -13,11 +13,16 @@ import (
 
 // Model states, as router mode's GET /models reports them.
 const (
+	// StateUnloaded is a model not in memory.
 	StateUnloaded = "unloaded"
-	StateLoading  = "loading"
-	StateLoaded   = "loaded"
+	// StateLoading is a model being loaded.
+	StateLoading = "loading"
+	// StateLoaded is a model in memory, serving requests.
+	StateLoaded = "loaded"
+	// StateSleeping is a loaded model the router put to sleep.
 	StateSleeping = "sleeping"
-	StateFailed   = "failed"
+	// StateFailed is a model whose load failed.
+	StateFailed = "failed"
 )
 
 // ggufMagic opens every GGUF file; a model file without it fails to load,

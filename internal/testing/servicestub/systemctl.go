@@ -14,7 +14,9 @@ import (
 
 // The stand-ins Build compiles.
 const (
+	// Systemctl is the stand-in for systemd's systemctl.
 	Systemctl = "systemctl"
+	// Launchctl is the stand-in for launchd's launchctl.
 	Launchctl = "launchctl"
 )
 

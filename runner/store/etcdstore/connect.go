@@ -18,7 +18,9 @@ import (
 // The environment variables etcd credentials come from: a pool file is
 // reviewed and committed, so it never holds a password.
 const (
+	// UsernameEnv is the environment variable holding the etcd user name.
 	UsernameEnv = "POOLC_ETCD_USERNAME"
+	// PasswordEnv is the environment variable holding the etcd password.
 	PasswordEnv = "POOLC_ETCD_PASSWORD"
 )
 

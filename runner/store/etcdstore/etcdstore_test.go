@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"poolc.dev/poolc/internal/testing/etcdtest"
+	"poolc.dev/poolc/internal/testing/storetest"
 	"poolc.dev/poolc/journal"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/runner/store"
@@ -187,39 +188,7 @@ func TestForceUnlockRevokesTheHoldersLeaseAndItsWritesFail(t *testing.T) {
 
 func TestTheJournalTellsAnInterruptedApply(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	s := New(c.Client(t), "/p", heldTTL)
-	if last, err := s.LastApply(); last != nil || err != nil {
-		t.Fatalf("no journal: %v %v", last, err)
-	}
-	l, err := s.Acquire(context.Background(), store.NewLockInfo("apply", "test"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := s.BeginJournal("a1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []struct {
-		ev   journal.Event
-		step string
-	}{{journal.StepStarted, "start:x@n"}, {journal.StepStarted, "start:y@n"}, {journal.StepFinished, "start:x@n"}} {
-		if err := j.Append(journal.Record{Event: r.ev, Step: r.step}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Unlock()
-	// Killed here: no end record. A successor sees what was in flight.
-	last, err := New(c.Client(t), "/p", heldTTL).LastApply()
-	if err != nil || last == nil || last.Apply != "a1" || !reflect.DeepEqual(last.InFlight, []string{"start:y@n"}) {
-		t.Fatalf("last apply = %+v, %v", last, err)
-	}
-	j2, _ := s.BeginJournal("a2")
-	j2.Append(journal.Record{Event: journal.StepStarted, Step: "stop:x@n"})
-	j2.Append(journal.Record{Event: journal.StepFinished, Step: "stop:x@n"})
-	j2.End("done")
-	if last, err := s.LastApply(); last != nil || err != nil {
-		t.Fatalf("a finished apply reported as interrupted: %+v %v", last, err)
-	}
+	storetest.JournalTellsAnInterruptedApply(t, func() store.Backend { return New(c.Client(t), "/p", heldTTL) }, nil)
 }
 
 // A holder killed between snapshots loses nothing: Read replays what its
