@@ -42,6 +42,45 @@ const applyPodPoolHCL = `pool "jobs-lab" {
 }
 `
 
+// appliedPodPool is applyPodPoolHCL applied by the real poolc to two real
+// API servers, member-a and member-b, for a test to change the pool or the
+// clusters afterwards.
+type appliedPodPool struct {
+	env *testkube.Env
+	// dir holds the pool file, pool.hcl; hcl is what it says.
+	dir string
+	hcl string
+	// run runs poolc and returns its exit code and output.
+	run func(args ...string) (int, string)
+	// ctx bounds the test's calls to the API servers.
+	ctx context.Context
+}
+
+// applyPodPool starts member-a and member-b, writes applyPodPoolHCL for
+// them and applies it, failing t unless the apply succeeds.
+func applyPodPool(t *testing.T) *appliedPodPool {
+	t.Helper()
+	p := &appliedPodPool{env: testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}}), dir: t.TempDir()}
+	p.write(t, strings.Replace(applyPodPoolHCL, "KUBECONFIG", p.env.Kubeconfig, 1))
+	p.run = poolcRunner(t)
+	if code, out := p.run("apply", "--auto-approve", "--no-color", p.dir); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	p.ctx = ctx
+	return p
+}
+
+// write replaces the pool file with hcl.
+func (p *appliedPodPool) write(t *testing.T, hcl string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.hcl = hcl
+}
+
 // poolcRunner runs the poolc that testscript.Main put on PATH (built-in
 // plugins run as "poolc plugin-serve", which this test binary is not) and
 // returns its exit code and output.
@@ -73,18 +112,8 @@ func poolcRunner(t *testing.T) func(args ...string) (int, string) {
 // member-ensure puts back, and a capacity change in the config is one
 // in-place member-ensure.
 func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := poolcRunner(t)
-	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	p := applyPodPool(t)
+	env, dir, run, ctx := p.env, p.dir, p.run, p.ctx
 	for _, want := range []struct {
 		name     string
 		capacity int64
@@ -137,10 +166,7 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 	}
 
 	// A capacity change in the config is one in-place step.
-	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051", "member-a:4#k3d-reg:5051", 1)
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.write(t, strings.Replace(p.hcl, "member-a:2#k3d-reg:5051", "member-a:4#k3d-reg:5051", 1))
 	code, out = run("plan", "--detailed-exitcode", "--no-color", dir)
 	if code != ExitChanges || !strings.Contains(out, "member-ensure harness/member-a") || !strings.Contains(out, "Plan: 1 member-ensure ·") {
 		t.Fatalf("plan after the config change: exit %d\n%s", code, out)
@@ -173,23 +199,9 @@ func TestE2EApplyBringsPodPoolMembersUp(t *testing.T) {
 // foreign kube-public ConfigMap survive), leaves member-a as it was, and
 // the next plan is empty.
 func TestE2EApplyRemovesAMemberLeavingTheConfig(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	write := func() {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write()
-	run := poolcRunner(t)
-	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	a, b := env.Cluster("member-a").Client, env.Cluster("member-b").Client
+	p := applyPodPool(t)
+	dir, run, ctx := p.dir, p.run, p.ctx
+	a, b := p.env.Cluster("member-a").Client, p.env.Cluster("member-b").Client
 	if _, err := b.CoreV1().LimitRanges("harness").Get(ctx, kube.LimitRangeName, metav1.GetOptions{}); err != nil {
 		t.Fatalf("member-b limit range after apply: %v", err)
 	}
@@ -210,8 +222,7 @@ func TestE2EApplyRemovesAMemberLeavingTheConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052", "member-a:2#k3d-reg:5051", 1)
-	write()
+	p.write(t, strings.Replace(p.hcl, "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052", "member-a:2#k3d-reg:5051", 1))
 	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
 	if code != ExitChanges || !strings.Contains(out, "member-remove harness/member-b") || !strings.Contains(out, "Plan: 1 member-remove ·") {
 		t.Fatalf("plan after member-b left the config: exit %d, want one member-remove of member-b\n%s", code, out)

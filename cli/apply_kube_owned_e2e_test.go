@@ -3,18 +3,13 @@
 package cli
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"poolc.dev/poolc/internal/testing/testkube"
 	"poolc.dev/poolc/plugins/kube"
 )
 
@@ -24,19 +19,9 @@ import (
 // putting the limit back, whose apply recreates it, and the plan after
 // that is empty.
 func TestE2EALimitRangeDeletedByHandIsDrift(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := poolcRunner(t)
-	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b := env.Cluster("member-b").Client
+	p := applyPodPool(t)
+	dir, run, ctx := p.dir, p.run, p.ctx
+	b := p.env.Cluster("member-b").Client
 	if err := b.CoreV1().LimitRanges("harness").Delete(ctx, kube.LimitRangeName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,29 +47,14 @@ func TestE2EALimitRangeDeletedByHandIsDrift(t *testing.T) {
 // poolc's quota, limit range and registry ConfigMap there and keeps the
 // namespace with the user's ConfigMap; the next plan is empty.
 func TestE2EAUsersObjectSurvivesAMemberRemove(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	write := func() {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write()
-	run := poolcRunner(t)
-	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b := env.Cluster("member-b").Client
+	p := applyPodPool(t)
+	dir, run, ctx := p.dir, p.run, p.ctx
+	b := p.env.Cluster("member-b").Client
 	if _, err := b.CoreV1().ConfigMaps("harness").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "user-data"},
 		Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hcl = strings.Replace(hcl, "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052", "member-a:2#k3d-reg:5051", 1)
-	write()
+	p.write(t, strings.Replace(p.hcl, "member-a:2#k3d-reg:5051,member-b:3#k3d-reg:5052", "member-a:2#k3d-reg:5051", 1))
 	code, out := run("plan", "--detailed-exitcode", "--no-color", dir)
 	if code != ExitChanges || !strings.Contains(out, "member-remove harness/member-b") || !strings.Contains(out, "keeps namespace harness") || !strings.Contains(out, "configmaps/user-data") {
 		t.Fatalf("plan after member-b left the config: exit %d, want a member-remove saying it keeps namespace harness for configmaps/user-data\n%s", code, out)

@@ -3,12 +3,8 @@
 package cli
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,23 +24,9 @@ import (
 // through kube (deleting what poolc made on both clusters and nothing
 // else), and the next plan is empty.
 func TestE2EApplyRemovesAPodPoolLeavingTheConfig(t *testing.T) {
-	env := testkube.Start(t, testkube.Options{Clusters: []string{"member-a", "member-b"}})
-	dir := t.TempDir()
-	hcl := strings.Replace(applyPodPoolHCL, "KUBECONFIG", env.Kubeconfig, 1)
-	write := func(hcl string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "pool.hcl"), []byte(hcl), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(hcl)
-	run := poolcRunner(t)
-	if code, out := run("apply", "--auto-approve", "--no-color", dir); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	clusters := map[string]*testkube.Cluster{"member-a": env.Cluster("member-a"), "member-b": env.Cluster("member-b")}
+	p := applyPodPool(t)
+	dir, hcl, run, ctx := p.dir, p.hcl, p.run, p.ctx
+	clusters := map[string]*testkube.Cluster{"member-a": p.env.Cluster("member-a"), "member-b": p.env.Cluster("member-b")}
 	for name, c := range clusters {
 		if _, err := c.Client.CoreV1().ResourceQuotas("harness").Get(ctx, kube.QuotaName, metav1.GetOptions{}); err != nil {
 			t.Fatalf("%s: quota after apply: %v", name, err)
@@ -63,14 +45,14 @@ func TestE2EApplyRemovesAPodPoolLeavingTheConfig(t *testing.T) {
 	// With the kube plugin's declaration gone too, nothing could reach
 	// the members: poolc refuses, naming the plugin to keep.
 	sim := strings.Index(hcl, "  plugin \"sim\" {")
-	write(hcl[:start] + hcl[sim:])
+	p.write(t, hcl[:start]+hcl[sim:])
 	code, out := run("plan", "--no-color", dir)
 	if code != ExitError || !strings.Contains(out, `the state records that plugin "kube" served pod_pool "harness" cluster, which has left the pool`) ||
 		!strings.Contains(out, `keep plugin "kube" { ... } declared`) {
 		t.Fatalf("plan without the pod pool and its plugin: exit %d, want a refusal naming plugin kube\n%s", code, out)
 	}
 
-	write(hcl[:start] + hcl[end:])
+	p.write(t, hcl[:start]+hcl[end:])
 	code, out = run("plan", "--detailed-exitcode", "--no-color", dir)
 	if code != ExitChanges || !strings.Contains(out, "member-remove harness/member-a") || !strings.Contains(out, "member-remove harness/member-b") ||
 		!strings.Contains(out, "Plan: 2 member-remove ·") || strings.Contains(out, "Drift:") {
