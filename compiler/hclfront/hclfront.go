@@ -41,12 +41,11 @@ func ParseAs(filename string, src []byte, root *schema.Spec) (*tree.Value, pools
 		diags.ErrorAt("too-deep", at, "nested too deeply: poolc reads at most %d levels of brackets, blocks and operators", tree.MaxNesting)
 		return nil, diags
 	}
-	f, hdiags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	body, hdiags := parseBody(filename, src)
 	addHCL(&diags, hdiags)
 	if hdiags.HasErrors() {
 		return nil, diags
 	}
-	body := f.Body.(*hclsyntax.Body)
 	r := &reader{diags: diags, src: src, entries: map[*tree.Value]map[string]pools.Pos{}}
 	v := r.body(body, root)
 	return v, r.diags
