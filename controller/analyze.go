@@ -83,8 +83,9 @@ func key(p *pools.Plan) string {
 // that is not down.
 func restored(p *pools.Plan) []string {
 	var out []string
+	down := p.Before.DownNodes()
 	for _, r := range p.After.Routes {
-		if _, server := pools.LaneServerOf(r.Alias); server || r.Lane == pools.Cloud || live(&p.Before, p.Before.Route(r.Alias)) {
+		if _, server := pools.LaneServerOf(r.Alias); server || r.Lane == pools.Cloud || live(&p.Before, down, p.Before.Route(r.Alias)) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("alias %s has no live lane; the plan gives it %s@%s", r.Alias, r.Lane, r.Node))
@@ -92,8 +93,10 @@ func restored(p *pools.Plan) []string {
 	return out
 }
 
-func live(f *pools.Fleet, r *pools.Route) bool {
-	return r != nil && r.Lane != pools.Cloud && f.Lane(r.Lane, r.Node) != nil && !f.IsDown(r.Node)
+// live reports whether route r reaches a process of its lane in f on a
+// node that is not down.
+func live(f *pools.Fleet, down map[string]bool, r *pools.Route) bool {
+	return r != nil && r.Lane != pools.Cloud && f.Lane(r.Lane, r.Node) != nil && !down[r.Node]
 }
 
 // vacated names the cordoned nodes the plan drains or stops lanes on.

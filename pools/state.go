@@ -350,6 +350,18 @@ func (f *Fleet) IsDown(node string) bool {
 	return false
 }
 
+// DownNodes returns the nodes the state knows to be down, as a set, for
+// a caller that asks of many nodes (IsDown scans the nodes each time).
+func (f *Fleet) DownNodes() map[string]bool {
+	down := map[string]bool{}
+	for _, n := range f.Nodes {
+		if n.Down {
+			down[n.Name] = true
+		}
+	}
+	return down
+}
+
 // HasPrefetched reports whether the weights file p names (node, model and
 // path) is on its node with p's content: the same SHA256 when both are
 // known. The fleet must be normalized.

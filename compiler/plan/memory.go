@@ -37,9 +37,10 @@ func (m *budgets) memory() {
 			dec[s.Node] = append(dec[s.Node], s)
 		}
 	}
+	down := m.des.DownNodes()
 	for _, n := range m.in.Pool.Nodes {
 		ups := inc[n.Name]
-		if len(ups) == 0 || m.des.IsDown(n.Name) {
+		if len(ups) == 0 || down[n.Name] {
 			continue
 		}
 		budget := n.Budget() - n.LoadHeadroomGB // a start's transient load peak
