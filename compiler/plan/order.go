@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"poolc.dev/poolc/pools"
 )
@@ -60,51 +62,86 @@ func (b *builder) moveIn(cycle []string) string {
 	return best
 }
 
-// finish orders the steps (a topological order, ties broken by kind and
-// ID so equal inputs give byte-equal plans) and computes the fleet after.
-func (b *builder) finish() (*pools.Plan, error) {
-	for _, s := range b.steps {
-		for _, dep := range s.DependsOn {
-			if b.byID[dep] == nil {
-				return nil, fmt.Errorf("plan: step %s depends on unknown step %s", s.ID, dep)
-			}
-		}
-		sort.Strings(s.DependsOn)
+// order orders the steps in a topological order, ties broken by kind (in
+// summary order) and ID so that equal inputs give byte-equal plans, and
+// reports false when they form a cycle (see cycle). Each step's place in
+// the order of ties is found once, by one sort, so the queue of the steps
+// ready compares integers.
+func (b *builder) order() ([]pools.Step, bool, error) {
+	index := make(map[string]int32, len(b.steps))
+	for i, s := range b.steps {
+		index[s.ID] = int32(i)
 	}
-	waiting := make(map[string]int, len(b.steps))
-	dependents := make(map[string][]string, len(b.steps))
-	for _, s := range b.steps {
-		waiting[s.ID] = len(s.DependsOn)
+	// The steps that depend on step j are dependents[first[j]:first[j+1]].
+	waiting := make([]int, len(b.steps))
+	first := make([]int32, len(b.steps)+1)
+	for i, s := range b.steps {
+		sort.Strings(s.DependsOn)
 		for _, dep := range s.DependsOn {
-			dependents[dep] = append(dependents[dep], s.ID)
+			j, ok := index[dep]
+			if !ok {
+				return nil, false, fmt.Errorf("plan: step %s depends on unknown step %s", s.ID, dep)
+			}
+			first[j+1]++
+		}
+		waiting[i] = len(s.DependsOn)
+	}
+	for j := range b.steps {
+		first[j+1] += first[j]
+	}
+	dependents := make([]int32, first[len(b.steps)])
+	filled := slices.Clone(first[:len(b.steps)])
+	for i, s := range b.steps {
+		for _, dep := range s.DependsOn {
+			j := index[dep]
+			dependents[filled[j]] = int32(i)
+			filled[j]++
 		}
 	}
 	rank := map[pools.StepKind]int{}
 	for i, k := range pools.StepKinds {
 		rank[k] = i
 	}
-	ready := &readyQueue{rank: rank}
-	for _, s := range b.steps {
-		if waiting[s.ID] == 0 {
-			heap.Push(ready, s)
+	ties := make([]int32, len(b.steps)) // the steps by kind, then ID
+	for i := range ties {
+		ties[i] = int32(i)
+	}
+	slices.SortFunc(ties, func(x, y int32) int {
+		a, c := b.steps[x], b.steps[y]
+		if r := cmp.Compare(rank[a.Kind], rank[c.Kind]); r != 0 {
+			return r
+		}
+		return strings.Compare(a.ID, c.ID)
+	})
+	place := make([]int32, len(b.steps)) // each step's place in ties
+	for k, i := range ties {
+		place[i] = int32(k)
+	}
+	ready := &readyQueue{}
+	for i := range b.steps {
+		if waiting[i] == 0 {
+			heap.Push(ready, place[i])
 		}
 	}
-	plan := &pools.Plan{
-		FormatVersion: pools.PlanFormatVersion, Pool: b.in.Pool.Name, Profile: b.in.Profile,
-		PlannedAt: b.in.Now.UTC(), Steps: make([]pools.Step, 0, len(b.steps)),
-		Interruptions: b.meanwhile.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
-	}
+	steps := make([]pools.Step, 0, len(b.steps))
 	for ready.Len() > 0 {
-		s := heap.Pop(ready).(*pools.Step)
-		plan.Steps = append(plan.Steps, *s)
-		for _, next := range dependents[s.ID] {
+		i := ties[heap.Pop(ready).(int32)]
+		steps = append(steps, *b.steps[i])
+		for _, next := range dependents[first[i]:first[i+1]] {
 			if waiting[next]--; waiting[next] == 0 {
-				heap.Push(ready, b.byID[next])
+				heap.Push(ready, place[next])
 			}
 		}
 	}
-	if len(plan.Steps) != len(b.steps) {
-		return nil, fmt.Errorf("plan: steps form a cycle")
+	return steps, len(steps) == len(b.steps), nil
+}
+
+// finish makes the plan of the ordered steps and computes the fleet after.
+func (b *builder) finish(steps []pools.Step) (*pools.Plan, error) {
+	plan := &pools.Plan{
+		FormatVersion: pools.PlanFormatVersion, Pool: b.in.Pool.Name, Profile: b.in.Profile,
+		PlannedAt: b.in.Now.UTC(), Steps: steps,
+		Interruptions: b.meanwhile.interruptions, Unplaced: b.in.Placement.Unplaced, Unserved: b.in.Placement.Unserved,
 	}
 	// Before is the fleet as given (routes without a port stay so); After
 	// is the fleet as the planner read it, every route naming its port,
@@ -133,35 +170,16 @@ func (b *builder) finish() (*pools.Plan, error) {
 	return plan, nil
 }
 
-// readyQueue holds the steps whose dependencies are done, the next to
-// take first: by kind in summary order, then by ID. Each step's rank is
-// looked up once, as it is pushed.
-type readyQueue struct {
-	rank  map[pools.StepKind]int
-	steps []rankedStep
-}
+// readyQueue holds the steps whose dependencies are done, by their place
+// in the order of ties: the least is taken first.
+type readyQueue []int32
 
-// rankedStep is a step and the rank of its kind.
-type rankedStep struct {
-	rank int
-	step *pools.Step
-}
-
-func (q *readyQueue) Len() int { return len(q.steps) }
-func (q *readyQueue) Less(i, j int) bool {
-	a, c := q.steps[i], q.steps[j]
-	if a.rank != c.rank {
-		return a.rank < c.rank
-	}
-	return a.step.ID < c.step.ID
-}
-func (q *readyQueue) Swap(i, j int) { q.steps[i], q.steps[j] = q.steps[j], q.steps[i] }
-func (q *readyQueue) Push(x any) {
-	s := x.(*pools.Step)
-	q.steps = append(q.steps, rankedStep{rank: q.rank[s.Kind], step: s})
-}
+func (q readyQueue) Len() int           { return len(q) }
+func (q readyQueue) Less(i, j int) bool { return q[i] < q[j] }
+func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)        { *q = append(*q, x.(int32)) }
 func (q *readyQueue) Pop() any {
-	last := q.steps[len(q.steps)-1]
-	q.steps = q.steps[:len(q.steps)-1]
-	return last.step
+	last := (*q)[len(*q)-1]
+	*q = (*q)[:len(*q)-1]
+	return last
 }

@@ -79,10 +79,14 @@ func Diff(in Input) (*pools.Plan, error) {
 	for {
 		b := newBuilder(in, cur, des, spare, breakFirst)
 		b.build()
-		cycle := b.cycle()
-		if cycle == nil {
-			return b.finish()
+		steps, ordered, err := b.order()
+		if err != nil {
+			return nil, err
 		}
+		if ordered {
+			return b.finish(steps)
+		}
+		cycle := b.cycle()
 		lane := b.moveIn(cycle)
 		if lane == "" {
 			return nil, fmt.Errorf("plan: cannot order steps %s without a cycle", strings.Join(cycle, " -> "))
