@@ -130,7 +130,8 @@ func (f *Fleet) ApplyAll(steps []Step) error {
 			break
 		}
 	}
-	*f = b.Fleet()
+	*f = b.join()
+	f.Normalize()
 	return err
 }
 
@@ -195,16 +196,28 @@ func (b *ByNode) Node(name string) Fleet {
 
 // Fleet returns the fleet joined into one, normalized, as a deep copy:
 // applying more steps does not change it.
-func (b *ByNode) Fleet() Fleet {
+func (b *ByNode) Fleet() Fleet { return b.join().Clone() }
+
+// join joins the nodes' lanes and weights files into one fleet, sorted as
+// a normalized fleet keeps them: the weights files, which sort by node
+// first, node after node, and the lanes sorted (the nodes' processes are
+// distinct, so the order is total). The fleet shares the split's other
+// lists.
+func (b *ByNode) join() Fleet {
 	lanes, files := 0, 0
-	for _, n := range b.nodes {
+	names := make([]string, 0, len(b.nodes))
+	for name, n := range b.nodes {
 		lanes, files = lanes+len(n.Lanes), files+len(n.Prefetched)
+		names = append(names, name)
 	}
+	slices.Sort(names)
 	f := b.rest
 	f.Lanes, f.Prefetched = make([]LaneState, 0, lanes), make([]Prefetch, 0, files)
-	for _, n := range b.nodes {
+	for _, name := range names {
+		n := b.nodes[name]
 		f.Lanes = append(f.Lanes, n.Lanes...)
 		f.Prefetched = append(f.Prefetched, n.Prefetched...)
 	}
-	return f.Clone()
+	slices.SortFunc(f.Lanes, compareProcess)
+	return f
 }
