@@ -136,22 +136,26 @@ func (f *Fleet) ApplyAll(steps []Step) error {
 }
 
 // ByNode is a fleet split by node, for applying steps one at a time as
-// they finish. A step of a lane or a weights file changes only its node's
-// entries, so Apply applies it to a fleet of that node's entries alone:
-// its cost grows with the node, not with the whole fleet (Fleet.Apply
-// inserts into sorted slices, which over a run of a step per lane grows
-// as the lanes squared). Fleet joins the nodes back into one.
+// they finish. A step of a lane, a weights file or a route changes only
+// its node's entries (a route's node is the one it routes to; a route
+// that moves leaves its old node's), so Apply applies it to a fleet of
+// that node's entries alone: its cost grows with the node, not with the
+// whole fleet (Fleet.Apply inserts into sorted slices, which over a run of
+// a step per lane or alias grows as their number squared). Fleet joins
+// the nodes back into one.
 type ByNode struct {
 	nodes map[string]*Fleet
-	rest  Fleet // everything but the lanes and the weights files
+	// routedTo is the node each alias routes to ("" for the cloud).
+	routedTo map[string]string
+	rest     Fleet // everything but the lanes, weights files and routes
 }
 
 // SplitByNode splits a normalized fleet by node. Applying steps to the
 // split leaves f as it is.
 func SplitByNode(f Fleet) *ByNode {
-	b := &ByNode{nodes: map[string]*Fleet{}, rest: f}
-	b.rest.Lanes, b.rest.Prefetched = nil, nil
-	b.rest.Routes, b.rest.Members = slices.Clone(f.Routes), slices.Clone(f.Members)
+	b := &ByNode{nodes: map[string]*Fleet{}, routedTo: make(map[string]string, len(f.Routes)), rest: f}
+	b.rest.Lanes, b.rest.Prefetched, b.rest.Routes = nil, nil, nil
+	b.rest.Members = slices.Clone(f.Members)
 	for _, l := range f.Lanes {
 		n := b.node(l.Node)
 		n.Lanes = append(n.Lanes, l)
@@ -159,6 +163,11 @@ func SplitByNode(f Fleet) *ByNode {
 	for _, p := range f.Prefetched {
 		n := b.node(p.Node)
 		n.Prefetched = append(n.Prefetched, p)
+	}
+	for _, r := range f.Routes {
+		n := b.node(r.Node)
+		n.Routes = append(n.Routes, r)
+		b.routedTo[r.Alias] = r.Node
 	}
 	return b
 }
@@ -179,17 +188,32 @@ func (b *ByNode) Apply(s Step) error {
 		return b.node(s.Lane.Node).Apply(s)
 	case s.Prefetch != nil:
 		return b.node(s.Prefetch.Node).Apply(s)
+	case s.Route != nil:
+		r := *s.Route
+		if at, ok := b.routedTo[r.Alias]; ok && (r.Lane == "" || at != r.Node) {
+			n := b.node(at)
+			if i, found := slices.BinarySearchFunc(n.Routes, r.Alias, func(x Route, alias string) int { return strings.Compare(x.Alias, alias) }); found {
+				n.Routes = slices.Delete(n.Routes, i, i+1)
+			}
+			delete(b.routedTo, r.Alias)
+		}
+		if r.Lane == "" {
+			return nil
+		}
+		b.routedTo[r.Alias] = r.Node
+		return b.node(r.Node).Apply(s)
 	}
 	return b.rest.Apply(s)
 }
 
 // Node is the fleet as a step on the node sees it: the node's lanes and
-// weights files, and every route and member. It shares the split's
-// slices: read it before the next Apply, and never change it.
+// weights files, the routes to it (to the cloud for ""), and every member.
+// It shares the split's slices: read it before the next Apply, and never
+// change it.
 func (b *ByNode) Node(name string) Fleet {
 	f := b.rest
 	if n := b.nodes[name]; n != nil {
-		f.Lanes, f.Prefetched = n.Lanes, n.Prefetched
+		f.Lanes, f.Prefetched, f.Routes = n.Lanes, n.Prefetched, n.Routes
 	}
 	return f
 }
@@ -198,11 +222,11 @@ func (b *ByNode) Node(name string) Fleet {
 // applying more steps does not change it.
 func (b *ByNode) Fleet() Fleet { return b.join().Clone() }
 
-// join joins the nodes' lanes and weights files into one fleet, sorted as
-// a normalized fleet keeps them: the weights files, which sort by node
-// first, node after node, and the lanes sorted (the nodes' processes are
-// distinct, so the order is total). The fleet shares the split's other
-// lists.
+// join joins the nodes' lanes, weights files and routes into one fleet,
+// sorted as a normalized fleet keeps them: the weights files, which sort
+// by node first, node after node, and the lanes and routes sorted (the
+// nodes' processes are distinct, and the aliases, so the order is total).
+// The fleet shares the split's other lists.
 func (b *ByNode) join() Fleet {
 	lanes, files := 0, 0
 	names := make([]string, 0, len(b.nodes))
@@ -213,11 +237,14 @@ func (b *ByNode) join() Fleet {
 	slices.Sort(names)
 	f := b.rest
 	f.Lanes, f.Prefetched = make([]LaneState, 0, lanes), make([]Prefetch, 0, files)
+	f.Routes = make([]Route, 0, len(b.routedTo))
 	for _, name := range names {
 		n := b.nodes[name]
 		f.Lanes = append(f.Lanes, n.Lanes...)
 		f.Prefetched = append(f.Prefetched, n.Prefetched...)
+		f.Routes = append(f.Routes, n.Routes...)
 	}
 	slices.SortFunc(f.Lanes, compareProcess)
+	slices.SortFunc(f.Routes, func(x, y Route) int { return strings.Compare(x.Alias, y.Alias) })
 	return f
 }

@@ -27,9 +27,14 @@ func TestApplyAllIsApplyOneAtATime(t *testing.T) {
 			case 3:
 				return Step{ID: id, Kind: StepStop, Lane: lane()}
 			case 4:
+				// To a lane on one of the nodes, to the cloud, or away:
+				// an alias that moves leaves its old node's routes.
 				alias := Route{Alias: fmt.Sprintf("a%d", r.IntN(5))}
-				if r.IntN(3) > 0 {
-					alias.Lane, alias.Node = "l1", "n1"
+				switch r.IntN(4) {
+				case 0:
+					alias.Lane = Cloud
+				case 1, 2:
+					alias.Lane, alias.Node = fmt.Sprintf("l%d", r.IntN(6)), fmt.Sprintf("n%d", r.IntN(4))
 				}
 				return Step{ID: id, Kind: StepRoute, Route: &alias}
 			case 5:
@@ -69,6 +74,18 @@ func TestApplyAllIsApplyOneAtATime(t *testing.T) {
 			want := one.Clone()
 			if got := split.Fleet(); !reflect.DeepEqual(want, got) {
 				t.Fatalf("seed %d: after %s\nApply:  %+v\nByNode: %+v", seed, s.ID, want, got)
+			}
+			// A node's view holds the routes to it, and only those.
+			for _, node := range []string{"", "n0", "n1", "n2", "n3"} {
+				var to []Route
+				for _, r := range want.Routes {
+					if r.Node == node {
+						to = append(to, r)
+					}
+				}
+				if got := split.Node(node).Routes; len(got) != len(to) || len(to) > 0 && !reflect.DeepEqual(got, to) {
+					t.Fatalf("seed %d: after %s, the view of node %q routes %+v; want %+v", seed, s.ID, node, got, to)
+				}
 			}
 			taken = append(taken, split.Fleet(), want)
 		}
