@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -294,13 +296,18 @@ func replace[T any](have, seen []T, mine func(T) bool) []T {
 // changed, by part, in a stable order.
 func diff(before, after pools.Fleet) []string {
 	var out []string
-	out = append(out, diffPart("node", before.Nodes, after.Nodes, func(n pools.NodeState) string { return fmt.Sprintf("%q", n.Name) })...)
+	out = append(out, diffPart("node", before.Nodes, after.Nodes, func(n pools.NodeState) string { return strconv.Quote(n.Name) }, equal)...)
 	// What a plugin read of a process (its pid, command line, resident
 	// memory) is a reading, not a difference from the state.
-	out = append(out, diffPart("lane", unobserved(before.Lanes), unobserved(after.Lanes), func(l pools.LaneState) string { return fmt.Sprintf("%q on %q", l.Name, l.Node) })...)
-	out = append(out, diffPart("weights", before.Prefetched, after.Prefetched, func(p pools.Prefetch) string { return fmt.Sprintf("of %q on %q", p.Model, p.Node) })...)
-	out = append(out, diffPart("route", before.Routes, after.Routes, func(r pools.Route) string { return fmt.Sprintf("of alias %q", r.Alias) })...)
-	out = append(out, diffPart("member", before.Members, after.Members, func(m pools.MemberState) string { return fmt.Sprintf("%q of pod pool %q", m.Context, m.PodPool) })...)
+	out = append(out, diffPart("lane", unobserved(before.Lanes), unobserved(after.Lanes),
+		func(l pools.LaneState) string { return strconv.Quote(l.Name) + " on " + strconv.Quote(l.Node) }, sameLane)...)
+	out = append(out, diffPart("weights", before.Prefetched, after.Prefetched,
+		func(p pools.Prefetch) string { return "of " + strconv.Quote(p.Model) + " on " + strconv.Quote(p.Node) }, equal)...)
+	out = append(out, diffPart("route", before.Routes, after.Routes, func(r pools.Route) string { return "of alias " + strconv.Quote(r.Alias) }, equal)...)
+	out = append(out, diffPart("member", before.Members, after.Members,
+		func(m pools.MemberState) string {
+			return strconv.Quote(m.Context) + " of pod pool " + strconv.Quote(m.PodPool)
+		}, equal)...)
 	return out
 }
 
@@ -313,26 +320,41 @@ func unobserved(lanes []pools.LaneState) []pools.LaneState {
 	return out
 }
 
-func diffPart[T any](noun string, before, after []T, key func(T) string) []string {
+// equal reports whether two entries are equal, for the entries whose
+// every field compares with ==.
+func equal[T comparable](a, b T) bool { return a == b }
+
+// sameLane reports whether two lanes are deeply equal (a field added to
+// lanes is compared too; a nil and an empty list, which are not, are told
+// apart by their JSON).
+func sameLane(a, b pools.LaneState) bool { return reflect.DeepEqual(a, b) }
+
+// diffPart names the entries of one part that differ, by key: an entry
+// changed when its JSON did. same tells equal entries apart without their
+// JSON, which is written only for entries it does not find the same.
+func diffPart[T any](noun string, before, after []T, key func(T) string, same func(a, b T) bool) []string {
 	text := func(e T) string {
 		b, _ := json.Marshal(e)
 		return string(b)
 	}
-	old := map[string]string{}
+	old := make(map[string]T, len(before))
 	for _, e := range before {
-		old[key(e)] = text(e)
+		old[key(e)] = e
 	}
-	now := map[string]string{}
+	now := make(map[string]T, len(after))
 	for _, e := range after {
-		now[key(e)] = text(e)
+		now[key(e)] = e
 	}
 	var out []string
 	for k, v := range old {
-		switch w, ok := now[k]; {
+		w, ok := now[k]
+		switch {
 		case !ok:
 			out = append(out, fmt.Sprintf("%s %s is gone", noun, k))
-		case w != v:
-			out = append(out, fmt.Sprintf("%s %s changed: now %s, was %s", noun, k, w, v))
+		case !same(w, v):
+			if tw, tv := text(w), text(v); tw != tv {
+				out = append(out, fmt.Sprintf("%s %s changed: now %s, was %s", noun, k, tw, tv))
+			}
 		}
 	}
 	for k := range now {
