@@ -25,6 +25,7 @@ import (
 	"poolc.dev/poolc/cli/arguments"
 	"poolc.dev/poolc/cli/views"
 	"poolc.dev/poolc/compiler/cuefront"
+	"poolc.dev/poolc/internal/profiling"
 )
 
 // Exit codes every command keeps.
@@ -157,16 +158,18 @@ Commands:
 		}
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-13s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprint(w, `
+	writeCommands(w, names)
+	fmt.Fprintf(w, `
 PATH is a .cue or .hcl file or a directory of them (default: the current
 directory). The files of one pool are in one language and declare one pool.
 
 Exit codes: 0 success, 1 findings or an error.
 Run 'poolc <command> --help' for a command's flags and examples.
-`)
+
+%s=FILE and %s=FILE write a CPU and a heap profile of
+any command, for a bug report (go tool pprof reads them); the other
+environment variables poolc reads are in docs/operations.md.
+`, profiling.CPUEnv, profiling.MemEnv)
 }
 
 // subcommands are the commands of a group ("state" has "state show",
@@ -185,10 +188,20 @@ func subcommands(group string) []string {
 // writeGroupUsage lists a group's subcommands, for the group typed alone.
 func writeGroupUsage(w io.Writer, group string) {
 	fmt.Fprintf(w, "Usage: poolc %s <command> [flags] [PATH...]\n\nCommands:\n", group)
-	for _, n := range subcommands(group) {
-		fmt.Fprintf(w, "  %-13s %s\n", n, commands[n].summary)
-	}
+	writeCommands(w, subcommands(group))
 	fmt.Fprintf(w, "\nRun 'poolc %s <command> --help' for a command's flags and examples.\n", group)
+}
+
+// writeCommands lists the named commands and their summaries, in a
+// column as wide as the longest name.
+func writeCommands(w io.Writer, names []string) {
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
+	}
 }
 
 func writeCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
