@@ -19,8 +19,9 @@ import (
 
 // BenchmarkScale measures, for generated HCL pools of each size in
 // scalepool.Sizes, in one run:
-//   - parse: hclsyntax.ParseConfig of the pool's files, the floor any HCL
-//     pool tool pays;
+//   - parse: hclsyntax.ParseConfig of each of the pool's files whole, the
+//     floor any HCL pool tool that parses a file whole pays (poolc parses
+//     a large file in pieces, in parallel, and joins them: hclfront);
 //   - validate: compiler.Compile (parse, schema, decode, validate);
 //   - plan-empty: Compile, then the plan from an empty state, rendered as
 //     `poolc plan` renders it;
