@@ -98,20 +98,20 @@ func (b *builder) order() ([]pools.Step, bool, error) {
 			filled[j]++
 		}
 	}
-	rank := map[pools.StepKind]int{}
+	rankOf := map[pools.StepKind]int{}
 	for i, k := range pools.StepKinds {
-		rank[k] = i
+		rankOf[k] = i
 	}
+	rank := make([]int, len(b.steps))   // each step's kind's place in summary order
 	ties := make([]int32, len(b.steps)) // the steps by kind, then ID
-	for i := range ties {
-		ties[i] = int32(i)
+	for i, s := range b.steps {
+		rank[i], ties[i] = rankOf[s.Kind], int32(i)
 	}
 	slices.SortFunc(ties, func(x, y int32) int {
-		a, c := b.steps[x], b.steps[y]
-		if r := cmp.Compare(rank[a.Kind], rank[c.Kind]); r != 0 {
+		if r := cmp.Compare(rank[x], rank[y]); r != 0 {
 			return r
 		}
-		return strings.Compare(a.ID, c.ID)
+		return strings.Compare(b.steps[x].ID, b.steps[y].ID)
 	})
 	place := make([]int32, len(b.steps)) // each step's place in ties
 	for k, i := range ties {
