@@ -103,16 +103,10 @@ func tokenDepth(filename string, src []byte, limit int) (deepest int, at pools.P
 // line, invalid UTF-8, a control byte or a byte past ASCII outside a
 // string — it gives up (ok false).
 func depthBound(src []byte) (bound int, ok bool) {
-	for _, tricky := range [][]byte{[]byte("${"), []byte("%{"), []byte("~}"), []byte("<<"), []byte("/*")} {
-		if bytes.Contains(src, tricky) {
-			return 0, false
-		}
-	}
-	if !utf8.Valid(src) {
+	if !mayBePlain(src) {
 		return 0, false
 	}
-	const body, brace, brack, paren = 0, '{', '[', '('
-	closer := map[byte]byte{'}': brace, ']': brack, ')': paren}
+	const body, brace = 0, '{'
 	stack := []level{{}}
 	depth := 0
 	release := func() {
@@ -155,7 +149,7 @@ func depthBound(src []byte) (bound int, ok bool) {
 			bound = max(bound, depth)
 			stack = append(stack, level{open: hclsyntax.TokenType(c)})
 		case c == '}' || c == ']' || c == ')':
-			if top := stack[len(stack)-1]; len(stack) > 1 && top.open == hclsyntax.TokenType(closer[c]) {
+			if top := stack[len(stack)-1]; len(stack) > 1 && top.open == hclsyntax.TokenType(opener(c)) {
 				depth -= top.count
 				stack = stack[:len(stack)-1]
 			}
@@ -169,6 +163,30 @@ func depthBound(src []byte) (bound int, ok bool) {
 		}
 	}
 	return bound, true
+}
+
+// mayBePlain reports whether src holds none of what the byte scans do not
+// read (depthBound, cut): a template sequence or its end, a heredoc, a
+// block comment, invalid UTF-8. What else they give up on they find as
+// they scan.
+func mayBePlain(src []byte) bool {
+	for _, tricky := range [][]byte{[]byte("${"), []byte("%{"), []byte("~}"), []byte("<<"), []byte("/*")} {
+		if bytes.Contains(src, tricky) {
+			return false
+		}
+	}
+	return utf8.Valid(src)
+}
+
+// opener is the bracket that closer closes.
+func opener(closer byte) byte {
+	switch closer {
+	case '}':
+		return '{'
+	case ']':
+		return '['
+	}
+	return '('
 }
 
 // stringEnd finds the closing quote of a quoted string whose text starts

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -152,17 +151,12 @@ func join(filename string, units []unit, bodies []*hclsyntax.Body) (*hclsyntax.B
 // its body, the last ending where the line of its closing brace starts.
 // The last unit always ends the file, if empty, so that the file body's
 // end is its end. It reads plain HCL as depthBound does, and gives up (ok
-// false) where depthBound does, on brackets that do not match, and on a
-// large block whose closing brace does not stand alone on its line. A
-// block is cut only when its header is a name and labels on one line
-// ending in "{".
+// false) where depthBound does and on brackets that do not match. A block
+// is cut only when its header is a name and labels on one line ending in
+// "{" and its closing brace stands alone on its line; another stays whole
+// in the unit being gathered.
 func cut(src []byte, size int) (units []unit, ok bool) {
-	for _, tricky := range [][]byte{[]byte("${"), []byte("%{"), []byte("~}"), []byte("<<"), []byte("/*")} {
-		if bytes.Contains(src, tricky) {
-			return nil, false
-		}
-	}
-	if !utf8.Valid(src) {
+	if !mayBePlain(src) {
 		return nil, false
 	}
 	// from is where a unit starts: its offset, line and column.
@@ -246,17 +240,6 @@ func cut(src []byte, size int) (units []unit, ok bool) {
 		return nil, false
 	}
 	return append(units, unit{start: gather.start, end: len(src), line: gather.line, col: gather.col}), true
-}
-
-// opener is the bracket that closer closes.
-func opener(closer byte) byte {
-	switch closer {
-	case '}':
-		return '{'
-	case ']':
-		return '['
-	}
-	return '('
 }
 
 // blockHeader reports whether b, the start of a line up to a "{", may be
