@@ -1,37 +1,24 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
-	"os/signal"
+	"os/exec"
+	"path/filepath"
 	"syscall"
-	"time"
 
 	"poolc.dev/poolc/cli/arguments"
-	"poolc.dev/poolc/cli/views"
-	"poolc.dev/poolc/internal/etcdlocal"
 )
 
-// loopback checks that addr is host:port on a loopback address: the
-// member poolc runs has neither TLS nor authentication.
-func loopback(flag, addr string) (url.URL, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return url.URL{}, fmt.Errorf("--%s %q: want HOST:PORT: %v", flag, addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return url.URL{}, fmt.Errorf("--%s %q: this member has no TLS and no authentication, so it listens on loopback only (127.0.0.1, ::1); for a team, run an etcd cluster", flag, addr)
-	}
-	return url.URL{Scheme: "http", Host: addr}, nil
-}
+// etcdMember is the program that runs etcd serve's member (cmd/poolc-etcd).
+// It is apart from poolc so that poolc does not link the etcd server,
+// whose packages every command would initialise at start-up.
+const etcdMember = "poolc-etcd"
 
-const etcdServeHelp = `Runs one etcd member inside poolc, on loopback, until stopped (Ctrl-C,
-SIGTERM), keeping its data in --data-dir: enough to try the etcd state
-backend and node membership on one machine without installing etcd. Point
-a pool at it with
+const etcdServeHelp = `Runs one etcd member on loopback, until stopped (Ctrl-C, SIGTERM),
+keeping its data in --data-dir: enough to try the etcd state backend and
+node membership on one machine without installing etcd. Point a pool at
+it with
 
   state {
     backend   = "etcd"
@@ -43,6 +30,10 @@ TLS and no authentication, and one member keeps no copy elsewhere: for a
 team, run a cluster of three or five etcd members on separate machines
 (see the README, "A team store on etcd").
 
+The member is the program poolc-etcd, found beside poolc or on PATH
+(go install ./cmd/poolc-etcd, from poolc's checkout); poolc checks the
+flags and becomes it.
+
 Examples:
   poolc etcd serve --data-dir ~/.poolc-etcd &
   poolc state push poolc.state.json pools/
@@ -51,35 +42,39 @@ Exit codes: 0 stopped by a signal, 1 it could not start.`
 
 func runEtcdServe(a *arguments.EtcdServe, io Stdio) int {
 	err := func() error {
-		if len(a.Args) > 0 {
-			return fmt.Errorf("no arguments expected, got %q", a.Args)
+		if _, _, err := a.URLs(); err != nil {
+			return err
 		}
-		client, err := loopback("listen", a.Listen)
+		member, err := findEtcdMember()
 		if err != nil {
 			return err
 		}
-		peerURL, err := loopback("listen-peer", a.ListenPeer)
-		if err != nil {
-			return err
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		e, err := etcdlocal.Member{Name: "poolc", Dir: a.DataDir, Client: client, Peer: peerURL,
-			InitialCluster: "poolc=" + peerURL.String(), Token: "poolc-etcd-serve"}.Start(time.Minute)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		views.EtcdServing(io.Out, a.Listen, a.DataDir)
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-e.Err():
-			return fmt.Errorf("etcd stopped: %w", err)
-		}
+		// On success Exec does not return: the member has poolc's process,
+		// its standard streams, signals and exit code.
+		err = syscall.Exec(member, append([]string{etcdMember}, a.MemberArgs()...), os.Environ())
+		return fmt.Errorf("running %s: %w", member, err)
 	}()
-	if err != nil {
-		return fail(io, "etcd serve", err.Error())
+	return fail(io, "etcd serve", err.Error())
+}
+
+// findEtcdMember is the path of the member program: beside poolc's own
+// executable, as go install puts them, or else on PATH.
+func findEtcdMember() (string, error) {
+	self, err := os.Executable()
+	if err == nil {
+		if self, err = filepath.EvalSymlinks(self); err == nil {
+			beside := filepath.Join(filepath.Dir(self), etcdMember)
+			if st, err := os.Stat(beside); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return beside, nil
+			}
+		}
 	}
-	return ExitOK
+	if onPath, err := exec.LookPath(etcdMember); err == nil {
+		return onPath, nil
+	}
+	dir := "poolc's directory"
+	if self != "" {
+		dir = filepath.Dir(self)
+	}
+	return "", fmt.Errorf("%s runs the member, and it is neither in %s nor on PATH: install it with go install ./cmd/%s from poolc's checkout", etcdMember, dir, etcdMember)
 }

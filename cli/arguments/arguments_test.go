@@ -115,3 +115,37 @@ func TestRetries(t *testing.T) {
 		}
 	}
 }
+
+// etcd serve's member listens on loopback only, and its program is given
+// back the flags it was parsed from.
+func TestEtcdServeURLs(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		refusal string // "" when accepted
+	}{
+		{nil, ""},
+		{[]string{"--listen", "localhost:3379", "--listen-peer", "[::1]:3380"}, ""},
+		{[]string{"--listen", "0.0.0.0:2379"}, "listens on loopback only"},
+		{[]string{"--listen-peer", "192.0.2.1:2380"}, "--listen-peer"},
+		{[]string{"--listen", "127.0.0.1"}, "want HOST:PORT"},
+		{[]string{"extra"}, "no arguments expected"},
+	} {
+		a, err := parse[EtcdServe](t, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, peer, err := a.URLs()
+		switch {
+		case tc.refusal == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)):
+			t.Errorf("%q: got %v, want a refusal containing %q", tc.args, err, tc.refusal)
+		case tc.refusal == "" && (client.Host != a.Listen || peer.Host != a.ListenPeer || client.Scheme != "http"):
+			t.Errorf("%q: URLs %v %v", tc.args, client, peer)
+		}
+		again, err := parse[EtcdServe](t, a.MemberArgs()...)
+		if err != nil || again.DataDir != a.DataDir || again.Listen != a.Listen || again.ListenPeer != a.ListenPeer {
+			t.Errorf("%q: the member's flags %q parse into %+v (%v)", tc.args, a.MemberArgs(), again, err)
+		}
+	}
+}

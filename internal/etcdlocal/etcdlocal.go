@@ -1,7 +1,7 @@
 // Package etcdlocal runs an etcd member inside the calling process
-// (go.etcd.io/etcd/server/v3/embed): the single member poolc etcd serve
-// runs for trying the etcd backend, and the members of the test clusters
-// in internal/testing/etcdtest.
+// (go.etcd.io/etcd/server/v3/embed): the single member of poolc etcd
+// serve, which cmd/poolc-etcd runs for trying the etcd backend, and the
+// members of the test clusters in internal/testing/etcdtest.
 package etcdlocal
 
 import (

@@ -82,7 +82,8 @@ func Binary(t testing.TB) string {
 
 // Build returns the command in dir (a directory relative to the module's
 // root; one with its own go.mod is built in its own module), built from
-// this checkout.
+// this checkout. The commands of cmd/ have the names go install gives
+// them, in one directory, so poolc finds poolc-etcd beside it.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
 	buildMu.Lock()
@@ -118,7 +119,11 @@ func goBuild(root, dir string) (string, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", fmt.Errorf("locking %s: %v", bin, err)
 	}
-	out := filepath.Join(bin, strings.ReplaceAll(filepath.ToSlash(dir), "/", "-"))
+	name := strings.ReplaceAll(filepath.ToSlash(dir), "/", "-")
+	if installed, ok := strings.CutPrefix(filepath.ToSlash(dir), "cmd/"); ok && !strings.Contains(installed, "/") {
+		name = installed
+	}
+	out := filepath.Join(bin, name)
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = filepath.Join(root, dir)
 	if msg, err := cmd.CombinedOutput(); err != nil {

@@ -77,6 +77,7 @@ func stopEtcd(t *testing.T, cmd *exec.Cmd) {
 // serves it again when started again on its data directory.
 func TestEtcdServeKeepsAPoolsStateAcrossARestart(t *testing.T) {
 	bin := poolctest.Binary(t)
+	poolctest.Build(t, "cmd/poolc-etcd") // beside poolc, as go install puts it
 	dir := t.TempDir()
 	// Addresses found free may be taken by another process before the
 	// member listens on them (test packages run in parallel): then the
@@ -111,5 +112,29 @@ func TestEtcdServeKeepsAPoolsStateAcrossARestart(t *testing.T) {
 	}
 	if out, err := poolctest.Run(t, bin, "etcd", "serve", "--listen", "0.0.0.0:2379"); err == nil || !strings.Contains(out, "listens on loopback only") {
 		t.Errorf("etcd serve on every interface: %v\n%s", err, out)
+	}
+}
+
+// Without poolc-etcd beside it or on PATH, poolc etcd serve fails at
+// once, saying how to install it; bad flags are refused before that.
+func TestEtcdServeWithoutItsMemberProgramSaysHowToGetIt(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "poolc")
+	data, err := os.ReadFile(poolctest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, "etcd", "serve", "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "go install ./cmd/poolc-etcd") {
+		t.Errorf("etcd serve without poolc-etcd: exit %d (%v), want 1 and how to install it:\n%s", code, err, out)
+	}
+	cmd = exec.Command(alone, "etcd", "serve", "--listen", "0.0.0.0:2379")
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+	if out, _ := cmd.CombinedOutput(); !strings.Contains(string(out), "listens on loopback only") {
+		t.Errorf("etcd serve on every interface, without poolc-etcd: want the address refused first:\n%s", out)
 	}
 }
