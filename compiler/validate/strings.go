@@ -3,16 +3,20 @@ package validate
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"poolc.dev/poolc/internal/spelling"
 	"poolc.dev/poolc/pools"
 )
 
-// dnsLabel is the DNS-1123 label a Kubernetes namespace must be; the
-// schema's #DNSLabel says the same for a namespace that is written.
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// dnsLabelBytes is the spelling of a DNS-1123 label but its last byte,
+// which is not '-': isDNSLabel says whether a name is one, as a
+// Kubernetes namespace must be; the schema's #DNSLabel says the same for a
+// namespace that is written.
+var dnsLabelBytes = spelling.New("a-z0-9", "a-z0-9-", 1, 63)
+
+func isDNSLabel(s string) bool { return dnsLabelBytes.Allows(s) && !strings.HasSuffix(s, "-") }
 
 // maxImageName is the longest repository name (the reference without its
 // tag and digest) the OCI distribution grammar allows.
@@ -53,7 +57,7 @@ func (v *validator) strings() {
 				v.errorf("bad-format", pools.Path{"pod_pool", pp.Name, "member", m.Context, "ssh_host"}, "pod_pool %q member %q: ssh_host %s", pp.Name, m.Context, msg)
 			}
 		}
-		if !dnsLabel.MatchString(pp.Namespace) {
+		if !isDNSLabel(pp.Namespace) {
 			v.errorf("bad-format", pools.Path{"pod_pool", pp.Name}, "pod_pool %q: its namespace defaults to its name, which is not a DNS-1123 label (at most 63 lowercase letters, digits and '-'): set namespace", pp.Name)
 		}
 		if name := imageName(pp.Image); len(name) > maxImageName {

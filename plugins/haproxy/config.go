@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"poolc.dev/poolc/internal/spelling"
 )
 
 // Spec is what a generated HAProxy configuration serves: the frontend's
@@ -90,9 +92,9 @@ const Cloud = "cloud"
 const ServerSlots = 2
 
 var (
-	laneRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
-	pathRE  = regexp.MustCompile(`^/[A-Za-z0-9._/@+-]*$`)
+	pathRE = regexp.MustCompile(`^/[A-Za-z0-9._/@+-]*$`)
+	// cloudHost is the host of the cloud fallback's address.
+	cloudHost = spelling.New("A-Za-z0-9.-", "A-Za-z0-9.-", 1, 253)
 )
 
 // LaneBackendName is the backend of a lane.
@@ -109,7 +111,7 @@ func laneOfBackend(be string) string {
 		return Cloud
 	}
 	l, ok := strings.CutPrefix(be, "lane_")
-	if !ok || !laneRE.MatchString(l) {
+	if !ok || !spelling.Name.Allows(l) {
 		return ""
 	}
 	return l
@@ -133,7 +135,7 @@ func (s Spec) check() error {
 	}
 	lanes := map[string]bool{Cloud: true}
 	for _, l := range s.Lanes {
-		if !laneRE.MatchString(l.Lane) || l.Lane == Cloud {
+		if !spelling.Name.Allows(l.Lane) || l.Lane == Cloud {
 			return fmt.Errorf("lane %q: not a lane name", l.Lane)
 		}
 		if l.Addr != "" {
@@ -154,7 +156,7 @@ func (s Spec) check() error {
 		lanes[l.Lane] = true
 	}
 	for _, a := range s.Aliases {
-		if !aliasRE.MatchString(a.Alias) {
+		if !spelling.Alias.Allows(a.Alias) {
 			return fmt.Errorf("alias %q: not an alias name", a.Alias)
 		}
 		if !lanes[a.Lane] {
@@ -169,7 +171,7 @@ func (s Spec) check() error {
 	if s.CloudAddr != "" {
 		h, p, ok := strings.Cut(s.CloudAddr, ":")
 		port, err := strconv.Atoi(p)
-		if !ok || !regexp.MustCompile(`^[A-Za-z0-9.-]+$`).MatchString(h) || err != nil || port < 1 || port > 65535 {
+		if !ok || !cloudHost.Allows(h) || err != nil || port < 1 || port > 65535 {
 			return fmt.Errorf("cloud address %q: want host:port", s.CloudAddr)
 		}
 	}

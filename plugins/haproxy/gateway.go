@@ -14,6 +14,7 @@ import (
 
 	"poolc.dev/poolc/internal/atomicfile"
 	"poolc.dev/poolc/internal/plural"
+	"poolc.dev/poolc/internal/spelling"
 	"poolc.dev/poolc/pools"
 )
 
@@ -162,7 +163,7 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 	if lane, ok := pools.LaneServerOf(alias); ok {
 		return g.serveLane(ctx, lane, to, progress)
 	}
-	if !aliasRE.MatchString(alias) {
+	if !spelling.Alias.Allows(alias) {
 		return fmt.Errorf("haproxy: alias %q is not an alias name", alias)
 	}
 	say := func(f string, a ...any) {
@@ -194,7 +195,7 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 	be := LaneBackendName(to.Lane)
 	var leaving []Server
 	if to.Lane != Cloud {
-		if !laneRE.MatchString(to.Lane) {
+		if !spelling.Name.Allows(to.Lane) {
 			return fmt.Errorf("haproxy: lane %q is not a lane name", to.Lane)
 		}
 		if err := checkEndpoint(to.Addr, to.Port); err != nil {
@@ -239,7 +240,7 @@ func (g *Gateway) Route(ctx context.Context, alias string, to *Endpoint, progres
 // nil it retires every live server of the lane unless an alias of the
 // map routes to it.
 func (g *Gateway) serveLane(ctx context.Context, lane string, to *Endpoint, progress func(string)) error {
-	if !laneRE.MatchString(lane) || lane == Cloud {
+	if !spelling.Name.Allows(lane) || lane == Cloud {
 		return fmt.Errorf("haproxy: %q is not a lane name", lane)
 	}
 	say := func(f string, a ...any) {

@@ -40,7 +40,7 @@ var ConfigSchema = fmt.Sprintf(`{
 		cert_file?:  %s
 		key_file?:   %s
 	}
-}`, buildPattern.String(), configschema.LocalPath, configschema.LocalPath, configschema.Host,
+}`, buildSpelling.Pattern(), configschema.LocalPath, configschema.LocalPath, configschema.Host,
 	configschema.LocalPath, configschema.LocalPath, configschema.LocalPath)
 
 // Actuator is the image-sync plugin: it serves the image-sync steps of the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"poolc.dev/poolc/internal/spelling"
 )
 
 // DefaultJobs is how many blobs one member receives at once unless
@@ -64,12 +65,9 @@ type Result struct {
 	Err          error
 }
 
-// tagPattern is the grammar of a registry tag.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
-// buildPattern is what a build name may be: it leads a tag and is
+// buildSpelling is what a build name may be: it leads a tag and is
 // followed by the digest, so it is shorter than a tag.
-var buildPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
+var buildSpelling = spelling.New("A-Za-z0-9_", "A-Za-z0-9._-", 1, 64)
 
 // ImmutableTag returns the tag an image of digest d is pushed under:
 // BUILD-HEX12 (the build's name and the first 12 hex digits of the
@@ -82,7 +80,7 @@ func ImmutableTag(build string, d v1.Hash) (string, error) {
 	if build == "" {
 		return d.Algorithm + "-" + d.Hex, nil
 	}
-	if !buildPattern.MatchString(build) {
+	if !buildSpelling.Allows(build) {
 		return "", fmt.Errorf("build %q: want letters, digits, '.', '_' or '-', at most 64, not starting with '.' or '-'", build)
 	}
 	return build + "-" + d.Hex[:12], nil

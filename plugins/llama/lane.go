@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"poolc.dev/poolc/internal/spelling"
 )
 
 // Lane is one llama-server process to run on a node: its name (unique on
@@ -180,10 +182,10 @@ func (s Settings) startTimeout(size int64) time.Duration {
 }
 
 var (
-	nameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$`)
-	envRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	hostRE  = regexp.MustCompile(`^[A-Za-z0-9.:-]{1,253}$`)
+	envRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// listenHost is the address a lane listens on: a host name or an IP
+	// address, without brackets.
+	listenHost = spelling.New("A-Za-z0-9.:-", "A-Za-z0-9.:-", 1, 253)
 )
 
 // managedFlags are the llama-server flags the actuator sets itself; a
@@ -208,20 +210,20 @@ func checkPath(what, p string) error {
 
 // Validate checks the lane can be started as it says.
 func (l Lane) Validate() error {
-	if !nameRE.MatchString(l.Name) {
+	if !spelling.Name.Allows(l.Name) {
 		return fmt.Errorf("lane name %q: want letters, digits, '.', '_' or '-', starting with a letter or digit", l.Name)
 	}
 	if l.Port < 1 || l.Port > 65535 {
 		return fmt.Errorf("lane %s: port %d is not in 1..65535", l.Name, l.Port)
 	}
-	if l.Host != "" && !hostRE.MatchString(l.Host) {
+	if l.Host != "" && !listenHost.Allows(l.Host) {
 		return fmt.Errorf("lane %s: listen host %q is not a host name or address", l.Name, l.Host)
 	}
 	if err := checkPath("lane "+l.Name+": model", l.Model); err != nil {
 		return err
 	}
 	for _, a := range l.Aliases {
-		if !aliasRE.MatchString(a) {
+		if !spelling.Alias.Allows(a) {
 			return fmt.Errorf("lane %s: alias %q: want letters, digits and ._:/@+- (no comma)", l.Name, a)
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"poolc.dev/poolc/internal/spelling"
 	"poolc.dev/poolc/pools"
 	"poolc.dev/poolc/schema"
 )
@@ -78,7 +78,7 @@ func (e *DigestError) Error() string {
 	return fmt.Sprintf("sha256 of %s is %s, want %s: the copy is deleted and nothing is written at %s", e.Source, e.Got, e.Want, e.Path)
 }
 
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256Hex = spelling.New("0-9a-f", "0-9a-f", 64, 64)
 
 // sourceKind classifies a model source: "http" for a URL the node
 // downloads, "file" with the local path for a file:///path poolc copies to
@@ -127,7 +127,7 @@ type modelProbe struct {
 // cachedSHA is the recorded digest when it was recorded for this size.
 func (p modelProbe) cachedSHA() string {
 	f := strings.Fields(p.Cache)
-	if len(f) == 2 && sha256RE.MatchString(f[0]) && f[1] == strconv.FormatInt(p.Size, 10) {
+	if len(f) == 2 && sha256Hex.Allows(f[0]) && f[1] == strconv.FormatInt(p.Size, 10) {
 		return f[0]
 	}
 	return ""
@@ -185,7 +185,7 @@ func (mf *modelFiles) sha256(ctx context.Context, path string, size int64) (stri
 		return "", fmt.Errorf("sha256 of %s on %s: %w", path, mf.host, err)
 	}
 	f := strings.Fields(out)
-	if len(f) == 0 || !sha256RE.MatchString(f[0]) {
+	if len(f) == 0 || !sha256Hex.Allows(f[0]) {
 		return "", fmt.Errorf("sha256 of %s on %s: unexpected answer %q", path, mf.host, out)
 	}
 	return f[0], nil
@@ -198,7 +198,7 @@ func (mf *modelFiles) prefetch(ctx context.Context, m Model, progress BytesProgr
 		return res, err
 	}
 	want := strings.ToLower(m.SHA256)
-	if !sha256RE.MatchString(want) {
+	if !sha256Hex.Allows(want) {
 		return res, fmt.Errorf("model %s: sha256 %q is not 64 hex digits; prefetch verifies every file", m.Path, m.SHA256)
 	}
 	kind, local, err := sourceKind(m.Source)
