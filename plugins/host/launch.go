@@ -27,7 +27,6 @@ import (
 
 	"poolc.dev/poolc/internal/redact"
 	"poolc.dev/poolc/plugins/convert"
-	"poolc.dev/poolc/plugins/localtls"
 	"poolc.dev/poolc/plugins/sdk"
 	"poolc.dev/poolc/pools"
 )
@@ -132,17 +131,7 @@ func start(ctx context.Context, pool *pools.Pool, d pools.Plugin, opts Options, 
 		}
 		setPdeathsig(cmd)
 		cfg.Cmd = cmd
-		if d.Builtin { // poolc's own executable reads its certificates from a pipe
-			tlsConfig, release, err := localtls.Attach(cmd)
-			if err != nil {
-				ds.Errorf("plugin-start", at, "plugin %q: %v", d.Name, err)
-				return nil, ds
-			}
-			defer release()
-			cfg.TLSConfig = tlsConfig
-		} else {
-			cfg.AutoMTLS = true
-		}
+		cfg.AutoMTLS = true
 		p.cmd = cmd
 		p.info.Path = cmd.Path
 		p.info.SHA256 = sum

@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-
-	"poolc.dev/poolc/plugins/localtls"
 )
 
 // Serve serves impl to the poolc that started this process and returns
@@ -21,8 +19,7 @@ import (
 //	func main() { sdk.Serve(&myActuator{}) }
 //
 // It speaks gRPC only, with mutual TLS when poolc asks for it (poolc
-// always does: go-plugin's AutoMTLS, or for a built-in the certificates
-// of package localtls). Run by hand, without poolc's handshake, it says that it is
+// always does). Run by hand, without poolc's handshake, it says that it is
 // a plugin and exits with status 1. It exits as well when poolc dies
 // without stopping it, so a killed poolc leaves no plugin behind.
 //
@@ -35,7 +32,6 @@ func Serve(impl Actuator) {
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}},
 		GRPCServer:      grpcServer,
 		Logger:          serverLogger(os.Stderr),
-		TLSProvider:     localtls.Server,
 	})
 }
 
